@@ -1,0 +1,23 @@
+# The cost of differential privacy, measured on real data.
+# Reproduces and extends the data analysis of Cai, Wang & Zhang, "The Cost of Privacy" (Ann. Statist. 2021).
+# Run: snakemake --cores N   (see README.md)
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/download.smk"
+include: "workflow/rules/preprocess.smk"
+include: "workflow/rules/estimate.smk"
+include: "workflow/rules/aggregate.smk"
+
+
+rule all:
+    input:
+        housing_outputs(),
+    default_target: True

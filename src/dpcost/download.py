@@ -1,0 +1,161 @@
+"""Robust HTTP download: stream to a temporary file, retry with backoff, resume with Range, verify, rename.
+
+A file appears at its destination only once it is complete and verified; a failed download leaves nothing there
+(an interrupted one keeps ``<dest>.part`` so the next attempt can resume it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+import requests
+
+from . import __version__
+from .errors import DataError, DownloadError
+
+log = logging.getLogger(__name__)
+
+USER_AGENT = f"dpcost-workflow/{__version__} (research workflow; one connection, backs off on 429/5xx)"
+RETRY_STATUS = {429, 500, 502, 503, 504}
+CHUNK = 1 << 16
+
+
+class _Retryable(Exception):
+    pass
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _attempt(session: requests.Session, url: str, part: Path, timeout: tuple[float, float]) -> None:
+    """One GET, appending to ``part`` when the server honours Range. Raises _Retryable for transient failures."""
+    have = part.stat().st_size if part.exists() else 0
+    headers = {"User-Agent": USER_AGENT}
+    if have:
+        headers["Range"] = f"bytes={have}-"
+    try:
+        with session.get(url, stream=True, timeout=timeout, headers=headers, allow_redirects=True) as r:
+            if r.status_code in RETRY_STATUS:
+                retry_after = r.headers.get("Retry-After", "")
+                raise _Retryable(f"HTTP {r.status_code}" + (f" (Retry-After {retry_after})" if retry_after else ""))
+            if r.status_code == 416 and have:
+                part.unlink()  # our partial file is not a prefix the server recognises: start over
+                raise _Retryable("HTTP 416 on resume; restarting from byte 0")
+            if r.status_code not in (200, 206):
+                raise DownloadError(f"HTTP {r.status_code} {r.reason or ''}".strip())
+            resumed = r.status_code == 206 and have and r.headers.get("Content-Range", "").startswith(f"bytes {have}-")
+            expected = r.headers.get("Content-Length")
+            expected_total = (have if resumed else 0) + int(expected) if expected and expected.isdigit() else None
+            with open(part, "ab" if resumed else "wb") as fh:
+                for chunk in r.iter_content(CHUNK):
+                    fh.write(chunk)
+    except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as exc:
+        raise _Retryable(f"{type(exc).__name__}: {exc}") from None
+    if expected_total is not None and part.stat().st_size < expected_total:
+        raise _Retryable(f"transfer ended at {part.stat().st_size} of {expected_total} bytes")
+
+
+def download(
+    url: str,
+    dest: Path | str,
+    *,
+    sha256: str | None = None,
+    max_tries: int = 5,
+    backoff: float = 1.0,
+    timeout: tuple[float, float] = (10.0, 60.0),
+    session: requests.Session | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict:
+    """Fetch ``url`` to ``dest`` and return a provenance record (url, path, bytes, sha256, retrieved).
+
+    Retries connection errors, timeouts, truncated transfers, HTTP 429 and 5xx up to ``max_tries`` times, waiting
+    ``backoff · 2^k`` seconds; resumes a partial transfer with a Range request where the server allows it.
+    A 4xx other than 429, or a sha256 mismatch, fails at once (retrying cannot fix either).
+    Raises :class:`DownloadError` with the URL and the reason; ``dest`` is written only after verification.
+    """
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    part = dest.with_name(dest.name + ".part")
+    session = session or requests.Session()
+    last = "no attempt made"
+    for k in range(max_tries):
+        try:
+            _attempt(session, url, part, timeout)
+            break
+        except _Retryable as exc:
+            last = str(exc)
+            log.warning("%s: attempt %d/%d failed: %s", url, k + 1, max_tries, last)
+            if k + 1 < max_tries:
+                sleep(backoff * 2**k)
+        except DownloadError as exc:
+            part.unlink(missing_ok=True)
+            raise DownloadError(f"{url}: {exc}") from None
+    else:
+        raise DownloadError(f"{url}: gave up after {max_tries} attempts; last error: {last}")
+    digest = sha256_file(part)
+    if sha256 is not None and digest != sha256.lower():
+        part.unlink()
+        raise DataError(f"{url}: sha256 mismatch: expected {sha256}, got {digest} ({dest.name} discarded)")
+    os.replace(part, dest)
+    return {
+        "url": url,
+        "path": str(dest),
+        "bytes": dest.stat().st_size,
+        "sha256": digest,
+        "retrieved": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def download_first(
+    sources: Sequence[dict],
+    dest_dir: Path | str,
+    *,
+    manual_dir: Path | str | None = None,
+    verify: Callable[[Path, dict], None] | None = None,
+    **kwargs,
+) -> dict:
+    """Try each source ``{url, sha256, filename, ...}`` in order; return the record of the first that verifies.
+
+    A file a user placed by hand at ``manual_dir/<filename>`` is used first when its sha256 matches. ``verify``
+    (path, source) may raise :class:`DataError` to reject a download that passed its checksum (e.g. a parse check);
+    the next source is then tried. When every source fails, one :class:`DownloadError` names each failure and
+    says where a hand-downloaded copy would be picked up.
+    """
+    dest_dir = Path(dest_dir)
+    failures = []
+    for src in sources:
+        name = src["filename"]
+        manual = Path(manual_dir) / name if manual_dir is not None else None
+        try:
+            if manual is not None and manual.exists():
+                digest = sha256_file(manual)
+                if src.get("sha256") and src["sha256"].lower() != digest:
+                    raise DataError(f"{manual}: sha256 {digest} does not match the expected {src['sha256']}")
+                log.info("using the hand-placed copy %s", manual)
+                rec = {"url": src["url"], "path": str(manual), "bytes": manual.stat().st_size, "sha256": digest,
+                       "retrieved": "placed by hand"}
+            else:
+                rec = download(src["url"], dest_dir / name, sha256=src.get("sha256"), **kwargs)
+            if verify is not None:
+                verify(Path(rec["path"]), src)
+            return {**src, **rec}
+        except (DownloadError, DataError) as exc:
+            failures.append(str(exc))
+            if manual is None or not manual.exists():
+                (dest_dir / name).unlink(missing_ok=True)  # never leave a rejected file where a valid one belongs
+    where = f" or place a verified copy by hand in {manual_dir}/ ({', '.join(s['filename'] for s in sources)})"
+    raise DownloadError(
+        "no source delivered a verified file: " + "; ".join(failures) + ". Check the network and the URLs in the "
+        "config" + (where if manual_dir is not None else "")
+    )

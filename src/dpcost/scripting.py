@@ -1,0 +1,34 @@
+"""Glue for the workflow's thin scripts: logging to the rule's log file, one clear line on failure."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import traceback
+from collections.abc import Callable
+
+from .errors import DPCostError
+
+
+def run(main: Callable[[], None], log_path: str | None, rule: str) -> None:
+    """Run ``main`` with logging sent to ``log_path``; on failure print one line to stderr and exit 1.
+
+    A :class:`DPCostError` is the user's to fix: its message is the whole story. Anything else is a bug: the
+    traceback goes to the log and the line on stderr points there.
+    """
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if log_path:
+        handlers.append(logging.FileHandler(log_path, mode="w"))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        handlers=handlers, force=True)
+    logging.captureWarnings(True)
+    try:
+        main()
+    except DPCostError as exc:
+        logging.getLogger(rule).error("%s", exc)
+        print(f"ERROR [{rule}]: {exc}", file=sys.stderr)
+        sys.exit(1)
+    except Exception as exc:  # noqa: BLE001 — the traceback is kept in the log, not lost
+        logging.getLogger(rule).error("unexpected error\n%s", traceback.format_exc())
+        print(f"ERROR [{rule}]: unexpected {type(exc).__name__}: {exc} (traceback in {log_path})", file=sys.stderr)
+        sys.exit(1)

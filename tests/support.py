@@ -1,0 +1,160 @@
+"""Shared test helpers: the real housing data from ../shared, archives in the real formats, a loopback HTTP server."""
+
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+import threading
+import zipfile
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("DPCOST_SHARED", REPO.parent / "shared"))
+HOUSING_PARQUET = SHARED / "data" / "california_housing" / "california_housing.parquet.brotli"
+CONTENT_SHA256 = "b8d40ce656d5c12e4da5119d5dcb268e2b4219bbed5592a219429e58021b4b69"
+
+
+def real_housing() -> pd.DataFrame:
+    """The real 20,640 rows in canonical column order (rebuilt from scikit-learn's derived form, see shared README)."""
+    if not HOUSING_PARQUET.exists():
+        pytest.skip(f"real housing data not found at {HOUSING_PARQUET} (set DPCOST_SHARED to the shared/ folder)")
+    d = pd.read_parquet(HOUSING_PARQUET)
+    households = np.round(d["Population"] / d["AveOccup"])
+    return pd.DataFrame({
+        "value": np.round(d["MedHouseVal"] * 1e5).astype(np.int64),
+        "income": d["MedInc"],
+        "age": d["HouseAge"].round().astype(np.int64),
+        "total_rooms": np.round(d["AveRooms"] * households).astype(np.int64),
+        "total_bedrooms": np.round(d["AveBedrms"] * households).astype(np.int64),
+        "population": d["Population"].round().astype(np.int64),
+        "households": households.astype(np.int64),
+        "latitude": d["Latitude"],
+        "longitude": d["Longitude"],
+    })
+
+
+CADATA_PROSE = "\n".join(
+    ["The file cadata.txt contains all the variables. Specifically, it contains median house value, median income,"]
+    + [f"prose line {k} of the StatLib header (Pace and Barry, 1997)" for k in range(2, 28)]
+)
+
+
+def statlib_zip_bytes(df: pd.DataFrame) -> bytes:
+    """houses.zip as StatLib lays it out: member cadata.txt, 27 lines of prose, whitespace-separated e-notation."""
+    cols = ["value", "income", "age", "total_rooms", "total_bedrooms", "population", "households", "latitude",
+            "longitude"]
+    lines = ["".join(f"{v:24.16e}" for v in row) for row in df[cols].to_numpy(dtype=float)]
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("cadata.txt", CADATA_PROSE + "\n" + "\n".join(lines) + "\n")
+    return buf.getvalue()
+
+
+def figshare_tgz_bytes(df: pd.DataFrame) -> bytes:
+    """cal_housing.tgz as scikit-learn's figshare mirror lays it out: CaliforniaHousing/cal_housing.data, CSV."""
+    cols = ["longitude", "latitude", "age", "total_rooms", "total_bedrooms", "population", "households", "income",
+            "value"]
+    text = "\n".join(",".join(f"{v:.6f}" for v in row) for row in df[cols].to_numpy(dtype=float)) + "\n"
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        data = text.encode()
+        info = tarfile.TarInfo("CaliforniaHousing/cal_housing.data")
+        info.size = len(data)
+        tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+class Route:
+    """What the server does for one path: a script of actions, the last one repeated.
+
+    Actions: "ok"; "status:<code>" (e.g. status:500, status:429, status:404); "truncate" (announce the full
+    length, send half, drop the connection); "html" (an HTML error page with status 200).
+    """
+
+    def __init__(self, body: bytes, actions=("ok",), ranges: bool = True):
+        self.body, self.actions, self.ranges = body, list(actions), ranges
+        self.requests: list[str | None] = []  # Range header of each request
+
+    def next_action(self) -> str:
+        return self.actions.pop(0) if len(self.actions) > 1 else self.actions[0]
+
+
+class LoopbackServer:
+    """A real HTTP/1.1 server on 127.0.0.1 with Range support, for testing download code without the internet."""
+
+    def __init__(self):
+        self.routes: dict[str, Route] = {}
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                route = server.routes.get(self.path)
+                if route is None:
+                    return self._send(404, b"not found", "text/plain")
+                rng = self.headers.get("Range")
+                route.requests.append(rng)
+                action = route.next_action()
+                if action.startswith("status:"):
+                    return self._send(int(action.split(":")[1]), b"error", "text/plain")
+                if action == "html":
+                    return self._send(200, b"<html><body>Service unavailable</body></html>", "text/html")
+                body, status, extra = route.body, 200, {}
+                if rng and route.ranges and rng.startswith("bytes=") and rng.endswith("-"):
+                    start = int(rng[6:-1])
+                    if start >= len(body):
+                        return self._send(416, b"", "text/plain")
+                    extra["Content-Range"] = f"bytes {start}-{len(body) - 1}/{len(body)}"
+                    body, status = body[start:], 206
+                if action == "truncate":
+                    self.send_response(status)
+                    self.send_header("Content-Length", str(len(body)))
+                    for k, v in extra.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(body[: len(body) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                return self._send(status, body, "application/octet-stream", extra)
+
+            def _send(self, status, body, ctype, extra=None):
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                if server.routes.get(self.path) and server.routes[self.path].ranges:
+                    self.send_header("Accept-Ranges", "bytes")
+                for k, v in (extra or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def add(self, path: str, body: bytes, actions=("ok",), ranges: bool = True) -> Route:
+        self.routes[path] = Route(body, actions, ranges)
+        return self.routes[path]
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()

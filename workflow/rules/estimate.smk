@@ -1,0 +1,22 @@
+# One job per (dataset, method): it loops over the m grid and the repetitions. Each (m, rep) draws from its own
+# stream, so splitting or merging jobs never changes a number.
+
+
+rule estimate_housing:
+    input:
+        table="results/housing/data.parquet",
+        meta="results/housing/preprocessing.json",
+    output:
+        "results/housing/estimates/{method}.parquet",
+    params:
+        m=config["housing"]["m"],
+        reps=config["reps"],
+        seed=config["seed"],
+        privacy=config["housing"]["privacy"],
+        tuning=lambda wc: config["housing"].get("tuning", {}).get(wc.method, {}),
+    wildcard_constraints:
+        method="|".join(config["housing"]["methods"]),
+    log:
+        "logs/housing/estimate_{method}.log",
+    script:
+        "../scripts/estimate_housing.py"
