@@ -26,17 +26,19 @@ def real_housing() -> pd.DataFrame:
         pytest.skip(f"real housing data not found at {HOUSING_PARQUET} (set DPCOST_SHARED to the shared/ folder)")
     d = pd.read_parquet(HOUSING_PARQUET)
     households = np.round(d["Population"] / d["AveOccup"])
-    return pd.DataFrame({
-        "value": np.round(d["MedHouseVal"] * 1e5).astype(np.int64),
-        "income": d["MedInc"],
-        "age": d["HouseAge"].round().astype(np.int64),
-        "total_rooms": np.round(d["AveRooms"] * households).astype(np.int64),
-        "total_bedrooms": np.round(d["AveBedrms"] * households).astype(np.int64),
-        "population": d["Population"].round().astype(np.int64),
-        "households": households.astype(np.int64),
-        "latitude": d["Latitude"],
-        "longitude": d["Longitude"],
-    })
+    return pd.DataFrame(
+        {
+            "value": np.round(d["MedHouseVal"] * 1e5).astype(np.int64),
+            "income": d["MedInc"],
+            "age": d["HouseAge"].round().astype(np.int64),
+            "total_rooms": np.round(d["AveRooms"] * households).astype(np.int64),
+            "total_bedrooms": np.round(d["AveBedrms"] * households).astype(np.int64),
+            "population": d["Population"].round().astype(np.int64),
+            "households": households.astype(np.int64),
+            "latitude": d["Latitude"],
+            "longitude": d["Longitude"],
+        }
+    )
 
 
 CADATA_PROSE = "\n".join(
@@ -47,8 +49,17 @@ CADATA_PROSE = "\n".join(
 
 def statlib_zip_bytes(df: pd.DataFrame) -> bytes:
     """houses.zip as StatLib lays it out: member cadata.txt, 27 lines of prose, whitespace-separated e-notation."""
-    cols = ["value", "income", "age", "total_rooms", "total_bedrooms", "population", "households", "latitude",
-            "longitude"]
+    cols = [
+        "value",
+        "income",
+        "age",
+        "total_rooms",
+        "total_bedrooms",
+        "population",
+        "households",
+        "latitude",
+        "longitude",
+    ]
     lines = ["".join(f"{v:24.16e}" for v in row) for row in df[cols].to_numpy(dtype=float)]
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -58,8 +69,17 @@ def statlib_zip_bytes(df: pd.DataFrame) -> bytes:
 
 def figshare_tgz_bytes(df: pd.DataFrame) -> bytes:
     """cal_housing.tgz as scikit-learn's figshare mirror lays it out: CaliforniaHousing/cal_housing.data, CSV."""
-    cols = ["longitude", "latitude", "age", "total_rooms", "total_bedrooms", "population", "households", "income",
-            "value"]
+    cols = [
+        "longitude",
+        "latitude",
+        "age",
+        "total_rooms",
+        "total_bedrooms",
+        "population",
+        "households",
+        "income",
+        "value",
+    ]
     text = "\n".join(",".join(f"{v:.6f}" for v in row) for row in df[cols].to_numpy(dtype=float)) + "\n"
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tf:

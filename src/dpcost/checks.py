@@ -34,6 +34,5 @@ def check_regression_setup(
     for name in methods:
         spec = REGRESSION_METHODS[name]
         if spec.private:
-            spec.fn(X, y, epsilon=epsilon, delta=resolve_delta(delta, min(m_grid)), rng=rng,
-                    **tuning.get(name, {}))
+            spec.fn(X, y, epsilon=epsilon, delta=resolve_delta(delta, min(m_grid)), rng=rng, **tuning.get(name, {}))
     return notes

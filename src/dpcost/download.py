@@ -11,7 +11,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import requests
@@ -113,7 +113,7 @@ def download(
         "path": str(dest),
         "bytes": dest.stat().st_size,
         "sha256": digest,
-        "retrieved": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "retrieved": datetime.now(UTC).isoformat(timespec="seconds"),
     }
 
 
@@ -143,8 +143,13 @@ def download_first(
                 if src.get("sha256") and src["sha256"].lower() != digest:
                     raise DataError(f"{manual}: sha256 {digest} does not match the expected {src['sha256']}")
                 log.info("using the hand-placed copy %s", manual)
-                rec = {"url": src["url"], "path": str(manual), "bytes": manual.stat().st_size, "sha256": digest,
-                       "retrieved": "placed by hand"}
+                rec = {
+                    "url": src["url"],
+                    "path": str(manual),
+                    "bytes": manual.stat().st_size,
+                    "sha256": digest,
+                    "retrieved": "placed by hand",
+                }
             else:
                 rec = download(src["url"], dest_dir / name, sha256=src.get("sha256"), **kwargs)
             if verify is not None:

@@ -93,12 +93,14 @@ def run_regression_grid(
 def summarize(errors: pd.DataFrame) -> pd.DataFrame:
     """Per (method, m): number of reps, mean error, its standard error, median and the 5 % / 95 % quantiles."""
     g = errors.groupby(["method", "m"], sort=True)["error"]
-    out = pd.DataFrame({
-        "n_reps": g.size(),
-        "mean": g.mean(),
-        "se": g.std(ddof=1) / np.sqrt(g.size()),
-        "median": g.median(),
-        "q05": g.quantile(0.05),
-        "q95": g.quantile(0.95),
-    }).reset_index()
+    out = pd.DataFrame(
+        {
+            "n_reps": g.size(),
+            "mean": g.mean(),
+            "se": g.std(ddof=1) / np.sqrt(g.size()),
+            "median": g.median(),
+            "q05": g.quantile(0.05),
+            "q95": g.quantile(0.95),
+        }
+    ).reset_index()
     return out

@@ -15,10 +15,26 @@ from .errors import DataError
 
 N_ROWS = 20640
 COLUMNS = [  # canonical order, as in StatLib's cadata.txt
-    "value", "income", "age", "total_rooms", "total_bedrooms", "population", "households", "latitude", "longitude",
+    "value",
+    "income",
+    "age",
+    "total_rooms",
+    "total_bedrooms",
+    "population",
+    "households",
+    "latitude",
+    "longitude",
 ]
 FIGSHARE_COLUMNS = [  # CaliforniaHousing/cal_housing.data
-    "longitude", "latitude", "age", "total_rooms", "total_bedrooms", "population", "households", "income", "value",
+    "longitude",
+    "latitude",
+    "age",
+    "total_rooms",
+    "total_bedrooms",
+    "population",
+    "households",
+    "income",
+    "value",
 ]
 INTEGER_COLUMNS = ["value", "age", "total_rooms", "total_bedrooms", "population", "households"]
 RESPONSE = "value"
@@ -82,12 +98,11 @@ def parse_archive(path: Path | str, fmt: str) -> pd.DataFrame:
 def canonical_sha256(df: pd.DataFrame) -> str:
     """sha256 of the canonical text rendering "%d,%.4f,%d,%d,%d,%d\\n" of (value, income, age, total_rooms,
     population, households), one line per row in file order (see ../shared/notes/data-sources.md)."""
-    h = hashlib.sha256()
     buf = io.StringIO()
-    for row in zip(df["value"], df["income"], df["age"], df["total_rooms"], df["population"], df["households"]):
-        buf.write("%d,%.4f,%d,%d,%d,%d\n" % row)
-    h.update(buf.getvalue().encode())
-    return h.hexdigest()
+    cols = ("value", "income", "age", "total_rooms", "population", "households")
+    for row in zip(*(df[c] for c in cols), strict=True):
+        buf.write("%d,%.4f,%d,%d,%d,%d\n" % row)  # noqa: UP031 — the published definition, kept verbatim
+    return hashlib.sha256(buf.getvalue().encode()).hexdigest()
 
 
 def verify_content(df: pd.DataFrame, expected_sha256: str | None) -> str:
@@ -120,7 +135,10 @@ def preprocess(df: pd.DataFrame, *, y_scale: float, center_y: bool) -> tuple[pd.
         "y_center": y_center,
         "intercept": False,
         "covariates": COVARIATES,
-        "standardization": {"mean": dict(zip(COVARIATES, mean.tolist())), "sd": dict(zip(COVARIATES, sd.tolist()))},
+        "standardization": {
+            "mean": dict(zip(COVARIATES, mean.tolist(), strict=True)),
+            "sd": dict(zip(COVARIATES, sd.tolist(), strict=True)),
+        },
         "private": False,
         "privacy_note": (
             "NOT PRIVATE: the design is standardized and the response centred with full-sample statistics, "

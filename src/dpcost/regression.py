@@ -67,8 +67,9 @@ def noisy_gd_step_sensitivity(*, R: float, C: float, c_x: float, eta0: float, n:
     return 2 * eta0 * (R + C * c_x) * c_x / n
 
 
-def noisy_gd_noise_sd(*, epsilon: float, delta: float, T: int, R: float, C: float, c_x: float, eta0: float,
-                      n: int, B: float | None = None) -> float:
+def noisy_gd_noise_sd(
+    *, epsilon: float, delta: float, T: int, R: float, C: float, c_x: float, eta0: float, n: int, B: float | None = None
+) -> float:
     """Per-coordinate noise sd of Alg. 4.1 as printed: σ = η⁰ B √(2 log(2T/δ)) / (n ε/T).
 
     Each of the T steps is a Gaussian mechanism at (ε/T, δ/T) with sensitivity η⁰B/n, composed by basic composition
@@ -85,8 +86,9 @@ def noisy_gd_noise_sd(*, epsilon: float, delta: float, T: int, R: float, C: floa
     return eta0 * B * math.sqrt(2 * math.log(2 * T / delta)) / (n * epsilon / T)
 
 
-def _noisy_gd_from_stats(G: np.ndarray, h: np.ndarray, n: int, *, eta0: float, C: float,
-                         noise: np.ndarray) -> np.ndarray:
+def _noisy_gd_from_stats(
+    G: np.ndarray, h: np.ndarray, n: int, *, eta0: float, C: float, noise: np.ndarray
+) -> np.ndarray:
     """Run the T updates of Alg. 4.1 from sufficient statistics, batched over a leading axis.
 
     Σ_i (x_i'β − Π_R(y_i)) x_i = Gβ − h with G = X'X and h = X'Π_R(y), so one update costs O(d²) whatever n is.
@@ -158,6 +160,14 @@ def _ridge_in_ball(H: np.ndarray, g: np.ndarray, C: float) -> np.ndarray:
     return V @ (gv / (w + mu))
 
 
+def truncated_ridge_fit(X: np.ndarray, y: np.ndarray, *, R: float, C: float, c_x: float, kappa: float) -> np.ndarray:
+    """The deterministic part of :func:`noisy_truncated_ols`: argmin over ‖β‖₂ ≤ C of
+    (1/n)Σ_i ½(x̃_i'β − Π_R(y_i))² + (κ/2)‖β‖², with x̃_i the row clipped to norm c_x."""
+    n, d = X.shape
+    Xc = clip_rows(X, c_x)
+    return _ridge_in_ball(Xc.T @ Xc / n + kappa * np.eye(d), Xc.T @ np.clip(y, -R, R) / n, C)
+
+
 def noisy_truncated_ols_sensitivity(*, R: float, C: float, c_x: float, kappa: float, n: int) -> float:
     """Replace-one ℓ2 sensitivity of the κ-ridge, C-ball-constrained least squares on clipped, truncated data.
 
@@ -201,7 +211,6 @@ def noisy_truncated_ols(
     check_epsilon_delta(epsilon, delta)
     R, C, c_x, kappa = (_positive(k, v) for k, v in (("R", R), ("C", C), ("c_x", c_x), ("kappa", kappa)))
     n, d = X.shape
-    yt = np.clip(y, -R, R)
     if noise == "printed":
         warnings.warn(
             "PRIVACY WARNING: noisy_truncated_ols with the printed noise variance is not a proven DP guarantee",
@@ -209,11 +218,10 @@ def noisy_truncated_ols(
             stacklevel=2,
         )
         sd = math.sqrt(d * R**2 * math.log(1.25 / delta)) / (n * epsilon)
-        return ols(X, yt) + rng.normal(0.0, sd, size=d)
+        return ols(X, np.clip(y, -R, R)) + rng.normal(0.0, sd, size=d)
     if noise != "derived":
         raise PrivacyError(f"noise must be 'derived' or 'printed', got {noise!r}")
-    Xc = clip_rows(X, c_x)
-    beta = _ridge_in_ball(Xc.T @ Xc / n + kappa * np.eye(d), Xc.T @ yt / n, C)
+    beta = truncated_ridge_fit(X, y, R=R, C=C, c_x=c_x, kappa=kappa)
     sensitivity = noisy_truncated_ols_sensitivity(R=R, C=C, c_x=c_x, kappa=kappa, n=n)
     sd = gaussian_sigma(sensitivity, epsilon, delta, calibration)
     return beta + rng.normal(0.0, sd, size=d)

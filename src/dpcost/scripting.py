@@ -19,8 +19,9 @@ def run(main: Callable[[], None], log_path: str | None, rule: str) -> None:
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_path:
         handlers.append(logging.FileHandler(log_path, mode="w"))
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-                        handlers=handlers, force=True)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", handlers=handlers, force=True
+    )
     logging.captureWarnings(True)
     try:
         main()

@@ -8,15 +8,17 @@ rule estimate_housing:
         meta="results/housing/preprocessing.json",
     output:
         "results/housing/estimates/{method}.parquet",
+    log:
+        "logs/housing/estimate_{method}.log",
+    wildcard_constraints:
+        method="|".join(config["housing"]["methods"]),
+    conda:
+        "../envs/dpcost.yaml"
     params:
         m=config["housing"]["m"],
         reps=config["reps"],
         seed=config["seed"],
         privacy=config["housing"]["privacy"],
         tuning=lambda wc: config["housing"].get("tuning", {}).get(wc.method, {}),
-    wildcard_constraints:
-        method="|".join(config["housing"]["methods"]),
-    log:
-        "logs/housing/estimate_{method}.log",
     script:
         "../scripts/estimate_housing.py"

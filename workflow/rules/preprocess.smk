@@ -4,11 +4,13 @@ rule preprocess_housing:
     output:
         table="results/housing/data.parquet",
         meta="results/housing/preprocessing.json",
+    log:
+        "logs/preprocess_housing.log",
+    conda:
+        "../envs/dpcost.yaml"
     params:
         content_sha256=config["housing"]["content_sha256"],
         y_scale=config["housing"].get("y_scale", 100000),
         center_y=config["housing"].get("center_y", True),
-    log:
-        "logs/preprocess_housing.log",
     script:
         "../scripts/preprocess_housing.py"

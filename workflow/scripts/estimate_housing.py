@@ -4,9 +4,8 @@ import json
 import logging
 import time
 
-import pandas as pd
-
 import numpy as np
+import pandas as pd
 
 from dpcost import housing
 from dpcost.experiment import run_regression_grid

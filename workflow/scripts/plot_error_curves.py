@@ -14,9 +14,16 @@ def main():
     p = snakemake.params
     beta = json.loads(open(snakemake.input.meta).read())["beta_full"]
     trivial = float(np.linalg.norm(list(beta.values())))
-    error_curves(summary, [snakemake.output.png, snakemake.output.pdf], title=p.title, xlabel=p.xlabel,
-                 ylabel=p.ylabel, epsilon=p.privacy["epsilon"], delta=p.privacy["delta"],
-                 reference=(trivial, r"$\hat\beta = 0$ (error $\|\beta\|_2$)"))
+    error_curves(
+        summary,
+        [snakemake.output.png, snakemake.output.pdf],
+        title=p.title,
+        xlabel=p.xlabel,
+        ylabel=p.ylabel,
+        epsilon=p.privacy["epsilon"],
+        delta=p.privacy["delta"],
+        reference=(trivial, r"$\hat\beta = 0$ (error $\|\beta\|_2$)"),
+    )
 
 
 run(main, snakemake.log[0], "plot")

@@ -1,0 +1,48 @@
+"""A bad configuration stops the run before any job, with one line naming the key."""
+
+import pytest
+
+from workflow_runner import run_workflow
+
+
+def test_default_config_is_valid_and_plans_the_analysis(tmp_path):
+    res = run_workflow(tmp_path, {}, "-n")
+    assert res.returncode == 0, res.stderr
+    for rule in ("download_housing", "preprocess_housing", "estimate_housing", "aggregate_housing", "plot_housing"):
+        assert rule in res.stdout + res.stderr
+    # the paper's delta = 10/n^1.1 exceeds 1/n: said loudly, once
+    assert (res.stdout + res.stderr).count("PRIVACY WARNING: delta=") == 1
+
+
+BAD = {
+    "unknown key": ({"housing": {"epsilom": 0.5}}, "housing: Additional properties are not allowed ('epsilom'"),
+    "wrong type": ({"reps": "many"}, "reps: 'many' is not of type 'integer'"),
+    "reps < 1": ({"reps": 0}, "reps: 0 is less than the minimum of 1"),
+    "epsilon <= 0": ({"housing": {"privacy": {"epsilon": 0}}}, "housing.privacy.epsilon: 0 is less than or equal"),
+    "delta >= 1": ({"housing": {"privacy": {"delta": 1.5}}}, "housing.privacy.delta: 1.5"),
+    "delta formula": ({"housing": {"privacy": {"delta": "10/n^^1.1"}}}, "delta formula '10/n^^1.1' does not parse"),
+    "delta formula gives >= 1": ({"housing": {"privacy": {"delta": "10/n"}}}, "delta='10/n' gives 1.0 at n=10"),
+    "m > rows": ({"housing": {"m": [100, 30000]}}, "housing.m.1: 30000 is greater than the maximum of 20640"),
+    "m < 2": ({"housing": {"m": [1]}}, "housing.m.0: 1 is less than the minimum of 2"),
+    "unknown method": ({"housing": {"methods": ["ols", "magic"]}}, "housing.methods.1: 'magic' is not one of"),
+    "bad checksum text": ({"housing": {"content_sha256": "abc"}}, "housing.content_sha256: 'abc' does not match"),
+    "B below sensitivity": ({"housing": {"tuning": {"noisy_gd": {"B": 0.01}}}}, "below the replace-one sensitivity"),
+    "eps/T >= 1": ({"housing": {"privacy": {"epsilon": 8}, "tuning": {"noisy_gd": {"T": 5}}}}, "epsilon/T < 1"),
+    "classic Gaussian at eps >= 1": (
+        {"housing": {"privacy": {"epsilon": 2}, "methods": ["noisy_truncated_ols"]}},
+        "proven only for epsilon < 1",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_config_gives_one_clear_line(tmp_path, case):
+    override, expected = BAD[case]
+    if case == "delta formula gives >= 1":
+        override = {"housing": {"privacy": {"delta": "10/n"}, "m": [10, 100]}}
+    res = run_workflow(tmp_path, override, "-n")
+    assert res.returncode != 0
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip() and not ln.startswith("PRIVACY WARNING")]
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("config error: ") and expected in lines[0], lines[0]
+    assert "Traceback" not in res.stderr

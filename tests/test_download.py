@@ -1,0 +1,138 @@
+"""The real download code against a real HTTP server on 127.0.0.1 (no internet is used)."""
+
+import hashlib
+import socket
+
+import pytest
+
+from dpcost.download import download, download_first
+from dpcost.errors import DataError, DownloadError
+
+BODY = bytes(range(256)) * 4096  # 1 MiB, not compressible by accident
+SHA = hashlib.sha256(BODY).hexdigest()
+FAST = dict(max_tries=3, backoff=0.0, timeout=(2.0, 5.0))
+
+
+def closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_plain_download(server, tmp_path):
+    server.add("/f.bin", BODY)
+    rec = download(server.base + "/f.bin", tmp_path / "f.bin", sha256=SHA, **FAST)
+    assert (tmp_path / "f.bin").read_bytes() == BODY
+    assert rec["sha256"] == SHA and rec["bytes"] == len(BODY)
+    assert not (tmp_path / "f.bin.part").exists()
+
+
+@pytest.mark.parametrize("status", [500, 503, 429])
+def test_transient_status_is_retried(server, tmp_path, status):
+    route = server.add("/f.bin", BODY, actions=[f"status:{status}", "ok"])
+    download(server.base + "/f.bin", tmp_path / "f.bin", sha256=SHA, **FAST)
+    assert len(route.requests) == 2 and (tmp_path / "f.bin").read_bytes() == BODY
+
+
+def test_backoff_doubles(server, tmp_path):
+    server.add("/f.bin", BODY, actions=["status:500", "status:500", "ok"])
+    waits = []
+    download(server.base + "/f.bin", tmp_path / "f.bin", sha256=SHA, max_tries=3, backoff=0.5, sleep=waits.append)
+    assert waits == [0.5, 1.0]
+
+
+def test_interrupted_transfer_resumes_with_range(server, tmp_path):
+    route = server.add("/f.bin", BODY, actions=["truncate", "ok"])
+    download(server.base + "/f.bin", tmp_path / "f.bin", sha256=SHA, **FAST)
+    assert route.requests[0] is None
+    assert route.requests[1] == f"bytes={len(BODY) // 2}-"  # asked only for the missing half
+    assert (tmp_path / "f.bin").read_bytes() == BODY
+
+
+def test_server_without_range_support_restarts_cleanly(server, tmp_path):
+    route = server.add("/f.bin", BODY, actions=["truncate", "ok"], ranges=False)
+    download(server.base + "/f.bin", tmp_path / "f.bin", sha256=SHA, **FAST)
+    assert len(route.requests) == 2
+    assert (tmp_path / "f.bin").read_bytes() == BODY  # the 200 replaced the partial file, nothing appended twice
+
+
+def test_checksum_mismatch_leaves_nothing(server, tmp_path):
+    server.add("/f.bin", BODY)
+    with pytest.raises(DataError, match="sha256 mismatch: expected 0+"):
+        download(server.base + "/f.bin", tmp_path / "f.bin", sha256="0" * 64, **FAST)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_404_fails_at_once(server, tmp_path):
+    route = server.add("/f.bin", BODY, actions=["status:404"])
+    with pytest.raises(DownloadError, match="HTTP 404"):
+        download(server.base + "/f.bin", tmp_path / "f.bin", sha256=SHA, **FAST)
+    assert len(route.requests) == 1 and list(tmp_path.iterdir()) == []
+
+
+def test_connection_refused_gives_up_after_max_tries(tmp_path):
+    url = f"http://127.0.0.1:{closed_port()}/f.bin"
+    with pytest.raises(DownloadError, match="gave up after 3 attempts.*ConnectionError"):
+        download(url, tmp_path / "f.bin", sha256=SHA, **FAST)
+    assert not (tmp_path / "f.bin").exists()
+
+
+def test_persistent_5xx_gives_up(server, tmp_path):
+    route = server.add("/f.bin", BODY, actions=["status:502"])
+    with pytest.raises(DownloadError, match="gave up after 3 attempts; last error: HTTP 502"):
+        download(server.base + "/f.bin", tmp_path / "f.bin", sha256=SHA, **FAST)
+    assert len(route.requests) == 3
+
+
+def _sources(server, *paths):
+    return [{"url": server.base + p, "filename": p.strip("/"), "sha256": SHA, "format": "x"} for p in paths]
+
+
+def test_falls_through_to_the_next_source(server, tmp_path):
+    server.add("/a.bin", BODY, actions=["status:404"])
+    server.add("/b.bin", BODY)
+    rec = download_first(_sources(server, "/a.bin", "/b.bin"), tmp_path, **FAST)
+    assert rec["url"].endswith("/b.bin") and (tmp_path / "b.bin").read_bytes() == BODY
+    assert not (tmp_path / "a.bin").exists()
+
+
+def test_html_error_page_is_rejected_by_checksum_and_by_content_check(server, tmp_path):
+    server.add("/a.bin", BODY, actions=["html"])
+    server.add("/b.bin", BODY)
+    rec = download_first(_sources(server, "/a.bin", "/b.bin"), tmp_path, **FAST)
+    assert rec["url"].endswith("/b.bin")
+    # a mirror listed without checksum is caught by the content check
+    unchecked = [{**s, "sha256": None} for s in _sources(server, "/a.bin")]
+
+    def verify(path, src):
+        if path.read_bytes() != BODY:
+            raise DataError(f"{path}: content check failed")
+
+    with pytest.raises(DownloadError, match="content check failed"):
+        download_first(unchecked, tmp_path / "u", verify=verify, **FAST)
+    assert not (tmp_path / "u" / "a.bin").exists()
+
+
+def test_all_sources_down_names_each_and_the_manual_folder(tmp_path):
+    port = closed_port()
+    sources = [{"url": f"http://127.0.0.1:{port}/{n}", "filename": n, "sha256": SHA} for n in ("a.zip", "b.tgz")]
+    with pytest.raises(DownloadError) as info:
+        download_first(sources, tmp_path, manual_dir=tmp_path / "manual", **FAST)
+    msg = str(info.value)
+    assert "a.zip" in msg and "b.tgz" in msg and str(tmp_path / "manual") in msg
+    assert "\n" not in msg  # one line
+
+
+def test_hand_placed_copy_is_used_when_it_verifies(tmp_path):
+    manual = tmp_path / "manual"
+    manual.mkdir()
+    (manual / "a.zip").write_bytes(BODY)
+    sources = [{"url": f"http://127.0.0.1:{closed_port()}/a.zip", "filename": "a.zip", "sha256": SHA}]
+    rec = download_first(sources, tmp_path, manual_dir=manual, **FAST)
+    assert rec["retrieved"] == "placed by hand" and rec["path"] == str(manual / "a.zip")
+    (manual / "a.zip").write_bytes(BODY[:-1])
+    with pytest.raises(DownloadError, match="does not match the expected"):
+        download_first(sources, tmp_path, manual_dir=manual, **FAST)
+    assert (manual / "a.zip").exists()  # a user's file is never deleted

@@ -1,0 +1,134 @@
+"""End to end: `snakemake` as a subprocess, downloading real data (rebuilt archives) from a loopback mirror."""
+
+import json
+import socket
+
+import pandas as pd
+import pytest
+
+from support import LoopbackServer
+from workflow_runner import run_workflow
+
+M = [200, 2000, 20000]
+REPS = 6
+METHODS = ["ols", "noisy_gd", "noisy_truncated_ols"]
+
+
+def override(base, archives, **housing):
+    zsha, tsha = archives["statlib"][1], archives["figshare"][1]
+    return {
+        "reps": REPS,
+        "download": {"max_tries": 2, "backoff": 0.0, "timeout": 10},
+        "housing": {
+            "sources": [
+                {"url": f"{base}/datasets/houses.zip", "format": "statlib", "filename": "houses.zip", "sha256": zsha},
+                {"url": f"{base}/files/5976036", "format": "figshare", "filename": "cal_housing.tgz", "sha256": tsha},
+            ],
+            "m": M,
+            "methods": METHODS,
+            **housing,
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def mirror(housing_archives):
+    with LoopbackServer() as srv:
+        # StatLib answers 500 once (retried), then serves the archive; figshare serves its own layout
+        srv.add("/datasets/houses.zip", housing_archives["statlib"][0], actions=["status:500", "ok"])
+        srv.add("/files/5976036", housing_archives["figshare"][0])
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def run(mirror, housing_archives, tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("run")
+    res = run_workflow(workdir, override(mirror.base, housing_archives))
+    assert res.returncode == 0, res.stderr[-3000:]
+    return workdir
+
+
+def test_outputs_exist_and_are_tidy(run):
+    errors = pd.read_parquet(run / "results/housing/errors.parquet")
+    assert {"method", "m", "rep", "epsilon", "delta", "error"} <= set(errors.columns)
+    assert len(errors) == len(METHODS) * len(M) * REPS
+    assert not errors.duplicated(["method", "m", "rep"]).any()
+    summary = pd.read_csv(run / "results/housing/summary.csv")
+    assert list(summary.columns) == ["method", "m", "n_reps", "mean", "se", "median", "q05", "q95"]
+    assert (summary.n_reps == REPS).all()
+    assert (run / "results/housing/error_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (run / "results/housing/error_curves.pdf").read_bytes()[:5] == b"%PDF-"
+    for log in (
+        "download_housing",
+        "preprocess_housing",
+        "housing/aggregate",
+        "housing/plot",
+        *(f"housing/estimate_{m}" for m in METHODS),
+    ):
+        assert (run / "logs" / f"{log}.log").exists()
+
+
+def test_results_make_sense(run):
+    s = pd.read_csv(run / "results/housing/summary.csv").set_index(["method", "m"])["mean"]
+    for m in M:
+        for dp in ("noisy_gd", "noisy_truncated_ols"):
+            assert s[(dp, m)] > 3 * s[("ols", m)], (dp, m)  # privacy costs accuracy at ε = 0.5
+    for method in METHODS:
+        assert s[(method, M[-1])] < s[(method, M[0])], method  # more data, smaller error
+    errors = pd.read_parquet(run / "results/housing/errors.parquet")
+    private = errors[errors.method != "ols"]
+    assert (private.epsilon == 0.5).all()
+    assert (private.delta - 10 / private.m**1.1).abs().max() < 1e-15
+
+
+def test_provenance_is_recorded(run, housing_archives):
+    manifest = json.loads((run / "resources/housing/download.json").read_text())
+    assert manifest["sha256"] == housing_archives["statlib"][1] and manifest["format"] == "statlib"
+    meta = json.loads((run / "results/housing/preprocessing.json").read_text())
+    assert meta["private"] is False and meta["intercept"] is False
+    assert meta["content_sha256"] == "b8d40ce656d5c12e4da5119d5dcb268e2b4219bbed5592a219429e58021b4b69"
+    assert meta["source"]["url"].endswith("/datasets/houses.zip")
+
+
+def test_other_mirror_and_one_core_give_identical_tables(run, mirror, housing_archives, tmp_path):
+    # The StatLib copy is gone: the figshare layout is parsed instead; with one core and another job order the
+    # tables must still be identical bit for bit.
+    cfg = override(mirror.base, housing_archives)
+    cfg["housing"]["sources"][0]["url"] = mirror.base + "/gone/houses.zip"
+    res = run_workflow(tmp_path, cfg, cores=1)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert json.loads((tmp_path / "resources/housing/download.json").read_text())["format"] == "figshare"
+    for table in ("errors.parquet", "data.parquet"):
+        a = pd.read_parquet(run / "results/housing" / table)
+        b = pd.read_parquet(tmp_path / "results/housing" / table)
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+def _one_error_line(stderr: str) -> str:
+    lines = [ln for ln in stderr.splitlines() if ln.startswith("ERROR [")]
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+def test_no_network_fails_clearly(housing_archives, tmp_path):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    base = f"http://127.0.0.1:{s.getsockname()[1]}"
+    s.close()
+    res = run_workflow(tmp_path, override(base, housing_archives))
+    assert res.returncode != 0
+    line = _one_error_line(res.stderr)
+    assert "no source delivered a verified file" in line and "resources/housing/manual" in line
+    assert not (tmp_path / "resources/housing/download.json").exists()
+    assert not list((tmp_path / "resources/housing").glob("*.zip"))
+
+
+def test_bad_checksum_fails_clearly(mirror, housing_archives, tmp_path):
+    cfg = override(mirror.base, housing_archives)
+    for src in cfg["housing"]["sources"]:
+        src["sha256"] = "ab" * 32
+    res = run_workflow(tmp_path, cfg)
+    assert res.returncode != 0
+    assert "sha256 mismatch: expected " + "ab" * 32 in _one_error_line(res.stderr)
+    assert not (tmp_path / "resources/housing/download.json").exists()

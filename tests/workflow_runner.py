@@ -1,0 +1,33 @@
+"""Run the workflow in a scratch directory with the default config plus an override, as a user would."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from support import REPO
+
+
+def run_workflow(workdir: Path, override: dict, *extra: str, cores: int = 2, timeout: int = 600):
+    workdir.mkdir(parents=True, exist_ok=True)
+    cfg = workdir / "override.yaml"
+    cfg.write_text(yaml.safe_dump(override))
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(REPO / "config" / "config.yaml"),
+        str(cfg),
+        "--cores",
+        str(cores),
+        *extra,
+    ]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
