@@ -20,4 +20,4 @@ include: "workflow/rules/aggregate.smk"
 rule all:
     default_target: True
     input:
-        housing_outputs(),
+        final_outputs(),

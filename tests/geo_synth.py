@@ -97,7 +97,9 @@ def write_series_matrix(
     if label_key == "!Sample_characteristics_ch1":
         lines.append(label_key + "\t" + "\t".join(q(f"iq group: {lab}") for lab in labs))
     elif label_key == "!Sample_title":
-        lines[4] = label_key + "\t" + "\t".join(q(f"{lab} patient {s[-4:]}") for lab, s in zip(labs, samples, strict=True))
+        lines[4] = (
+            label_key + "\t" + "\t".join(q(f"{lab} patient {s[-4:]}") for lab, s in zip(labs, samples, strict=True))
+        )
     lines += ["!Sample_data_processing\t" + "\t".join(q("Birdseed v2") for _ in samples), "!series_matrix_table_begin"]
     lines.append("\t".join(q(c) for c in ["ID_REF", *samples]))
     body = []

@@ -8,10 +8,19 @@ from workflow_runner import run_workflow
 def test_default_config_is_valid_and_plans_the_analysis(tmp_path):
     res = run_workflow(tmp_path, {}, "-n")
     assert res.returncode == 0, res.stderr
-    for rule in ("download_housing", "preprocess_housing", "estimate_housing", "aggregate_housing", "plot_housing"):
-        assert rule in res.stdout + res.stderr
-    # the paper's delta = 10/n^1.1 exceeds 1/n: said loudly, once
-    assert (res.stdout + res.stderr).count("PRIVACY WARNING: delta=") == 1
+    for rule in (
+        "download_housing",
+        "preprocess_housing",
+        "estimate_housing",
+        "download_snp",
+        "preprocess_snp",
+        "estimate_snp",
+        "aggregate",
+        "plot",
+    ):
+        assert f"rule {rule}:" in res.stdout + res.stderr or f"{rule} " in res.stdout
+    # the paper's delta = 10/n^1.1 exceeds 1/n: said loudly, once per analysis
+    assert (res.stdout + res.stderr).count("PRIVACY WARNING: delta=") == 2
 
 
 BAD = {
@@ -28,6 +37,15 @@ BAD = {
     "bad checksum text": ({"housing": {"content_sha256": "abc"}}, "housing.content_sha256: 'abc' does not match"),
     "B below sensitivity": ({"housing": {"tuning": {"noisy_gd": {"B": 0.01}}}}, "below the replace-one sensitivity"),
     "eps/T >= 1": ({"housing": {"privacy": {"epsilon": 8}, "tuning": {"noisy_gd": {"T": 5}}}}, "epsilon/T < 1"),
+    "unknown dataset": ({"datasets": ["housing", "mnist"]}, "datasets.1: 'mnist' is not one of"),
+    "snp m > smaller group": (
+        {"snp": {"m": [10, 200]}},
+        "sample size m=200 must lie between 2 and the 146 samples of the smaller group",
+    ),
+    "snp s > n_snps": ({"snp": {"n_snps": 10, "s": 20}}, "sparsity s=20 exceeds the number of SNPs kept"),
+    "snp unknown method": ({"snp": {"methods": ["lasso"]}}, "snp.methods.0: 'lasso' is not one of"),
+    "snp url not a folder": ({"snp": {"matrix_url": "https://example.org/matrix"}}, "snp.matrix_url: "),
+    "snp bad accession": ({"snp": {"accession": "106818"}}, "snp.accession: '106818' does not match"),
     "classic Gaussian at eps >= 1": (
         {"housing": {"privacy": {"epsilon": 2}, "methods": ["noisy_truncated_ols"]}},
         "proven only for epsilon < 1",

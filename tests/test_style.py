@@ -3,6 +3,7 @@
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,14 +12,20 @@ from support import REPO
 SNAKE_FILES = ["Snakefile", "workflow/rules"]
 
 
-def _run(*cmd):
-    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120)
+def _tool(name: str) -> str:
+    # the tools of the environment running the tests, whether or not it is activated
+    here = Path(sys.executable).parent / name
+    return str(here) if here.exists() else (shutil.which(name) or name)
+
+
+def _run(tool, *args):
+    return subprocess.run([_tool(tool), *args], cwd=REPO, capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.parametrize("tool", ["ruff", "snakefmt"])
 def test_tools_are_installed(tool):
     # they come with the test extra; a missing one must fail, not skip, or the checks below would vanish
-    assert shutil.which(tool), f"{tool} not found: install with pip install -e '.[test]'"
+    assert Path(_tool(tool)).exists(), f"{tool} not found: install with pip install -e '.[test]'"
 
 
 def test_ruff_lint_and_format():
@@ -34,5 +41,7 @@ def test_snakefmt():
 
 
 def test_snakemake_lint_is_clean():
-    res = _run(sys.executable, "-m", "snakemake", "--lint")
+    res = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--lint"], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
     assert res.returncode == 0 and "Congratulations" in res.stdout + res.stderr, res.stdout + res.stderr

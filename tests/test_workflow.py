@@ -17,6 +17,7 @@ METHODS = ["ols", "noisy_gd", "noisy_truncated_ols"]
 def override(base, archives, **housing):
     zsha, tsha = archives["statlib"][1], archives["figshare"][1]
     return {
+        "datasets": ["housing"],
         "reps": REPS,
         "download": {"max_tries": 2, "backoff": 0.0, "timeout": 10},
         "housing": {

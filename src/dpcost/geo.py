@@ -173,7 +173,7 @@ class _TokenTable:
         return [t for t, v in self.cache.items() if v == (-2, -2)][:limit]
 
 
-def iter_blocks(header: SeriesHeader, *, block_size: int = 1 << 24, accession: str = "series") -> Iterator[Block]:
+def iter_blocks(header: SeriesHeader, *, block_size: int = 1 << 22, accession: str = "series") -> Iterator[Block]:
     """Stream the table of one file as blocks of allele codes, CN_* and AFFX-* rows dropped."""
     samples = header.columns[1:]
     end_seen = []
@@ -212,13 +212,11 @@ def iter_blocks(header: SeriesHeader, *, block_size: int = 1 << 24, accession: s
                 a1[:, i] = lut1[idx]
                 a2[:, i] = lut2[idx]
             if (a1 == -2).any():
-                used = {
-                    tok
-                    for i in np.flatnonzero((a1 == -2).any(axis=0))
-                    for tok in np.asarray(batch.column(i + 1).dictionary.to_pylist(), dtype=object)[
-                        np.unique(batch.column(i + 1).indices.to_numpy(zero_copy_only=False)[a1[:, i] == -2])
-                    ]
-                }
+                used = set()
+                for i in np.flatnonzero((a1 == -2).any(axis=0)).tolist():
+                    col = batch.column(i + 1)
+                    codes = np.unique(col.indices.to_numpy(zero_copy_only=False)[a1[:, i] == -2])
+                    used.update(col.dictionary.take(pa.array(codes)).to_pylist())
                 raise DataError(
                     f"{accession} matrix holds no genotype calls: values such as {sorted(used)[:5]} in "
                     f"{header.path} are not SNP calls (AA/AB/BB, base pairs, 0/1/2 or a no-call token); "
@@ -366,3 +364,38 @@ def select_snps(
             values, freq = np.unique(g[r, ~missing[r]], return_counts=True)
             g[r, missing[r]] = values[np.argmax(freq)]
     return Selection(kept.ids.astype(str), g, keys["maf"], np.array(list(ALLELES))[keys["minor"]], keys["miss"], stats)
+
+
+def fetch_series_matrices(matrix_url: str, accession: str, dest_dir: Path | str, **download_kw) -> dict:
+    """List a GEO ``matrix/`` folder, download every series-matrix part, verify each gzip stream; return a manifest.
+
+    GEO publishes no checksums for these files: each is checked by decompressing it completely, and its size and
+    sha256 are recorded. A part already present and intact (from an earlier, interrupted run) is not fetched again.
+    """
+    from .download import download, sha256_file  # local import: parsing needs no network stack
+
+    dest_dir = Path(dest_dir)
+    index = download(matrix_url, dest_dir / "matrix_index.html", **download_kw)
+    names = list_matrix_files(Path(index["path"]).read_text(errors="replace"), accession)
+    if not names:
+        raise DataError(f"{matrix_url} lists no {accession}(-GPL…)_series_matrix(-N).txt.gz file")
+    files = []
+    for name in names:
+        path = dest_dir / name
+        try:
+            if path.exists():
+                rec = {
+                    "url": matrix_url + name,
+                    "path": str(path),
+                    "bytes": path.stat().st_size,
+                    "sha256": sha256_file(path),
+                    "retrieved": "earlier run",
+                }
+            else:
+                rec = download(matrix_url + name, path, **download_kw)
+            rec["text_bytes"] = check_gzip(path)
+        except DataError:
+            path.unlink(missing_ok=True)  # never leave a damaged part looking valid
+            raise
+        files.append({"name": name, **rec})
+    return {"accession": accession, "matrix_url": matrix_url, "index_retrieved": index["retrieved"], "files": files}

@@ -10,14 +10,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .experiment import REGRESSION_METHODS  # noqa: E402
+from .experiment import MEAN_METHODS, REGRESSION_METHODS  # noqa: E402
 
 _STYLES = [("o", "-"), ("s", "--"), ("^", "-."), ("D", ":"), ("v", "-"), ("P", "--"), ("X", "-."), ("*", ":")]
 _COLOURS = ["#000000", "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#999999"]
 
 
 def method_label(name: str) -> str:
-    spec = REGRESSION_METHODS.get(name)
+    spec = REGRESSION_METHODS.get(name) or MEAN_METHODS.get(name)
     return spec.label if spec else name
 
 

@@ -1,35 +1,54 @@
-rule aggregate_housing:
+PLOT_TEXT = {
+    "housing": {
+        "title": "California housing: DP OLS error vs sample size",
+        "xlabel": "subsample size m",
+        "ylabel": r"mean $\|\hat\beta - \beta\|_2$ over repetitions",
+        "reference_label": r"$\hat\beta = 0$ (error $\|\beta\|_2$)",
+    },
+    "snp": {
+        "title": "GSE106818: DP sparse mean of minor-allele count differences",
+        "xlabel": "pairs per group m",
+        "ylabel": r"mean $\|\hat\mu - \mu\|_2$ over repetitions",
+        "reference_label": r"$\hat\mu = 0$ (error $\|\mu\|_2$)",
+    },
+}
+
+
+rule aggregate:
     input:
-        expand(
-            "results/housing/estimates/{method}.parquet",
-            method=config["housing"]["methods"],
+        lambda wc: expand(
+            "results/{dataset}/estimates/{method}.parquet",
+            dataset=wc.dataset,
+            method=METHODS[wc.dataset],
         ),
     output:
-        errors="results/housing/errors.parquet",
-        summary="results/housing/summary.csv",
+        errors="results/{dataset}/errors.parquet",
+        summary="results/{dataset}/summary.csv",
     log:
-        "logs/housing/aggregate.log",
+        "logs/{dataset}/aggregate.log",
+    wildcard_constraints:
+        dataset="housing|snp",
     conda:
         "../envs/dpcost.yaml"
     script:
         "../scripts/aggregate.py"
 
 
-rule plot_housing:
+rule plot:
     input:
-        summary="results/housing/summary.csv",
-        meta="results/housing/preprocessing.json",
+        summary="results/{dataset}/summary.csv",
+        meta="results/{dataset}/preprocessing.json",
     output:
-        png="results/housing/error_curves.png",
-        pdf="results/housing/error_curves.pdf",
+        png="results/{dataset}/error_curves.png",
+        pdf="results/{dataset}/error_curves.pdf",
     log:
-        "logs/housing/plot.log",
+        "logs/{dataset}/plot.log",
+    wildcard_constraints:
+        dataset="housing|snp",
     conda:
         "../envs/dpcost.yaml"
     params:
-        privacy=config["housing"]["privacy"],
-        title="California housing: DP OLS error vs sample size",
-        xlabel="subsample size m",
-        ylabel=r"mean $\|\hat\beta - \beta\|_2$ over repetitions",
+        privacy=lambda wc: config[wc.dataset]["privacy"],
+        text=lambda wc: PLOT_TEXT[wc.dataset],
     script:
         "../scripts/plot_error_curves.py"

@@ -29,32 +29,53 @@ except Exception as exc:
     _fail(f"{where}: {getattr(cause, 'message', str(cause))}")
 
 try:
-    from dpcost.checks import check_regression_setup
+    from dpcost.checks import check_mean_setup, check_regression_setup
     from dpcost.errors import DPCostError
     from dpcost.housing import N_ROWS as HOUSING_ROWS
 except ImportError as exc:
-    _fail(
-        f"the dpcost package is not importable ({exc}); install it with: pip install -e ."
-    )
+    _fail(f"a dependency is missing ({exc}); install them with: pip install -e .")
+
+DATASETS = config["datasets"]
+METHODS = {"housing": config["housing"]["methods"], "snp": config["snp"]["methods"]}
 
 try:
-    for _note in check_regression_setup(
-        methods=config["housing"]["methods"],
-        tuning=config["housing"].get("tuning", {}),
-        epsilon=config["housing"]["privacy"]["epsilon"],
-        delta=config["housing"]["privacy"]["delta"],
-        m_grid=config["housing"]["m"],
-        n_rows=HOUSING_ROWS,
-    ):
+    _notes = []
+    if "housing" in DATASETS:
+        _h = config["housing"]
+        _notes += check_regression_setup(
+            methods=_h["methods"],
+            tuning=_h.get("tuning", {}),
+            epsilon=_h["privacy"]["epsilon"],
+            delta=_h["privacy"]["delta"],
+            m_grid=_h["m"],
+            n_rows=HOUSING_ROWS,
+        )
+    if "snp" in DATASETS:
+        _s = config["snp"]
+        _notes += check_mean_setup(
+            methods=_s["methods"],
+            tuning=_s.get("tuning", {}),
+            s=_s["s"],
+            epsilon=_s["privacy"]["epsilon"],
+            delta=_s["privacy"]["delta"],
+            m_grid=_s["m"],
+            n_min=min(_s["groups"].values()),
+            n_snps=_s["n_snps"],
+        )
+    for _note in dict.fromkeys(_notes):
         print(_note, file=sys.stderr)
 except DPCostError as exc:
-    _fail(f"housing: {exc}")
+    _fail(str(exc))
 
 
-def housing_outputs():
+def final_outputs():
     return [
-        "results/housing/errors.parquet",
-        "results/housing/summary.csv",
-        "results/housing/error_curves.png",
-        "results/housing/error_curves.pdf",
+        f"results/{ds}/{name}"
+        for ds in DATASETS
+        for name in (
+            "errors.parquet",
+            "summary.csv",
+            "error_curves.png",
+            "error_curves.pdf",
+        )
     ]

@@ -14,3 +14,20 @@ rule download_housing:
         "Downloading the California housing data (first source that verifies)"
     script:
         "../scripts/download_housing.py"
+
+
+rule download_snp:
+    output:
+        manifest="resources/snp/manifest.json",
+    log:
+        "logs/download_snp.log",
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        accession=config["snp"]["accession"],
+        matrix_url=config["snp"]["matrix_url"],
+        options=config.get("download", {}),
+    message:
+        "Listing {params.matrix_url} and downloading every series-matrix part"
+    script:
+        "../scripts/download_snp.py"

@@ -22,3 +22,26 @@ rule estimate_housing:
         tuning=lambda wc: config["housing"].get("tuning", {}).get(wc.method, {}),
     script:
         "../scripts/estimate_housing.py"
+
+
+rule estimate_snp:
+    input:
+        genotypes="results/snp/genotypes.parquet",
+        meta="results/snp/preprocessing.json",
+    output:
+        "results/snp/estimates/{method}.parquet",
+    log:
+        "logs/snp/estimate_{method}.log",
+    wildcard_constraints:
+        method="|".join(config["snp"]["methods"]),
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        m=config["snp"]["m"],
+        s=config["snp"]["s"],
+        reps=config["reps"],
+        seed=config["seed"],
+        privacy=config["snp"]["privacy"],
+        tuning=lambda wc: config["snp"].get("tuning", {}).get(wc.method, {}),
+    script:
+        "../scripts/estimate_snp.py"

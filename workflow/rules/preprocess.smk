@@ -14,3 +14,25 @@ rule preprocess_housing:
         center_y=config["housing"].get("center_y", True),
     script:
         "../scripts/preprocess_housing.py"
+
+
+rule preprocess_snp:
+    input:
+        manifest="resources/snp/manifest.json",
+    output:
+        genotypes="results/snp/genotypes.parquet",
+        snps="results/snp/snps.csv",
+        meta="results/snp/preprocessing.json",
+    log:
+        "logs/preprocess_snp.log",
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        accession=config["snp"]["accession"],
+        label_pattern=config["snp"].get("label_pattern", r"(low|average)\s*IQ"),
+        groups=config["snp"]["groups"],
+        n_snps=config["snp"]["n_snps"],
+        max_missing_rate=config["snp"].get("max_missing_rate", 0.0),
+        tie_break=config["snp"].get("tie_break", "id"),
+    script:
+        "../scripts/preprocess_snp.py"

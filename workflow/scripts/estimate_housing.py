@@ -17,7 +17,7 @@ def main():
     X = data[housing.COVARIATES].to_numpy()
     y = data["y"].to_numpy()
     meta = json.loads(open(snakemake.input.meta).read())
-    beta_full = np.array([meta["beta_full"][c] for c in housing.COVARIATES])
+    beta_full = np.array([meta["truth"][c] for c in housing.COVARIATES])
     method = snakemake.wildcards.method
     t0 = time.perf_counter()
     errors = run_regression_grid(

@@ -1,4 +1,4 @@
-"""Log-log error curves, one per method with its 5–95 % band."""
+"""Log-log error curves, one per method with its 5–95 % band, and the error of the trivial estimate 0."""
 
 import json
 
@@ -11,18 +11,18 @@ from dpcost.scripting import run
 
 def main():
     summary = pd.read_csv(snakemake.input.summary)
-    p = snakemake.params
-    beta = json.loads(open(snakemake.input.meta).read())["beta_full"]
-    trivial = float(np.linalg.norm(list(beta.values())))
+    text = snakemake.params.text
+    truth = json.loads(open(snakemake.input.meta).read())["truth"]
+    trivial = float(np.linalg.norm(list(truth.values())))
     error_curves(
         summary,
         [snakemake.output.png, snakemake.output.pdf],
-        title=p.title,
-        xlabel=p.xlabel,
-        ylabel=p.ylabel,
-        epsilon=p.privacy["epsilon"],
-        delta=p.privacy["delta"],
-        reference=(trivial, r"$\hat\beta = 0$ (error $\|\beta\|_2$)"),
+        title=text["title"],
+        xlabel=text["xlabel"],
+        ylabel=text["ylabel"],
+        epsilon=snakemake.params.privacy["epsilon"],
+        delta=snakemake.params.privacy["delta"],
+        reference=(trivial, text["reference_label"]),
     )
 
 

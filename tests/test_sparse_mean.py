@@ -1,0 +1,133 @@
+"""Sparse mean estimators: selection on easy data, noise of the stated scale, bounds that hold, bad input refused."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpcost.errors import DataError, PrivacyError
+from dpcost.sparse_mean import (
+    _peel_from_noise,
+    advanced_composition_epsilon0,
+    dp_sparse_mean,
+    hard_threshold,
+    peeling,
+    peeling_scale,
+    private_frank_wolfe_mean,
+    private_max,
+    top_s_sample_mean,
+    truncated_mean,
+)
+
+
+def easy(n=400, d=500, s=20, signal=1.5, seed=0):
+    rng = np.random.default_rng(seed)
+    mu = np.zeros(d)
+    mu[rng.choice(d, s, replace=False)] = signal * rng.choice([-1, 1], s)
+    X = np.clip(np.round(mu + rng.normal(0, 0.7, size=(n, d))), -2, 2)
+    return X, mu
+
+
+def test_peeling_selects_the_true_support_on_easy_data():
+    X, mu = easy()
+    est, chosen = dp_sparse_mean(X, s=20, epsilon=10.0, delta=1e-5, R=2.0, rng=np.random.default_rng(1))
+    # |X̄_j| ≥ 1.35 on the support, ≤ 0.11 off it; Laplace scale (2R/n)·2√(3s log(1/δ))/ε = 0.053, so a wrong pick
+    # needs w − w′ > 1.24: probability ≈ e^(−23.5) per comparison, ~2e5 comparisons
+    assert set(chosen) == set(np.flatnonzero(mu))
+    assert np.count_nonzero(est) == 20
+
+
+def test_peeling_release_noise_has_the_stated_scale():
+    v = np.zeros(50)
+    v[:5] = 100.0  # always selected, so the released noise is observed directly
+    b = peeling_scale(s=5, epsilon=1.0, delta=1e-5, lam=0.1)
+    draws = []
+    for r in range(4000):
+        est, chosen = peeling(v, s=5, epsilon=1.0, delta=1e-5, lam=0.1, rng=np.random.default_rng(r))
+        assert set(chosen) == set(range(5))
+        draws.append(est[:5] - 100.0)
+    draws = np.concatenate(draws)  # 20,000 Laplace(b) draws
+    assert stats.kstest(draws, stats.laplace(scale=b).cdf).pvalue > 1e-3
+    for wrong in (0.7, 1.3):
+        assert stats.kstest(draws, stats.laplace(scale=wrong * b).cdf).pvalue < 1e-6
+
+
+def test_batched_peeling_equals_one_at_a_time():
+    rng = np.random.default_rng(4)
+    v, W, Wt = rng.normal(size=(3, 40)), rng.laplace(size=(3, 6, 40)), rng.laplace(size=(3, 6))
+    est, chosen = _peel_from_noise(v, W, Wt)
+    for r in range(3):
+        e1, c1 = _peel_from_noise(v[r : r + 1], W[r : r + 1], Wt[r : r + 1])
+        assert np.array_equal(est[r], e1[0]) and np.array_equal(chosen[r], c1[0])
+    assert all(len(set(c)) == 6 for c in chosen)  # never picks a coordinate twice
+
+
+def test_truncated_mean_sensitivity_holds_for_adversarial_neighbours():
+    rng = np.random.default_rng(2)
+    R, n = 2.0, 30
+    worst = 0.0
+    for _ in range(3000):
+        X = rng.normal(size=(n, 8)) * 4
+        X2 = X.copy()
+        X2[rng.integers(n)] = rng.normal(size=8) * 50
+        worst = max(worst, np.abs(truncated_mean(X, R) - truncated_mean(X2, R)).max())
+    assert worst <= 2 * R / n + 1e-12 and worst > 1.5 * R / n
+
+
+def test_private_max_finds_a_clear_maximum_and_noises_its_value():
+    f = np.array([0.1, -5.0, 0.3, 0.2])
+    picks, values = [], []
+    for r in range(3000):
+        j, val = private_max(f, B=0.1, epsilon=1.0, rng=np.random.default_rng(r))
+        picks.append(j)
+        values.append(val)
+    assert np.mean(np.array(picks) == 1) > 0.99  # |f_1| = 5 beats the rest by 25 noise scales
+    assert stats.kstest(np.array(values)[np.array(picks) == 1] + 5.0, stats.laplace(scale=0.2).cdf).pvalue > 1e-3
+
+
+def test_frank_wolfe_stays_in_the_ball_and_approaches_the_mean_as_epsilon_grows():
+    X, mu = easy(signal=0.5, s=5, d=100)
+    errs = []
+    for eps in (0.5, 50.0):
+        thetas = [
+            private_frank_wolfe_mean(X, epsilon=eps, delta=1e-5, R=2.0, radius=2.5, T=30, rng=np.random.default_rng(r))
+            for r in range(20)
+        ]
+        for th in thetas:
+            assert np.abs(th).sum() <= 2.5 + 1e-9 and np.count_nonzero(th) <= 30
+        errs.append(np.mean([np.linalg.norm(th - mu) for th in thetas]))
+    assert errs[1] < errs[0]
+    assert errs[1] < 0.5 * np.linalg.norm(mu)  # with little noise it finds the signal (‖μ‖₂ = 1.12)
+
+
+def test_advanced_composition_solves_its_equation():
+    e0 = advanced_composition_epsilon0(0.5, 1e-5, 20)
+    assert math.sqrt(2 * 20 * math.log(1e5)) * e0 + 20 * e0 * math.expm1(e0) == pytest.approx(0.5, rel=1e-9)
+
+
+def test_nonprivate_baselines():
+    X, mu = easy()
+    v, idx = top_s_sample_mean(X, s=20)
+    assert np.count_nonzero(v) == 20 and set(idx) == set(np.argsort(-np.abs(X.mean(0)))[:20])
+    assert np.array_equal(hard_threshold(np.array([1.0, -3.0, 2.0]), 2)[0], [0.0, -3.0, 2.0])
+
+
+def test_bad_input_is_refused():
+    X, _ = easy(d=30)
+    rng = np.random.default_rng(0)
+    with pytest.raises(PrivacyError, match="sparsity s"):
+        dp_sparse_mean(X, s=31, epsilon=0.5, delta=1e-5, R=2.0, rng=rng)
+    with pytest.raises(PrivacyError, match="sparsity s"):
+        dp_sparse_mean(X, s=0, epsilon=0.5, delta=1e-5, R=2.0, rng=rng)
+    with pytest.raises(PrivacyError, match="delta"):
+        dp_sparse_mean(X, s=3, epsilon=0.5, delta=1.0, R=2.0, rng=rng)
+    with pytest.raises(PrivacyError, match="R must"):
+        dp_sparse_mean(X, s=3, epsilon=0.5, delta=1e-5, R=0.0, rng=rng)
+    with pytest.raises(PrivacyError, match="lam"):
+        peeling(np.ones(5), s=2, epsilon=0.5, delta=1e-5, lam=0.0, rng=rng)
+    X[0, 0] = np.nan
+    with pytest.raises(DataError, match="NaN"):
+        dp_sparse_mean(X, s=3, epsilon=0.5, delta=1e-5, R=2.0, rng=rng)
+    with pytest.raises(PrivacyError, match="T must"):
+        private_frank_wolfe_mean(np.ones((3, 4)), epsilon=0.5, delta=1e-5, R=2.0, radius=1.0, T=0, rng=rng)
