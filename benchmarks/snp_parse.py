@@ -8,7 +8,8 @@ Writes the file once (AA/AB/BB/NoCall, ~1 % no-calls, plus CN_* and AFFX-* rows)
 
 import argparse
 import gzip
-import resource
+import os
+import platform
 import subprocess
 import sys
 import time
@@ -74,7 +75,8 @@ def main():
         f"dpcost parse + select top {args.n_snps}: {float(out[0]):.1f} s in-process, {wall:.1f} s with start-up; "
         f"peak RSS {out[1]} MB; {out[2]} SNP rows"
     )
-    print(f"(machine: {resource.getpagesize()} B pages; see README for the machine these figures came from)")
+    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
+    print(f"machine: {os.cpu_count()} cores, {cpu}, {platform.platform()}, Python {platform.python_version()}")
 
 
 if __name__ == "__main__":
