@@ -36,7 +36,11 @@ BAD = {
     "unknown method": ({"housing": {"methods": ["ols", "magic"]}}, "housing.methods.1: 'magic' is not one of"),
     "bad checksum text": ({"housing": {"content_sha256": "abc"}}, "housing.content_sha256: 'abc' does not match"),
     "B below sensitivity": ({"housing": {"tuning": {"noisy_gd": {"B": 0.01}}}}, "below the replace-one sensitivity"),
-    "eps/T >= 1": ({"housing": {"privacy": {"epsilon": 8}, "tuning": {"noisy_gd": {"T": 5}}}}, "epsilon/T < 1"),
+    "eps/T >= 1 (paper calibration)": (
+        {"calibration": "paper", "housing": {"privacy": {"epsilon": 8}, "tuning": {"noisy_gd": {"T": 5}}}},
+        "epsilon/T < 1",
+    ),
+    "unknown calibration": ({"calibration": "exact"}, "calibration: 'exact' is not one of ['paper', 'tight']"),
     "unknown dataset": ({"datasets": ["housing", "mnist"]}, "datasets.1: 'mnist' is not one of"),
     "snp m > smaller group": (
         {"snp": {"m": [10, 200]}},
@@ -46,8 +50,8 @@ BAD = {
     "snp unknown method": ({"snp": {"methods": ["lasso"]}}, "snp.methods.0: 'lasso' is not one of"),
     "snp url not a folder": ({"snp": {"matrix_url": "https://example.org/matrix"}}, "snp.matrix_url: "),
     "snp bad accession": ({"snp": {"accession": "106818"}}, "snp.accession: '106818' does not match"),
-    "classic Gaussian at eps >= 1": (
-        {"housing": {"privacy": {"epsilon": 2}, "methods": ["noisy_truncated_ols"]}},
+    "classic Gaussian at eps >= 1 (paper calibration)": (
+        {"housing": {"calibration": "paper", "privacy": {"epsilon": 2}, "methods": ["noisy_truncated_ols"]}},
         "proven only for epsilon < 1",
     ),
 }

@@ -15,7 +15,9 @@ def _spec(s: str) -> tuple[str, str]:
 
 def _conda(path):
     deps = yaml.safe_load(path.read_text())["dependencies"]
-    return dict(_spec(d) for d in deps if isinstance(d, str) and not d.startswith(("python", "pip")))
+    pip = [d for entry in deps if isinstance(entry, dict) for d in entry.get("pip", [])]
+    names = [d for d in deps if isinstance(d, str) and not d.startswith(("python", "pip"))]
+    return dict(_spec(d) for d in names + [p for p in pip if not p.startswith("-")])
 
 
 def _pyproject():

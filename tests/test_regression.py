@@ -5,16 +5,19 @@ import math
 import numpy as np
 import pytest
 
+from dpcost.accounting import (
+    noisy_gd_plan,
+    noisy_gd_step_sensitivity,
+    noisy_truncated_ols_plan,
+    noisy_truncated_ols_sensitivity,
+)
 from dpcost.errors import DataError, PrivacyError
 from dpcost.mechanisms import gaussian_sigma
 from dpcost.regression import (
     _noisy_gd_from_stats,
     clip_rows,
-    noisy_gd_noise_sd,
-    noisy_gd_step_sensitivity,
     noisy_gradient_descent_ols,
     noisy_truncated_ols,
-    noisy_truncated_ols_sensitivity,
     ols,
     project_l2_ball,
     truncated_ridge_fit,
@@ -84,9 +87,19 @@ def test_truncated_ridge_sensitivity_holds_for_adversarial_neighbours():
 
 
 def test_gd_noise_sd_is_the_printed_formula():
-    sd = noisy_gd_noise_sd(epsilon=0.5, delta=1e-5, n=1000, **GD)
+    sd = noisy_gd_plan(epsilon=0.5, delta=1e-5, n=1000, **GD).releases[0].noise_scale
     B = 4 * (GD["R"] + GD["C"] * GD["c_x"]) * GD["c_x"]
     assert sd == pytest.approx(GD["eta0"] * B * math.sqrt(2 * math.log(2 * GD["T"] / 1e-5)) / (1000 * 0.5 / GD["T"]))
+
+
+def test_gd_tight_noise_is_the_pld_multiplier_times_the_sensitivity():
+    plan = noisy_gd_plan(epsilon=0.5, delta=1e-5, n=1000, calibration="tight", **GD)
+    sens = noisy_gd_step_sensitivity(R=GD["R"], C=GD["C"], c_x=GD["c_x"], eta0=GD["eta0"], n=1000)
+    # golden number: dp-accounting's PLD calibration of 20 Gaussian steps at (0.5, 1e-5) is σ/Δ = 31.447
+    assert plan.releases[0].noise_scale / sens == pytest.approx(31.447, rel=1e-3)
+    assert (
+        plan.releases[0].noise_scale < noisy_gd_plan(epsilon=0.5, delta=1e-5, n=1000, **GD).releases[0].noise_scale / 5
+    )
 
 
 def test_gd_injected_noise_has_the_stated_size():
@@ -96,7 +109,7 @@ def test_gd_injected_noise_has_the_stated_size():
     n = 20000
     X, y, _ = synthetic(n)
     eps, delta = 16.0, 1e-5
-    sd = noisy_gd_noise_sd(epsilon=eps, delta=delta, n=n, **GD)
+    sd = noisy_gd_plan(epsilon=eps, delta=delta, n=n, **GD).releases[0].noise_scale
     G, h = X.T @ X, X.T @ np.clip(y, -GD["R"], GD["R"])
     A = np.eye(5) - GD["eta0"] * G / n
     expected = sd**2 * sum(np.trace(np.linalg.matrix_power(A, 2 * k)) for k in range(GD["T"]))
@@ -153,7 +166,7 @@ def test_gd_error_decreases_with_n():
     assert errs[1][0] < errs[0][0] - 3 * math.hypot(errs[0][1], errs[1][1])
 
 
-TOLS = dict(R=2.0, C=3.0, c_x=1.0, kappa=0.01, calibration="analytic")
+TOLS = dict(R=2.0, C=3.0, c_x=1.0, kappa=0.01, calibration="tight")
 
 
 def test_truncated_ols_noise_has_the_stated_size():
@@ -161,6 +174,10 @@ def test_truncated_ols_noise_has_the_stated_size():
     X, y, _ = synthetic(n)
     fit = truncated_ridge_fit(X, y, R=2.0, C=3.0, c_x=1.0, kappa=0.01)
     sd = gaussian_sigma(noisy_truncated_ols_sensitivity(R=2.0, C=3.0, c_x=1.0, kappa=0.01, n=n), 2.0, 1e-5)
+    plan = noisy_truncated_ols_plan(
+        n=n, epsilon=2.0, delta=1e-5, R=2.0, C=3.0, c_x=1.0, kappa=0.01, calibration="tight"
+    )
+    assert plan.releases[0].noise_scale == sd  # tight = analytic Gaussian
     sq = np.array(
         [
             np.sum(
@@ -200,7 +217,13 @@ def test_estimators_refuse_what_would_break_their_guarantee():
     with pytest.raises(PrivacyError, match="kappa"):
         noisy_truncated_ols(X, y, epsilon=0.5, delta=1e-5, rng=rng, **{**TOLS, "kappa": 0})
     with pytest.raises(PrivacyError, match="epsilon < 1"):
-        noisy_truncated_ols(X, y, epsilon=2.0, delta=1e-5, rng=rng, **{**TOLS, "calibration": "classic"})
+        noisy_truncated_ols(X, y, epsilon=2.0, delta=1e-5, rng=rng, **{**TOLS, "calibration": "paper"})
+    with pytest.warns(RuntimeWarning, match="PRIVACY WARNING"):
+        noisy_truncated_ols(
+            X, y, epsilon=2.0, delta=1e-5, rng=rng, **{**TOLS, "calibration": "paper"}, on_invalid="warn"
+        )
+    with pytest.raises(PrivacyError, match="calibration must be one of"):
+        noisy_truncated_ols(X, y, epsilon=0.5, delta=1e-5, rng=rng, **{**TOLS, "calibration": "classic"})
     X2 = X.copy()
     X2[3, 1] = np.nan
     with pytest.raises(DataError, match="NaN"):

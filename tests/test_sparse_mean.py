@@ -6,14 +6,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpcost.accounting import advanced_composition_epsilon0, peeling_plan, pure_steps_epsilon0
 from dpcost.errors import DataError, PrivacyError
 from dpcost.sparse_mean import (
     _peel_from_noise,
-    advanced_composition_epsilon0,
     dp_sparse_mean,
     hard_threshold,
     peeling,
-    peeling_scale,
     private_frank_wolfe_mean,
     private_max,
     top_s_sample_mean,
@@ -41,7 +40,8 @@ def test_peeling_selects_the_true_support_on_easy_data():
 def test_peeling_release_noise_has_the_stated_scale():
     v = np.zeros(50)
     v[:5] = 100.0  # always selected, so the released noise is observed directly
-    b = peeling_scale(s=5, epsilon=1.0, delta=1e-5, lam=0.1)
+    b = peeling_plan(s=5, epsilon=1.0, delta=1e-5, lam=0.1).releases[0].noise_scale
+    assert b == pytest.approx(0.1 * 2 * math.sqrt(3 * 5 * math.log(1e5)) / 1.0)  # 004 Alg. 3.2 as printed
     draws = []
     for r in range(4000):
         est, chosen = peeling(v, s=5, epsilon=1.0, delta=1e-5, lam=0.1, rng=np.random.default_rng(r))
@@ -104,6 +104,14 @@ def test_frank_wolfe_stays_in_the_ball_and_approaches_the_mean_as_epsilon_grows(
 def test_advanced_composition_solves_its_equation():
     e0 = advanced_composition_epsilon0(0.5, 1e-5, 20)
     assert math.sqrt(2 * 20 * math.log(1e5)) * e0 + 20 * e0 * math.expm1(e0) == pytest.approx(0.5, rel=1e-9)
+    # zCDP/RDP accounting allows a larger per-step budget for the same total
+    assert pure_steps_epsilon0(20, 0.5, 1e-5) > e0
+
+
+def test_tight_peeling_needs_less_noise_than_printed():
+    paper = peeling_plan(s=20, epsilon=0.5, delta=1e-3, lam=1.0).releases[0].noise_scale
+    tight = peeling_plan(s=20, epsilon=0.5, delta=1e-3, lam=1.0, calibration="tight").releases[0].noise_scale
+    assert tight < paper / 1.5
 
 
 def test_nonprivate_baselines():

@@ -133,3 +133,17 @@ def test_bad_checksum_fails_clearly(mirror, housing_archives, tmp_path):
     assert res.returncode != 0
     assert "sha256 mismatch: expected " + "ab" * 32 in _one_error_line(res.stderr)
     assert not (tmp_path / "resources/housing/download.json").exists()
+
+
+def test_privacy_ledger(run):
+    ledger = json.loads((run / "results/housing/privacy_ledger.json").read_text())
+    assert ledger["neighbours"] == "replace one record" and ledger["calibration"] == "tight"
+    assert any("NOT PRIVATE" in note for note in ledger["not_private"])
+    assert any("tuning constants" in note for note in ledger["not_private"])
+    assert ledger["methods"]["ols"]["private"] is False
+    gd = ledger["methods"]["noisy_gd"]
+    assert gd["private"] is True and "clipped" in gd["assumption (enforced in code)"]
+    assert [e["m"] for e in gd["per_m"]] == M
+    rel = gd["per_m"][0]["releases"][0]
+    assert rel["mechanism"] == "gaussian" and rel["count"] == 5 and rel["noise_scale"] > rel["sensitivity"] > 0
+    assert gd["per_m"][0]["delta"] == pytest.approx(10 / M[0] ** 1.1)

@@ -114,3 +114,12 @@ def test_bad_data_fails_with_one_line(mirror, tmp_path, path, extra, expected):
     assert res.returncode != 0
     assert expected in _one_error_line(res.stderr)
     assert not (tmp_path / "results/snp/genotypes.parquet").exists()
+
+
+def test_privacy_ledger(run):
+    ledger = json.loads((run / "results/snp/privacy_ledger.json").read_text())
+    assert "NOT PRIVATE" in ledger["not_private"][0] and "MAF" in ledger["not_private"][0]
+    peel = ledger["methods"]["peeling"]
+    assert [r["mechanism"] for r in peel["per_m"][0]["releases"]] == ["report-noisy-max (Laplace)", "laplace"]
+    assert peel["per_m"][0]["releases"][0]["sensitivity"] == pytest.approx(2 * 2.0 / M[0])  # λ = 2R/n
+    assert ledger["methods"]["sample_mean"]["private"] is False

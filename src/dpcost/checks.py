@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .errors import ConfigError
-from .experiment import MEAN_METHODS, REGRESSION_METHODS
+from .experiment import MEAN_METHODS, REGRESSION_METHODS, _privacy_kwargs
 from .privacy import resolve_delta
 
 
@@ -26,7 +26,15 @@ def _check_grid(delta, m_grid: Sequence[int], n_rows: int, what: str) -> list[st
 
 
 def check_regression_setup(
-    *, methods: Sequence[str], tuning: dict, epsilon: float, delta, m_grid: Sequence[int], n_rows: int
+    *,
+    methods: Sequence[str],
+    tuning: dict,
+    epsilon: float,
+    delta,
+    m_grid: Sequence[int],
+    n_rows: int,
+    calibration: str = "paper",
+    on_invalid: str = "refuse",
 ) -> list[str]:
     """Return privacy warnings for the user; raise on a value no run should start with.
 
@@ -38,7 +46,8 @@ def check_regression_setup(
     for name in methods:
         spec = REGRESSION_METHODS[name]
         if spec.private:
-            spec.fn(X, y, epsilon=epsilon, delta=resolve_delta(delta, min(m_grid)), rng=rng, **tuning.get(name, {}))
+            kw = _privacy_kwargs(spec, epsilon, resolve_delta(delta, min(m_grid)), calibration, on_invalid)
+            spec.fn(X, y, rng=rng, **kw, **tuning.get(name, {}))
     return notes
 
 
@@ -52,6 +61,8 @@ def check_mean_setup(
     m_grid: Sequence[int],
     n_min: int,
     n_snps: int,
+    calibration: str = "paper",
+    on_invalid: str = "refuse",
 ) -> list[str]:
     """As :func:`check_regression_setup`, for the two-group sparse mean analysis (m ≤ the smaller group, s ≤ d)."""
     notes = _check_grid(delta, m_grid, n_min, "samples of the smaller group")
@@ -62,5 +73,6 @@ def check_mean_setup(
     for name in methods:
         spec = MEAN_METHODS[name]
         if spec.private:
-            spec.fn(D, epsilon=epsilon, delta=resolve_delta(delta, min(m_grid)), rng=rng, s=s, **tuning.get(name, {}))
+            kw = _privacy_kwargs(spec, epsilon, resolve_delta(delta, min(m_grid)), calibration, on_invalid)
+            spec.fn(D, rng=rng, s=s, **kw, **tuning.get(name, {}))
     return notes

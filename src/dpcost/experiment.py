@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import regression, sparse_mean
+from . import accounting, regression, sparse_mean
 from .errors import ConfigError, DataError
 from .privacy import resolve_delta
 
@@ -35,19 +35,48 @@ def subsample_indices(n_total: int, m: int, *, seed: int, dataset: str, rep: int
 
 @dataclass(frozen=True)
 class Method:
-    """An estimator as the engine sees it: fn(X, y, *, epsilon, delta, rng, **params) -> estimate."""
+    """An estimator as the engine sees it: fn(data, *, epsilon, delta, rng, **options, **params) -> estimate.
+
+    ``plan(n, epsilon, delta, calibration, on_invalid, **params)`` gives its :class:`~dpcost.accounting.PrivacyPlan`
+    (the same function the estimator calls); ``options`` are the privacy options it accepts.
+    """
 
     name: str
     fn: Callable
     private: bool
     label: str
+    plan: Callable | None = None
+    options: tuple[str, ...] = ()
+
+
+def _privacy_kwargs(spec: Method, epsilon, delta, calibration: str, on_invalid: str) -> dict:
+    if not spec.private:
+        return {"epsilon": None, "delta": None}
+    opts = {"calibration": calibration, "on_invalid": on_invalid}
+    return {"epsilon": epsilon, "delta": delta, **{k: opts[k] for k in spec.options}}
 
 
 REGRESSION_METHODS: dict[str, Method] = {
     "ols": Method("ols", lambda X, y, *, epsilon, delta, rng: regression.ols(X, y), False, "OLS (non-private)"),
-    "noisy_gd": Method("noisy_gd", regression.noisy_gradient_descent_ols, True, "Noisy GD (004 Alg. 4.1)"),
+    "noisy_gd": Method(
+        "noisy_gd",
+        regression.noisy_gradient_descent_ols,
+        True,
+        "Noisy GD (004 Alg. 4.1)",
+        lambda n, *, epsilon, delta, calibration, on_invalid, **p: accounting.noisy_gd_plan(
+            n=n, epsilon=epsilon, delta=delta, calibration=calibration, on_invalid=on_invalid, **p
+        ),
+        ("calibration", "on_invalid"),
+    ),
     "noisy_truncated_ols": Method(
-        "noisy_truncated_ols", regression.noisy_truncated_ols, True, "Noisy truncated OLS (000 §4.3.1)"
+        "noisy_truncated_ols",
+        regression.noisy_truncated_ols,
+        True,
+        "Noisy truncated OLS (000 §4.3.1)",
+        lambda n, *, epsilon, delta, calibration, on_invalid, noise="derived", **p: accounting.noisy_truncated_ols_plan(
+            n=n, epsilon=epsilon, delta=delta, calibration=calibration, on_invalid=on_invalid, **p
+        ),
+        ("calibration", "on_invalid"),
     ),
 }
 
@@ -65,6 +94,8 @@ def run_regression_grid(
     epsilon: float,
     delta: float | str,
     dataset: str = "housing",
+    calibration: str = "paper",
+    on_invalid: str = "refuse",
 ) -> pd.DataFrame:
     """Error ‖β̂ − β_true‖₂ of ``method`` on ``reps`` subsamples of each size m; one tidy row per (m, rep).
 
@@ -84,7 +115,7 @@ def run_regression_grid(
         for rep in range(reps):
             idx = subsample_indices(len(y), m, seed=seed, dataset=dataset, rep=rep)
             rng = rng_for(seed, dataset, "noise", method, m, rep)
-            kw = {"epsilon": epsilon, "delta": d_m} if spec.private else {"epsilon": None, "delta": None}
+            kw = _privacy_kwargs(spec, epsilon, d_m, calibration, on_invalid)
             beta = spec.fn(X[idx], y[idx], rng=rng, **kw, **params)
             rows.append((method, m, rep, eps_m, d_m, float(np.linalg.norm(beta - beta_true))))
     return pd.DataFrame(rows, columns=["method", "m", "rep", "epsilon", "delta", "error"])
@@ -109,8 +140,26 @@ MEAN_METHODS: dict[str, Method] = {
         False,
         "Top-s sample mean (non-private)",
     ),
-    "peeling": Method("peeling", sparse_mean.dp_sparse_mean, True, "DP sparse mean, peeling (004 Alg. 3.3)"),
-    "frank_wolfe": Method("frank_wolfe", _frank_wolfe, True, "Private Frank-Wolfe (Talwar et al. 2015)"),
+    "peeling": Method(
+        "peeling",
+        sparse_mean.dp_sparse_mean,
+        True,
+        "DP sparse mean, peeling (004 Alg. 3.3)",
+        lambda n, *, epsilon, delta, calibration, on_invalid, s, R: accounting.peeling_plan(
+            s=s, epsilon=epsilon, delta=delta, lam=2 * R / n, calibration=calibration
+        ),
+        ("calibration",),
+    ),
+    "frank_wolfe": Method(
+        "frank_wolfe",
+        _frank_wolfe,
+        True,
+        "Private Frank-Wolfe (Talwar et al. 2015)",
+        lambda n, *, epsilon, delta, calibration, on_invalid, s=None, **p: accounting.frank_wolfe_plan(
+            n=n, epsilon=epsilon, delta=delta, calibration=calibration, **p
+        ),
+        ("calibration",),
+    ),
 }
 
 
@@ -133,6 +182,8 @@ def run_mean_grid(
     epsilon: float,
     delta: float | str,
     dataset: str = "snp",
+    calibration: str = "paper",
+    on_invalid: str = "refuse",
 ) -> pd.DataFrame:
     """The two-group design of 004 §6.1: draw m rows of A and m rows of B without replacement, pair them, estimate
     the mean of the m differences; error ‖μ̂ − μ‖₂ and how many of the true top-s coordinates the estimate selected.
@@ -156,7 +207,7 @@ def run_mean_grid(
             ib = subsample_indices(len(B), m, seed=seed, dataset=dataset, rep=rep, group="B")
             D = A[ia].astype(float) - B[ib]
             rng = rng_for(seed, dataset, "noise", method, m, rep)
-            kw = {"epsilon": epsilon, "delta": d_m} if spec.private else {"epsilon": None, "delta": None}
+            kw = _privacy_kwargs(spec, epsilon, d_m, calibration, on_invalid)
             est, support = spec.fn(D, rng=rng, s=s, **kw, **params)
             found = np.nan if support is None else len(truth_support.intersection(np.asarray(support).tolist()))
             rows.append((method, m, rep, eps_m, d_m, float(np.linalg.norm(est - mu_true)), found))

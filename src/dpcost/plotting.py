@@ -30,6 +30,7 @@ def error_curves(
     ylabel: str,
     epsilon: float,
     delta,
+    calibration: str = "paper",
     reference: tuple[float, str] | None = None,
 ) -> None:
     """One log-log curve of the mean error per method, with its 5 %–95 % band; saved to every path in ``paths``.
@@ -48,7 +49,9 @@ def error_curves(
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(f"{title}\n(ε = {epsilon}, δ = {delta}; bands: 5–95 % of repetitions)", fontsize=10)
+    ax.set_title(
+        f"{title}\n(ε = {epsilon}, δ = {delta}, {calibration} calibration; bands: 5–95 % of repetitions)", fontsize=10
+    )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, frameon=False)
     fig.tight_layout()

@@ -13,8 +13,9 @@ import warnings
 import numpy as np
 from scipy import optimize
 
+from .accounting import noisy_gd_plan, noisy_truncated_ols_plan
 from .errors import DataError, PrivacyError
-from .mechanisms import check_epsilon_delta, gaussian_sigma
+from .mechanisms import check_epsilon_delta
 
 
 def _check_design(X, y) -> tuple[np.ndarray, np.ndarray]:
@@ -58,34 +59,6 @@ def ols(X, y) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def noisy_gd_step_sensitivity(*, R: float, C: float, c_x: float, eta0: float, n: int) -> float:
-    """ℓ2 sensitivity of one update of Alg. 4.1 under replace-one neighbours.
-
-    With ‖x‖₂ ≤ c_x, |Π_R(y)| ≤ R and ‖β^t‖₂ ≤ C the per-record gradient (x'β − Π_R(y))x has norm ≤ (R + C c_x) c_x;
-    replacing one record moves (η⁰/n)Σ_i of them by at most 2 η⁰ (R + C c_x) c_x / n.
-    """
-    return 2 * eta0 * (R + C * c_x) * c_x / n
-
-
-def noisy_gd_noise_sd(
-    *, epsilon: float, delta: float, T: int, R: float, C: float, c_x: float, eta0: float, n: int, B: float | None = None
-) -> float:
-    """Per-coordinate noise sd of Alg. 4.1 as printed: σ = η⁰ B √(2 log(2T/δ)) / (n ε/T).
-
-    Each of the T steps is a Gaussian mechanism at (ε/T, δ/T) with sensitivity η⁰B/n, composed by basic composition
-    (Lemma 4.2). The printed variant of the classic calibration, √(2 log(2/δ')) instead of √(2 log(1.25/δ')), is
-    conservative and proven for ε/T < 1, which is enforced here. B defaults to the paper's 4(R + C c_x)c_x (twice the
-    sensitivity below); a B under 2(R + C c_x)c_x would not cover the sensitivity and is refused.
-    """
-    B_min = 2 * (R + C * c_x) * c_x
-    B = 4 * (R + C * c_x) * c_x if B is None else _positive("B", B)
-    if B < B_min * (1 - 1e-12):
-        raise PrivacyError(f"noise scale B={B} is below the replace-one sensitivity bound 2(R + C c_x)c_x = {B_min}")
-    if epsilon / T >= 1:
-        raise PrivacyError(f"Alg. 4.1's per-step calibration needs epsilon/T < 1, got epsilon={epsilon}, T={T}")
-    return eta0 * B * math.sqrt(2 * math.log(2 * T / delta)) / (n * epsilon / T)
-
-
 def _noisy_gd_from_stats(
     G: np.ndarray, h: np.ndarray, n: int, *, eta0: float, C: float, noise: np.ndarray
 ) -> np.ndarray:
@@ -114,16 +87,20 @@ def noisy_gradient_descent_ols(
     eta0: float,
     rng: np.random.Generator,
     B: float | None = None,
+    calibration: str = "paper",
+    on_invalid: str = "refuse",
 ) -> np.ndarray:
     """DP linear regression by noisy gradient descent — Cai, Wang & Zhang, *The Cost of Privacy*, Algorithm 4.1.
 
     β⁰ = 0; for t < T: β^{t+1} = Π_C(β^t − (η⁰/n) Σ_i (x_i'β^t − Π_R(y_i)) x_i + w_t), w_t ~ N_d(0, σ² I),
-    σ from :func:`noisy_gd_noise_sd`.
+    σ from :func:`dpcost.accounting.noisy_gd_plan`.
 
-    Privacy: (ε, δ)-DP under replace-one neighbours (Lemma 4.2), by basic composition of T Gaussian mechanisms
-    at (ε/T, δ/T). Sensitivity per step 2η⁰(R + C c_x)c_x/n ≤ η⁰B/n. Assumption (D1) ‖x_i‖₂ ≤ c_x is *enforced*
-    here by clipping each row to the c_x ball (a standardized design is not bounded by itself); |Π_R(y)| ≤ R by
-    truncation and ‖β^t‖₂ ≤ C by the projection Π_C, so the guarantee holds for every input.
+    Privacy: (ε, δ)-DP under replace-one neighbours. Sensitivity per step 2η⁰(R + C c_x)c_x/n. ``calibration``
+    "paper": basic composition of T Gaussian mechanisms at (ε/T, δ/T) with the paper's B (Lemma 4.2), proven for
+    ε/T < 1 (outside it: refused, or run with a warning if ``on_invalid="warn"``); "tight": PLD accounting.
+    Assumption (D1) ‖x_i‖₂ ≤ c_x is *enforced* here by clipping each row to the c_x ball (a standardized design
+    is not bounded by itself); |Π_R(y)| ≤ R by truncation and ‖β^t‖₂ ≤ C by the projection Π_C, so the guarantee
+    holds for every input.
 
     Parameters: η⁰ step size, T iterations, R truncation of y, C feasibility radius, c_x row-norm bound,
     B noise scale (default 4(R + C c_x)c_x, the paper's choice).
@@ -134,7 +111,20 @@ def noisy_gradient_descent_ols(
         raise PrivacyError(f"T must be an integer >= 1, got {T!r}")
     R, C, c_x, eta0 = (_positive(k, v) for k, v in (("R", R), ("C", C), ("c_x", c_x), ("eta0", eta0)))
     n, d = X.shape
-    sd = noisy_gd_noise_sd(epsilon=epsilon, delta=delta, T=T, R=R, C=C, c_x=c_x, eta0=eta0, n=n, B=B)
+    plan = noisy_gd_plan(
+        n=n,
+        epsilon=epsilon,
+        delta=delta,
+        T=T,
+        R=R,
+        C=C,
+        c_x=c_x,
+        eta0=eta0,
+        B=B,
+        calibration=calibration,
+        on_invalid=on_invalid,
+    )
+    sd = plan.releases[0].noise_scale
     Xc = clip_rows(X, c_x)
     yt = np.clip(y, -R, R)
     noise = rng.normal(0.0, sd, size=(1, T, d))
@@ -168,16 +158,6 @@ def truncated_ridge_fit(X: np.ndarray, y: np.ndarray, *, R: float, C: float, c_x
     return _ridge_in_ball(Xc.T @ Xc / n + kappa * np.eye(d), Xc.T @ np.clip(y, -R, R) / n, C)
 
 
-def noisy_truncated_ols_sensitivity(*, R: float, C: float, c_x: float, kappa: float, n: int) -> float:
-    """Replace-one ℓ2 sensitivity of the κ-ridge, C-ball-constrained least squares on clipped, truncated data.
-
-    The objective (1/n)Σ_i ½(x_i'β − Π_R(y_i))² + (κ/2)‖β‖² is κ-strongly convex and each per-record gradient is
-    bounded on the ball by G = c_x(R + c_x C), so the minimiser moves by at most 2G/(nκ) (Chaudhuri, Monteleoni
-    & Sarwate 2011, Lemma 7).
-    """
-    return 2 * c_x * (R + c_x * C) / (n * kappa)
-
-
 def noisy_truncated_ols(
     X,
     y,
@@ -189,7 +169,8 @@ def noisy_truncated_ols(
     c_x: float,
     kappa: float,
     rng: np.random.Generator,
-    calibration: str = "classic",
+    calibration: str = "paper",
+    on_invalid: str = "refuse",
     noise: str = "derived",
 ) -> np.ndarray:
     """Noisy truncated OLS — Cai, Wang & Zhang, *The Cost of Privacy* (earlier version), §4.3.1.
@@ -201,8 +182,9 @@ def noisy_truncated_ols(
     This implementation makes the guarantee unconditional and says how:
     rows are clipped to ‖x_i‖₂ ≤ c_x, y truncated to [−R, R], a ridge term (κ/2)‖β‖² supplies the strong convexity
     the paper assumes of X'X/n, and the estimate is the minimiser over the ball ‖β‖₂ ≤ C. Its replace-one
-    sensitivity is 2 c_x (R + c_x C)/(nκ) (:func:`noisy_truncated_ols_sensitivity`); Gaussian noise calibrated to it
-    gives (ε, δ)-DP under replace-one neighbours (``calibration`` "classic", proven for ε < 1, or "analytic").
+    sensitivity is 2 c_x (R + c_x C)/(nκ) (:func:`dpcost.accounting.noisy_truncated_ols_sensitivity`); Gaussian
+    noise calibrated to it gives (ε, δ)-DP under replace-one neighbours (``calibration`` "paper": the classic
+    formula, proven for ε < 1; "tight": the analytic Gaussian mechanism).
 
     ``noise="printed"`` reproduces the paper's variance d R² log(1.25/δ)/(n²ε²) on the unregularised OLS of Π_R(y)
     instead. That is **not** a proven DP guarantee (it omits the design-dependent factor); it warns every time.
@@ -222,6 +204,16 @@ def noisy_truncated_ols(
     if noise != "derived":
         raise PrivacyError(f"noise must be 'derived' or 'printed', got {noise!r}")
     beta = truncated_ridge_fit(X, y, R=R, C=C, c_x=c_x, kappa=kappa)
-    sensitivity = noisy_truncated_ols_sensitivity(R=R, C=C, c_x=c_x, kappa=kappa, n=n)
-    sd = gaussian_sigma(sensitivity, epsilon, delta, calibration)
+    plan = noisy_truncated_ols_plan(
+        n=n,
+        epsilon=epsilon,
+        delta=delta,
+        R=R,
+        C=C,
+        c_x=c_x,
+        kappa=kappa,
+        calibration=calibration,
+        on_invalid=on_invalid,
+    )
+    sd = plan.releases[0].noise_scale
     return beta + rng.normal(0.0, sd, size=d)

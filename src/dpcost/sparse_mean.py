@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize
 
+from .accounting import frank_wolfe_plan, peeling_plan
 from .errors import DataError, PrivacyError
 from .mechanisms import check_epsilon_delta
 
@@ -60,11 +60,6 @@ def private_max(f, *, B: float, epsilon: float, rng: np.random.Generator) -> tup
     return j, float(f[j] + rng.laplace(0.0, b))
 
 
-def peeling_scale(*, s: int, epsilon: float, delta: float, lam: float) -> float:
-    """Laplace scale of Peeling: λ · 2√(3 s log(1/δ)) / ε (004 Alg. 3.2, steps 3 and 8)."""
-    return lam * 2 * math.sqrt(3 * s * math.log(1 / delta)) / epsilon
-
-
 def _peel_from_noise(v: np.ndarray, W: np.ndarray, W_tilde: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Peeling from pre-drawn noise, batched over a leading axis.
 
@@ -86,12 +81,15 @@ def _peel_from_noise(v: np.ndarray, W: np.ndarray, W_tilde: np.ndarray) -> tuple
     return out, chosen
 
 
-def peeling(v, *, s: int, epsilon: float, delta: float, lam: float, rng: np.random.Generator):
+def peeling(
+    v, *, s: int, epsilon: float, delta: float, lam: float, rng: np.random.Generator, calibration: str = "paper"
+):
     """Peeling — Cai, Wang & Zhang, *The Cost of Privacy*, Algorithm 3.2 (after Dwork, Su & Zhang 2018).
 
     s times: add i.i.d. Laplace(λ·2√(3s log(1/δ))/ε) to |v_j| and take the largest not yet chosen; release v on the
     chosen set S plus fresh Laplace noise of the same scale, zeros elsewhere.
     Guarantee (Lemma 3.3): (ε, δ)-DP when ‖v(Z) − v(Z′)‖∞ ≤ λ for every pair of neighbouring data sets.
+    ``calibration="tight"`` uses the smaller scale that exact RDP accounting allows (:mod:`dpcost.accounting`).
     Returns (estimate, selected indices in selection order).
     """
     v = np.asarray(v, dtype=float)
@@ -99,14 +97,17 @@ def peeling(v, *, s: int, epsilon: float, delta: float, lam: float, rng: np.rand
         raise DataError(f"peeling expects a vector, got shape {v.shape}")
     s = _check_s(s, v.size)
     check_epsilon_delta(epsilon, delta)
-    b = peeling_scale(s=s, epsilon=epsilon, delta=delta, lam=_check_positive("lam", lam))
+    plan = peeling_plan(s=s, epsilon=epsilon, delta=delta, lam=_check_positive("lam", lam), calibration=calibration)
+    b = plan.releases[0].noise_scale
     W = rng.laplace(0.0, b, size=(1, s, v.size))
     W_tilde = rng.laplace(0.0, b, size=(1, s))
     est, chosen = _peel_from_noise(v[None], W, W_tilde)
     return est[0], chosen[0]
 
 
-def dp_sparse_mean(X, *, s: int, epsilon: float, delta: float, R: float, rng: np.random.Generator):
+def dp_sparse_mean(
+    X, *, s: int, epsilon: float, delta: float, R: float, rng: np.random.Generator, calibration: str = "paper"
+):
     """DP sparse mean — Cai, Wang & Zhang, *The Cost of Privacy*, Algorithm 3.3.
 
     Peeling(X̄_R, s, ε, δ, λ = 2R/n) on the coordinate-truncated sample mean X̄_R.
@@ -117,7 +118,8 @@ def dp_sparse_mean(X, *, s: int, epsilon: float, delta: float, R: float, rng: np
     X = _check_matrix(X)
     n, d = X.shape
     R = _check_positive("R", R)
-    return peeling(truncated_mean(X, R), s=s, epsilon=epsilon, delta=delta, lam=2 * R / n, rng=rng)
+    v = truncated_mean(X, R)
+    return peeling(v, s=s, epsilon=epsilon, delta=delta, lam=2 * R / n, rng=rng, calibration=calibration)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -150,13 +152,6 @@ def top_s_sample_mean(X, *, s: int) -> tuple[np.ndarray, np.ndarray]:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def advanced_composition_epsilon0(epsilon: float, delta: float, T: int) -> float:
-    """Largest ε₀ with √(2T log(1/δ)) ε₀ + T ε₀ (e^{ε₀} − 1) ≤ ε: T ε₀-DP steps compose to (ε, δ)-DP
-    (Dwork, Rothblum & Vadhan 2010)."""
-    g = lambda e0: math.sqrt(2 * T * math.log(1 / delta)) * e0 + T * e0 * math.expm1(e0) - epsilon  # noqa: E731
-    return optimize.brentq(g, 0.0, epsilon, xtol=1e-15)
-
-
 def private_frank_wolfe_mean(
     X,
     *,
@@ -166,6 +161,7 @@ def private_frank_wolfe_mean(
     radius: float,
     T: int,
     rng: np.random.Generator,
+    calibration: str = "paper",
 ) -> np.ndarray:
     """Private Frank-Wolfe over the ℓ1 ball — Talwar, Thakurta & Zhang (NeurIPS 2015), Algorithm 2
     (A_Noise-FW, polytope case), applied to the mean as least squares to the sample mean, as the comparator of
@@ -177,8 +173,9 @@ def private_frank_wolfe_mean(
 
     Privacy, our calibration (the paper prints b = L₁‖C‖₁√(8T log(1/δ))/(nε) without fixing the neighbour
     relation): each α_s has replace-one sensitivity Δ = radius · 2R/n (X̄_R moves by ≤ 2R/n per coordinate), so each
-    report-noisy-min with Laplace(2Δ/ε₀) is ε₀-DP, and T of them compose to (ε, δ)-DP by advanced composition with ε₀
-    from :func:`advanced_composition_epsilon0`. Only the selections touch the data; θ_T is post-processing.
+    report-noisy-min with Laplace(2Δ/ε₀) is ε₀-DP, and T of them compose to (ε, δ)-DP: ε₀ by advanced composition
+    (``calibration="paper"``) or by zCDP/RDP accounting (``"tight"``), see
+    :func:`dpcost.accounting.frank_wolfe_plan`. Only the selections touch the data; θ_T is post-processing.
     """
     X = _check_matrix(X)
     n, d = X.shape
@@ -187,7 +184,8 @@ def private_frank_wolfe_mean(
     if not (isinstance(T, (int, np.integer)) and T >= 1):
         raise PrivacyError(f"T must be an integer >= 1, got {T!r}")
     mean = truncated_mean(X, R)
-    b = 2 * (radius * 2 * R / n) / advanced_composition_epsilon0(epsilon, delta, T)
+    plan = frank_wolfe_plan(n=n, epsilon=epsilon, delta=delta, R=R, radius=radius, T=T, calibration=calibration)
+    b = plan.releases[0].noise_scale
     noise = rng.laplace(0.0, b, size=(T, 2 * d))
     theta = np.zeros(d)
     for t in range(1, T + 1):

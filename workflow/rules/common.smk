@@ -38,6 +38,11 @@ except ImportError as exc:
 DATASETS = config["datasets"]
 METHODS = {"housing": config["housing"]["methods"], "snp": config["snp"]["methods"]}
 
+
+def calibration(dataset):
+    return config[dataset].get("calibration", config["calibration"])
+
+
 try:
     _notes = []
     if "housing" in DATASETS:
@@ -49,6 +54,8 @@ try:
             delta=_h["privacy"]["delta"],
             m_grid=_h["m"],
             n_rows=HOUSING_ROWS,
+            calibration=calibration("housing"),
+            on_invalid=config["on_invalid"],
         )
     if "snp" in DATASETS:
         _s = config["snp"]
@@ -61,6 +68,8 @@ try:
             m_grid=_s["m"],
             n_min=min(_s["groups"].values()),
             n_snps=_s["n_snps"],
+            calibration=calibration("snp"),
+            on_invalid=config["on_invalid"],
         )
     for _note in dict.fromkeys(_notes):
         print(_note, file=sys.stderr)
@@ -77,5 +86,6 @@ def final_outputs():
             "summary.csv",
             "error_curves.png",
             "error_curves.pdf",
+            "privacy_ledger.json",
         )
     ]

@@ -19,6 +19,8 @@ rule estimate_housing:
         reps=config["reps"],
         seed=config["seed"],
         privacy=config["housing"]["privacy"],
+        calibration=calibration("housing"),
+        on_invalid=config["on_invalid"],
         tuning=lambda wc: config["housing"].get("tuning", {}).get(wc.method, {}),
     script:
         "../scripts/estimate_housing.py"
@@ -42,6 +44,8 @@ rule estimate_snp:
         reps=config["reps"],
         seed=config["seed"],
         privacy=config["snp"]["privacy"],
+        calibration=calibration("snp"),
+        on_invalid=config["on_invalid"],
         tuning=lambda wc: config["snp"].get("tuning", {}).get(wc.method, {}),
     script:
         "../scripts/estimate_snp.py"

@@ -33,6 +33,8 @@ def main():
         seed=snakemake.params.seed,
         epsilon=snakemake.params.privacy["epsilon"],
         delta=snakemake.params.privacy["delta"],
+        calibration=snakemake.params.calibration,
+        on_invalid=snakemake.params.on_invalid,
         dataset="snp",
     )
     logging.getLogger("estimate").info("%s: %d rows in %.2f s", method, len(errors), time.perf_counter() - t0)

@@ -22,6 +22,7 @@ def main():
         ylabel=text["ylabel"],
         epsilon=snakemake.params.privacy["epsilon"],
         delta=snakemake.params.privacy["delta"],
+        calibration=snakemake.params.calibration,
         reference=(trivial, text["reference_label"]),
     )
 
