@@ -19,9 +19,6 @@ import math
 import warnings
 from dataclasses import asdict, dataclass, field
 
-import dp_accounting as dpa
-from dp_accounting import pld, rdp
-
 from .errors import PrivacyError
 from .mechanisms import check_epsilon_delta, gaussian_sigma
 
@@ -76,6 +73,15 @@ def _outside_validity(message: str, on_invalid: str) -> None:
 # ---------------------------------------------------------------------------------------------------------------
 
 
+def _dpa():
+    # imported on first use: dp-accounting takes about a second to import, which every job and every
+    # `snakemake` start would otherwise pay even with the paper calibration
+    import dp_accounting
+    from dp_accounting import pld, rdp
+
+    return dp_accounting, pld, rdp
+
+
 @functools.lru_cache(maxsize=4096)
 def gaussian_noise_multiplier(T: int, epsilon: float, delta: float) -> float:
     """Smallest σ/Δ such that T Gaussian mechanisms of ℓ2-sensitivity Δ compose to (ε, δ)-DP.
@@ -86,6 +92,7 @@ def gaussian_noise_multiplier(T: int, epsilon: float, delta: float) -> float:
     check_epsilon_delta(epsilon, delta)
     if T == 1:
         return gaussian_sigma(1.0, epsilon, delta, "analytic")
+    dpa, pld, _ = _dpa()
     sigma = dpa.calibrate_dp_mechanism(
         # a coarser grid than the default 1e-4 is 10x faster and gives the same σ to 4 decimals; the
         # discretisation stays pessimistic, so the guarantee holds
@@ -97,7 +104,8 @@ def gaussian_noise_multiplier(T: int, epsilon: float, delta: float) -> float:
     return float(sigma) * (1 + 1e-6)  # the root finder may stop just inside; step out
 
 
-def _rdp_epsilon(events: list[dpa.DpEvent], delta: float) -> float:
+def _rdp_epsilon(events: list, delta: float) -> float:
+    _, _, rdp = _dpa()
     acc = rdp.RdpAccountant()
     for ev in events:
         acc.compose(ev)
@@ -119,12 +127,15 @@ def _largest_below(f, target: float, lo: float, hi: float) -> float:
 
 @functools.lru_cache(maxsize=4096)
 def pure_steps_epsilon0(T: int, epsilon: float, delta: float) -> float:
-    """Largest ε₀ such that T ε₀-DP mechanisms compose to (ε, δ)-DP: each is (ε₀²/2)-zCDP (Bun & Steinke 2016,
-    Prop. 1.4), composed and converted by dp-accounting's RDP accountant."""
+    """Largest ε₀ such that T ε₀-DP mechanisms compose to (ε, δ)-DP, by the better of two valid bounds: basic
+    composition (T ε₀ ≤ ε) and zCDP — each step is (ε₀²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4) — composed and
+    converted by dp-accounting's RDP accountant (better from a handful of steps on)."""
     check_epsilon_delta(epsilon, delta)
-    return _largest_below(
+    dpa = _dpa()[0]
+    rdp_e0 = _largest_below(
         lambda e0: _rdp_epsilon([dpa.SelfComposedDpEvent(dpa.ZCDpEvent(e0**2 / 2), T)], delta), epsilon, 0.0, epsilon
     )
+    return max(epsilon / T, rdp_e0)
 
 
 def advanced_composition_epsilon0(epsilon: float, delta: float, T: int) -> float:
@@ -136,9 +147,11 @@ def advanced_composition_epsilon0(epsilon: float, delta: float, T: int) -> float
 
 @functools.lru_cache(maxsize=4096)
 def peeling_scale_tight(s: int, epsilon: float, delta: float) -> float:
-    """Smallest Laplace scale b/λ for Peeling at (ε, δ) by exact accounting: s report-noisy-max selections, each
-    (2λ/b)-DP, and s one-dimensional Laplace releases of sensitivity λ (RDP of the Laplace mechanism)."""
+    """Smallest Laplace scale b/λ for Peeling at (ε, δ): s report-noisy-max selections, each (2λ/b)-DP, and s
+    one-dimensional Laplace releases of sensitivity λ, composed by the better of two valid bounds — basic composition
+    of the 3s·λ/b pure budget, and RDP accounting (dp-accounting; better for larger s)."""
     check_epsilon_delta(epsilon, delta)
+    dpa = _dpa()[0]
 
     def eps_of(scale):
         e_sel = 2 / scale
@@ -150,8 +163,9 @@ def peeling_scale_tight(s: int, epsilon: float, delta: float) -> float:
             delta,
         )
 
-    # ε decreases in the scale: find the smallest scale with eps_of ≤ ε
-    return 1 / _largest_below(lambda inv: eps_of(1 / inv) if inv > 0 else 0.0, epsilon, 0.0, 1e6)
+    # ε decreases in the scale: the smallest RDP-valid scale is 1 / (largest valid 1/scale)
+    rdp_scale = 1 / _largest_below(lambda inv: eps_of(1 / inv) if inv > 0 else 0.0, epsilon, 0.0, 1e6)
+    return min(3 * s / epsilon, rdp_scale)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -284,7 +298,10 @@ def peeling_plan(
         comp = "Lemma 3.3 of Cai, Wang & Zhang (after Dwork, Su & Zhang 2018)"
     else:
         b = lam * peeling_scale_tight(s, epsilon, delta)
-        comp = f"RDP accounting (dp-accounting) of {s} report-noisy-max selections and {s} Laplace releases"
+        comp = (
+            f"{s} report-noisy-max selections and {s} Laplace releases: the better of basic composition and RDP "
+            "accounting (dp-accounting)"
+        )
     rels = (
         Release("report-noisy-max (Laplace)", lam, "linf", b, s, 2 * lam / b),
         Release("laplace", lam, "l1 per coordinate", b, s, lam / b),
@@ -304,7 +321,8 @@ def frank_wolfe_plan(
     if calibration == "paper":
         e0, comp = advanced_composition_epsilon0(epsilon, delta, T), f"advanced composition of {T} selections"
     else:
-        e0, comp = pure_steps_epsilon0(T, epsilon, delta), f"zCDP/RDP accounting of {T} selections (dp-accounting)"
+        e0 = pure_steps_epsilon0(T, epsilon, delta)
+        comp = f"{T} selections: the better of basic composition and zCDP/RDP accounting (dp-accounting)"
     rel = Release("report-noisy-min (Laplace)", sens, "linf over vertex scores", 2 * sens / e0, T, e0)
     return PrivacyPlan(
         "frank_wolfe",

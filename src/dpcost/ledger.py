@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 from .experiment import Method
@@ -32,16 +33,19 @@ def build_ledger(
         if not spec.private:
             entries[name] = {"label": spec.label, "private": False, "guarantee": "none (non-private baseline)"}
             continue
-        per_m = []
+        per_m, outside = [], set()
         for m in m_grid:
-            plan = spec.plan(
-                m,
-                epsilon=epsilon,
-                delta=resolve_delta(delta, m),
-                calibration=calibration,
-                on_invalid=on_invalid,
-                **params,
-            )
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                plan = spec.plan(
+                    m,
+                    epsilon=epsilon,
+                    delta=resolve_delta(delta, m),
+                    calibration=calibration,
+                    on_invalid=on_invalid,
+                    **params,
+                )
+            outside.update(str(w.message) for w in caught)
             d = plan.to_dict()
             per_m.append({"m": m, "epsilon": d["epsilon"], "delta": d["delta"], "releases": d["releases"]})
         guarantee = f"({epsilon}, delta(n = m))-DP, neighbours: {plan.neighbours}"
@@ -54,6 +58,7 @@ def build_ledger(
             "calibration": calibration,
             "composition": plan.composition,
             "assumption (enforced in code)": plan.assumption,
+            "warnings": sorted(outside),
             "per_m": per_m,
         }
     return {
