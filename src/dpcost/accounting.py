@@ -20,7 +20,7 @@ import warnings
 from dataclasses import asdict, dataclass, field
 
 from .errors import PrivacyError
-from .mechanisms import check_epsilon_delta, gaussian_sigma
+from .mechanisms import check_sensitivity, check_epsilon_delta, gaussian_sigma
 
 CALIBRATIONS = ("paper", "tight")
 NEIGHBOURS = "replace one record"
@@ -216,6 +216,7 @@ def noisy_gd_plan(
     check_epsilon_delta(epsilon, delta)
     check_calibration(calibration)
     sens = noisy_gd_step_sensitivity(R=R, C=C, c_x=c_x, eta0=eta0, n=n)
+    check_sensitivity(sens)  # a zero bound must never mean zero noise (cf. diffprivlib issue #105)
     assumption = (
         f"rows clipped to ||x||_2 <= c_x = {c_x}, y truncated to [-{R}, {R}], iterates projected on ||b||_2 <= {C}"
     )
@@ -265,6 +266,7 @@ def noisy_truncated_ols_plan(
     check_epsilon_delta(epsilon, delta)
     check_calibration(calibration)
     sens = noisy_truncated_ols_sensitivity(R=R, C=C, c_x=c_x, kappa=kappa, n=n)
+    check_sensitivity(sens)
     if calibration == "paper" and epsilon >= 1:
         _outside_validity(
             f"the classic Gaussian calibration is proven only for epsilon < 1 (got epsilon={epsilon})", on_invalid
@@ -293,6 +295,7 @@ def peeling_plan(
     exact RDP accounting of the s selections and the s released coordinates allows."""
     check_epsilon_delta(epsilon, delta)
     check_calibration(calibration)
+    check_sensitivity(lam)
     if calibration == "paper":
         b = lam * 2 * math.sqrt(3 * s * math.log(1 / delta)) / epsilon
         comp = "Lemma 3.3 of Cai, Wang & Zhang (after Dwork, Su & Zhang 2018)"
@@ -318,6 +321,7 @@ def frank_wolfe_plan(
     check_epsilon_delta(epsilon, delta)
     check_calibration(calibration)
     sens = radius * 2 * R / n
+    check_sensitivity(sens)
     if calibration == "paper":
         e0, comp = advanced_composition_epsilon0(epsilon, delta, T), f"advanced composition of {T} selections"
     else:

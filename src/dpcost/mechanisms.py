@@ -26,7 +26,8 @@ def check_epsilon_delta(epsilon: float, delta: float | None = None) -> None:
         raise PrivacyError(f"delta must lie strictly between 0 and 1, got {delta!r}")
 
 
-def _check_sensitivity(sensitivity: float) -> None:
+def check_sensitivity(sensitivity: float) -> None:
+    """Refuse a sensitivity that is not a finite number > 0."""
     # A zero sensitivity silently releases the data without noise (diffprivlib issue #105): refuse it.
     if not (math.isfinite(sensitivity) and sensitivity > 0):
         raise PrivacyError(f"sensitivity must be a finite number > 0, got {sensitivity!r}")
@@ -34,7 +35,7 @@ def _check_sensitivity(sensitivity: float) -> None:
 
 def laplace_scale(sensitivity: float, epsilon: float) -> float:
     """Scale b = Δ₁/ε of the Laplace mechanism (Dwork, McSherry, Nissim & Smith 2006)."""
-    _check_sensitivity(sensitivity)
+    check_sensitivity(sensitivity)
     check_epsilon_delta(epsilon)
     return sensitivity / epsilon
 
@@ -70,7 +71,7 @@ def gaussian_sigma(
         ``"analytic"``: the smallest σ with Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ) ≤ δ (Balle & Wang 2018),
         exact for every ε > 0 and never larger than the classic σ where that one is valid.
     """
-    _check_sensitivity(sensitivity)
+    check_sensitivity(sensitivity)
     check_epsilon_delta(epsilon, delta)
     if calibration == "classic":
         if epsilon >= 1:
