@@ -20,7 +20,7 @@ import warnings
 from dataclasses import asdict, dataclass, field
 
 from .errors import PrivacyError
-from .mechanisms import check_sensitivity, check_epsilon_delta, gaussian_sigma
+from .mechanisms import check_epsilon_delta, check_sensitivity, gaussian_sigma
 
 CALIBRATIONS = ("paper", "tight")
 NEIGHBOURS = "replace one record"
