@@ -17,6 +17,17 @@ include: "workflow/rules/estimate.smk"
 include: "workflow/rules/aggregate.smk"
 
 
+# Run on the submitting host under a cluster executor: downloads need the internet, which compute nodes often
+# lack, and the rest take seconds.
+localrules:
+    all,
+    download_housing,
+    download_snp,
+    aggregate,
+    plot,
+    ledger,
+
+
 rule all:
     default_target: True
     input:

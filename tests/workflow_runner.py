@@ -11,7 +11,7 @@ import yaml
 from support import REPO
 
 
-def run_workflow(workdir: Path, override: dict, *extra: str, cores: int = 2, timeout: int = 600):
+def run_workflow(workdir: Path, override: dict, *extra: str, cores: int = 2, timeout: int = 600, env=None):
     workdir.mkdir(parents=True, exist_ok=True)
     cfg = workdir / "override.yaml"
     cfg.write_text(yaml.safe_dump(override))
@@ -30,4 +30,4 @@ def run_workflow(workdir: Path, override: dict, *extra: str, cores: int = 2, tim
         str(cores),
         *extra,
     ]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)

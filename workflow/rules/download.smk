@@ -3,6 +3,7 @@ rule download_housing:
         manifest="resources/housing/download.json",
     log:
         "logs/download_housing.log",
+    retries: 2  # on top of the per-URL retries: a job-level second chance for a flaky network
     conda:
         "../envs/dpcost.yaml"
     params:
@@ -21,6 +22,7 @@ rule download_snp:
         manifest="resources/snp/manifest.json",
     log:
         "logs/download_snp.log",
+    retries: 2
     conda:
         "../envs/dpcost.yaml"
     params:

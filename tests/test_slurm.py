@@ -1,0 +1,83 @@
+"""The Slurm profile against a real single-node Slurm (started by the test), compared bit for bit with a local run.
+
+Skips with the reason where it cannot run: not root, not Debian, or a Slurm already running here."""
+
+import pytest
+from slurm_cluster import LocalSlurm, unavailable_reason
+
+from geo_synth import make_series, write_series_matrix
+from support import REPO, LoopbackServer
+from workflow_runner import run_workflow
+
+TABLES = [
+    "housing/errors.parquet",
+    "housing/summary.csv",
+    "snp/errors.parquet",
+    "snp/summary.csv",
+    "housing/privacy_ledger.json",
+    "snp/privacy_ledger.json",
+    "snp/genotypes.parquet",
+]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(f"no real Slurm here: {reason}")
+    with LocalSlurm(tmp_path_factory.mktemp("slurm")) as slurm:
+        yield slurm
+
+
+@pytest.fixture(scope="module")
+def config(housing_archives, tmp_path_factory):
+    series = make_series(n_snps=300, n_average=241, n_low=146, missing_rate=0.0, seed=8)
+    snp = write_series_matrix(tmp_path_factory.mktemp("geo") / "m.txt.gz", series, "nc").read_bytes()
+    with LoopbackServer() as srv:
+        srv.add("/h/houses.zip", housing_archives["statlib"][0])
+        srv.add("/s/", b'<a href="GSE106818_series_matrix.txt.gz">GSE106818_series_matrix.txt.gz</a>')
+        srv.add("/s/GSE106818_series_matrix.txt.gz", snp)
+        yield {
+            "reps": 4,
+            "download": {"max_tries": 2, "backoff": 0.0},
+            "housing": {
+                "sources": [
+                    {
+                        "url": srv.base + "/h/houses.zip",
+                        "format": "statlib",
+                        "filename": "houses.zip",
+                        "sha256": housing_archives["statlib"][1],
+                    }
+                ],
+                "m": [200, 2000],
+            },
+            "snp": {"matrix_url": srv.base + "/s/", "n_snps": 100, "m": [10, 40], "s": 5},
+        }
+
+
+def test_slurm_run_equals_local_run_bit_for_bit(cluster, config, tmp_path):
+    local = run_workflow(tmp_path / "local", config)
+    assert local.returncode == 0, local.stderr[-3000:]
+    slurm = run_workflow(
+        tmp_path / "slurm",
+        config,
+        "--workflow-profile",
+        str(REPO / "workflow/profiles/slurm"),
+        "--slurm-status-command",
+        "squeue",  # this cluster has no accounting daemon
+        "--slurm-init-seconds-before-status-checks",
+        "2",
+        "--slurm-keep-successful-logs",  # evidence that the jobs ran on Slurm
+        env=cluster.env,
+        timeout=900,
+    )
+    assert slurm.returncode == 0, slurm.stderr[-3000:]
+    # the estimate jobs really went through Slurm
+    slurm_logs = tmp_path / "slurm/.snakemake/slurm_logs"
+    assert list(slurm_logs.glob("rule_estimate_housing/**/*.log")) and list(
+        slurm_logs.glob("rule_estimate_snp/**/*.log")
+    )
+    for table in TABLES:
+        assert (tmp_path / "slurm/results" / table).read_bytes() == (tmp_path / "local/results" / table).read_bytes(), (
+            table
+        )
