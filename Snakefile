@@ -10,6 +10,9 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/download.smk"
 include: "workflow/rules/preprocess.smk"
@@ -26,6 +29,7 @@ localrules:
     aggregate,
     plot,
     ledger,
+    config_snapshot,
 
 
 rule all:

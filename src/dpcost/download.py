@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -61,7 +62,9 @@ def _attempt(session: requests.Session, url: str, part: Path, timeout: tuple[flo
                 for chunk in r.iter_content(CHUNK):
                     fh.write(chunk)
     except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as exc:
-        raise _Retryable(f"{type(exc).__name__}: {exc}") from None
+        # urllib3 nests the cause several levels deep; the OS reason ("Connection refused") is what a user needs
+        reason = re.search(r"\[Errno -?\d+\] ([^'\")]+)", str(exc))
+        raise _Retryable(f"{type(exc).__name__}: {reason.group(1) if reason else str(exc)[:200]}") from None
     if expected_total is not None and part.stat().st_size < expected_total:
         raise _Retryable(f"transfer ended at {part.stat().st_size} of {expected_total} bytes")
 

@@ -23,7 +23,12 @@ rule aggregate:
         ),
     output:
         errors="results/{dataset}/errors.parquet",
-        summary="results/{dataset}/summary.csv",
+        summary=report(
+            "results/{dataset}/summary.csv",
+            caption="../report/summary.rst",
+            category="{dataset}",
+            labels={"dataset": "{dataset}", "output": "summary table"},
+        ),
     log:
         "logs/{dataset}/aggregate.log",
     wildcard_constraints:
@@ -39,7 +44,12 @@ rule plot:
         summary="results/{dataset}/summary.csv",
         meta="results/{dataset}/preprocessing.json",
     output:
-        png="results/{dataset}/error_curves.png",
+        png=report(
+            "results/{dataset}/error_curves.png",
+            caption="../report/error_curves.rst",
+            category="{dataset}",
+            labels={"dataset": "{dataset}", "output": "error curves"},
+        ),
         pdf="results/{dataset}/error_curves.pdf",
     log:
         "logs/{dataset}/plot.log",
@@ -59,7 +69,12 @@ rule ledger:
     input:
         meta="results/{dataset}/preprocessing.json",
     output:
-        "results/{dataset}/privacy_ledger.json",
+        report(
+            "results/{dataset}/privacy_ledger.json",
+            caption="../report/ledger.rst",
+            category="{dataset}",
+            labels={"dataset": "{dataset}", "output": "privacy ledger"},
+        ),
     log:
         "logs/{dataset}/ledger.log",
     wildcard_constraints:
@@ -84,3 +99,21 @@ rule ledger:
         ),
     script:
         "../scripts/ledger.py"
+
+
+rule config_snapshot:
+    output:
+        report(
+            "results/config_used.yaml",
+            caption="../report/config.rst",
+            category="configuration",
+            labels={"output": "configuration"},
+        ),
+    log:
+        "logs/config_snapshot.log",
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        config=config,
+    script:
+        "../scripts/config_snapshot.py"

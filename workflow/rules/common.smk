@@ -78,7 +78,7 @@ except DPCostError as exc:
 
 
 def final_outputs():
-    return [
+    return ["results/config_used.yaml"] + [
         f"results/{ds}/{name}"
         for ds in DATASETS
         for name in (

@@ -3,7 +3,6 @@ rule download_housing:
         manifest="resources/housing/download.json",
     log:
         "logs/download_housing.log",
-    retries: 2  # on top of the per-URL retries: a job-level second chance for a flaky network
     conda:
         "../envs/dpcost.yaml"
     params:
@@ -22,7 +21,6 @@ rule download_snp:
         manifest="resources/snp/manifest.json",
     log:
         "logs/download_snp.log",
-    retries: 2
     conda:
         "../envs/dpcost.yaml"
     params:

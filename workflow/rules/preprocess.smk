@@ -3,7 +3,12 @@ rule preprocess_housing:
         manifest="resources/housing/download.json",
     output:
         table="results/housing/data.parquet",
-        meta="results/housing/preprocessing.json",
+        meta=report(
+            "results/housing/preprocessing.json",
+            caption="../report/provenance.rst",
+            category="housing",
+            labels={"dataset": "housing", "output": "provenance"},
+        ),
     log:
         "logs/preprocess_housing.log",
     conda:
@@ -22,7 +27,12 @@ rule preprocess_snp:
     output:
         genotypes="results/snp/genotypes.parquet",
         snps="results/snp/snps.csv",
-        meta="results/snp/preprocessing.json",
+        meta=report(
+            "results/snp/preprocessing.json",
+            caption="../report/provenance.rst",
+            category="snp",
+            labels={"dataset": "snp", "output": "provenance"},
+        ),
     log:
         "logs/preprocess_snp.log",
     conda:
