@@ -31,6 +31,8 @@ rule aggregate:
         ),
     log:
         "logs/{dataset}/aggregate.log",
+    benchmark:
+        "results/benchmarks/aggregate_{dataset}.tsv"
     wildcard_constraints:
         dataset="housing|snp",
     conda:
@@ -53,6 +55,8 @@ rule plot:
         pdf="results/{dataset}/error_curves.pdf",
     log:
         "logs/{dataset}/plot.log",
+    benchmark:
+        "results/benchmarks/plot_{dataset}.tsv"
     wildcard_constraints:
         dataset="housing|snp",
     conda:
@@ -77,6 +81,8 @@ rule ledger:
         ),
     log:
         "logs/{dataset}/ledger.log",
+    benchmark:
+        "results/benchmarks/ledger_{dataset}.tsv"
     wildcard_constraints:
         dataset="housing|snp",
     conda:
@@ -111,6 +117,8 @@ rule config_snapshot:
         ),
     log:
         "logs/config_snapshot.log",
+    benchmark:
+        "results/benchmarks/config_snapshot.tsv"
     conda:
         "../envs/dpcost.yaml"
     params:

@@ -3,6 +3,8 @@ rule download_housing:
         manifest="resources/housing/download.json",
     log:
         "logs/download_housing.log",
+    benchmark:
+        "results/benchmarks/download_housing.tsv"
     conda:
         "../envs/dpcost.yaml"
     params:
@@ -21,6 +23,8 @@ rule download_snp:
         manifest="resources/snp/manifest.json",
     log:
         "logs/download_snp.log",
+    benchmark:
+        "results/benchmarks/download_snp.tsv"
     conda:
         "../envs/dpcost.yaml"
     params:

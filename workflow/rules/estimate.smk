@@ -10,6 +10,8 @@ rule estimate_housing:
         "results/housing/estimates/{method}.parquet",
     log:
         "logs/housing/estimate_{method}.log",
+    benchmark:
+        "results/benchmarks/estimate_housing_{method}.tsv"
     wildcard_constraints:
         method="|".join(config["housing"]["methods"]),
     conda:
@@ -34,6 +36,8 @@ rule estimate_snp:
         "results/snp/estimates/{method}.parquet",
     log:
         "logs/snp/estimate_{method}.log",
+    benchmark:
+        "results/benchmarks/estimate_snp_{method}.tsv"
     wildcard_constraints:
         method="|".join(config["snp"]["methods"]),
     conda:

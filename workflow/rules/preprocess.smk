@@ -11,6 +11,8 @@ rule preprocess_housing:
         ),
     log:
         "logs/preprocess_housing.log",
+    benchmark:
+        "results/benchmarks/preprocess_housing.tsv"
     conda:
         "../envs/dpcost.yaml"
     params:
@@ -35,6 +37,8 @@ rule preprocess_snp:
         ),
     log:
         "logs/preprocess_snp.log",
+    benchmark:
+        "results/benchmarks/preprocess_snp.tsv"
     conda:
         "../envs/dpcost.yaml"
     params:

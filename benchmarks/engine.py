@@ -1,0 +1,100 @@
+"""The bootstrap engine alone: repetitions per second per method, and what one repetition costs.
+
+    python benchmarks/engine.py
+
+Housing: the real data from ../shared; SNP: a synthetic 387 × 2000 genotype matrix. Per repetition the engine must
+(1) derive two random streams from the repetition's identity (subsample, noise), (2) draw the subsample, (3) gather
+its rows and (4) fit. (1) and (2) are fixed by the reproducibility contract — every draw from a stream derived from
+(seed, dataset, method, m, rep) — and cost the same in any vectorized form; the table shows their share.
+"""
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from dpcost import housing, regression
+from dpcost.experiment import rng_for, run_mean_grid, run_regression_grid, subsample_indices
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support import real_housing  # noqa: E402
+
+REPS = 100
+
+
+def timed(fn, n):
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) / n
+
+
+def main():
+    table, _ = housing.preprocess(real_housing(), y_scale=1e5, center_y=True)
+    X, y = table[housing.COVARIATES].to_numpy(), table["y"].to_numpy()
+    beta = regression.ols(X, y)
+    grid = [2000, 20000]
+    n_fit = REPS * len(grid)
+    print(f"{'method':<34}{'reps/s':>10}{'ms/rep':>10}")
+    gd = dict(T=5, eta0=0.5, R=3.0, C=2.0, c_x=3.0)
+    for label, method, params, cal in [
+        ("housing ols", "ols", {}, "paper"),
+        ("housing noisy_gd (paper)", "noisy_gd", gd, "paper"),
+        ("housing noisy_gd (tight, incl. PLD)", "noisy_gd", gd, "tight"),
+        ("housing noisy_truncated_ols", "noisy_truncated_ols", dict(R=3.0, C=2.0, c_x=3.0, kappa=0.5), "paper"),
+    ]:
+        per = timed(
+            lambda m=method, p=params, c=cal: run_regression_grid(
+                X,
+                y,
+                beta,
+                method=m,
+                params=p,
+                m_grid=grid,
+                reps=REPS,
+                seed=1,
+                epsilon=0.5,
+                delta="10/n^1.1",
+                calibration=c,
+            ),
+            n_fit,
+        )
+        print(f"{label:<34}{1 / per:>10.0f}{per * 1e3:>10.2f}")
+    rng = np.random.default_rng(0)
+    A, B = rng.integers(0, 3, (241, 2000), dtype=np.int8), rng.integers(0, 3, (146, 2000), dtype=np.int8)
+    mu = A.mean(0) - B.mean(0)
+    for method, params in [
+        ("sample_mean", {}),
+        ("top_s_mean", {}),
+        ("peeling", {"R": 2.0}),
+        ("frank_wolfe", {"R": 2.0, "radius": 5.0, "T": 20}),
+    ]:
+        per = timed(
+            lambda m=method, p=params: run_mean_grid(
+                A,
+                B,
+                mu,
+                method=m,
+                s=20,
+                params=p,
+                m_grid=[40, 120],
+                reps=REPS,
+                seed=1,
+                epsilon=0.5,
+                delta="10/n^1.1",
+                calibration="paper",
+            ),
+            n_fit,
+        )
+        print(f"{'snp ' + method:<34}{1 / per:>10.0f}{per * 1e3:>10.2f}")
+    n = 2000
+    streams = timed(lambda: [rng_for(1, "housing", "noise", "ols", 20000, r) for r in range(n)], n)
+    draw = timed(lambda: [subsample_indices(len(y), 20000, seed=1, dataset="housing", rep=r) for r in range(n)], n)
+    print(
+        f"\nfixed per repetition: one identity-derived stream {streams * 1e3:.3f} ms; "
+        f"subsample of 20,000 of 20,640 rows (stream included) {draw * 1e3:.3f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()
