@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
@@ -26,25 +25,11 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from snp_parse import write_file  # noqa: E402
 
 from support import LoopbackServer, real_housing, statlib_zip_bytes  # noqa: E402
+from workflow_runner import run_workflow  # noqa: E402
 
 
 def snakemake(workdir, cfg, *args, cores):
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(REPO / "config/config.yaml"),
-        str(cfg),
-        "--cores",
-        str(cores),
-        *args,
-    ]
-    res = subprocess.run(cmd, capture_output=True, text=True)
+    res = run_workflow(workdir, cfg, *args, cores=cores, timeout=3600)
     if res.returncode != 0:
         sys.exit(res.stderr[-3000:])
 
@@ -63,24 +48,13 @@ def main():
         srv.add("/s/", f'<a href="{args.snp_file.name}">{args.snp_file.name}</a>'.encode())
         srv.add("/s/" + args.snp_file.name, args.snp_file.read_bytes())
         args.workdir.mkdir(parents=True, exist_ok=True)
-        cfg = args.workdir / "mirror.yaml"
-        cfg.write_text(
-            yaml.safe_dump(
-                {
-                    "housing": {
-                        "sources": [
-                            {
-                                "url": srv.base + "/h/houses.zip",
-                                "format": "statlib",
-                                "filename": "houses.zip",
-                                "sha256": hashlib.sha256(archive).hexdigest(),
-                            }
-                        ]
-                    },
-                    "snp": {"matrix_url": srv.base + "/s/"},
-                }
-            )
-        )
+        source = {
+            "url": srv.base + "/h/houses.zip",
+            "format": "statlib",
+            "filename": "houses.zip",
+            "sha256": hashlib.sha256(archive).hexdigest(),
+        }
+        cfg = {"housing": {"sources": [source]}, "snp": {"matrix_url": srv.base + "/s/"}}
         snakemake(args.workdir, cfg, "resources/housing/download.json", "resources/snp/manifest.json", cores=args.cores)
         subprocess.run(["rm", "-rf", str(args.workdir / "results")], check=True)
         t0 = time.perf_counter()

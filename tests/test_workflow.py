@@ -5,6 +5,7 @@ import socket
 
 import pandas as pd
 import pytest
+import yaml
 
 from support import LoopbackServer
 from workflow_runner import run_workflow
@@ -149,31 +150,9 @@ def test_privacy_ledger(run):
     assert gd["per_m"][0]["delta"] == pytest.approx(10 / M[0] ** 1.1)
 
 
-def test_report_builds_with_figures_tables_ledger_config_and_provenance(run, mirror, housing_archives):
-    import subprocess
-    import sys
-
-    from support import REPO
-
-    cfg = run / "override.yaml"
-    res = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "-s",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(run),
-            "--configfile",
-            str(REPO / "config/config.yaml"),
-            str(cfg),
-            "--report",
-            str(run / "results/report.html"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+def test_report_builds_with_figures_tables_ledger_config_and_provenance(run):
+    res = run_workflow(
+        run, yaml.safe_load((run / "override.yaml").read_text()), "--report", str(run / "results/report.html")
     )
     assert res.returncode == 0, res.stderr[-2000:]
     html = (run / "results/report.html").read_text()

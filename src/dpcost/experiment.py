@@ -49,6 +49,34 @@ class Method:
     options: tuple[str, ...] = ()
 
 
+def _grid_rows(
+    spec: Method,
+    *,
+    m_grid,
+    reps: int,
+    seed: int,
+    epsilon,
+    delta,
+    dataset: str,
+    calibration: str,
+    on_invalid: str,
+    one_rep: Callable,
+) -> list[tuple]:
+    """The loop both analyses share: for every m and rep, the method's noise stream and privacy arguments, then
+    ``one_rep(m, rep, rng, kw)`` (draw the subsample, estimate, score) → extra columns of the row."""
+    if reps < 1:
+        raise ConfigError(f"reps must be >= 1, got {reps}")
+    rows = []
+    for m in m_grid:
+        d_m = resolve_delta(delta, m) if spec.private else np.nan
+        eps_m = epsilon if spec.private else np.nan
+        kw = _privacy_kwargs(spec, epsilon, d_m, calibration, on_invalid)
+        for rep in range(reps):
+            rng = rng_for(seed, dataset, "noise", spec.name, m, rep)
+            rows.append((spec.name, m, rep, eps_m, d_m, *one_rep(m, rep, rng, kw)))
+    return rows
+
+
 def _privacy_kwargs(spec: Method, epsilon, delta, calibration: str, on_invalid: str) -> dict:
     if not spec.private:
         return {"epsilon": None, "delta": None}
@@ -103,21 +131,27 @@ def run_regression_grid(
     """
     if method not in REGRESSION_METHODS:
         raise ConfigError(f"unknown regression method {method!r}; available: {sorted(REGRESSION_METHODS)}")
-    if reps < 1:
-        raise ConfigError(f"reps must be >= 1, got {reps}")
     if not (np.isfinite(X).all() and np.isfinite(y).all()):
         raise DataError("the design or response holds NaN or infinite values")
     spec = REGRESSION_METHODS[method]
-    rows = []
-    for m in m_grid:
-        d_m = resolve_delta(delta, m) if spec.private else np.nan
-        eps_m = epsilon if spec.private else np.nan
-        for rep in range(reps):
-            idx = subsample_indices(len(y), m, seed=seed, dataset=dataset, rep=rep)
-            rng = rng_for(seed, dataset, "noise", method, m, rep)
-            kw = _privacy_kwargs(spec, epsilon, d_m, calibration, on_invalid)
-            beta = spec.fn(X[idx], y[idx], rng=rng, **kw, **params)
-            rows.append((method, m, rep, eps_m, d_m, float(np.linalg.norm(beta - beta_true))))
+
+    def one_rep(m, rep, rng, kw):
+        idx = subsample_indices(len(y), m, seed=seed, dataset=dataset, rep=rep)
+        beta = spec.fn(X[idx], y[idx], rng=rng, **kw, **params)
+        return (float(np.linalg.norm(beta - beta_true)),)
+
+    rows = _grid_rows(
+        spec,
+        m_grid=m_grid,
+        reps=reps,
+        seed=seed,
+        epsilon=epsilon,
+        delta=delta,
+        dataset=dataset,
+        calibration=calibration,
+        on_invalid=on_invalid,
+        one_rep=one_rep,
+    )
     return pd.DataFrame(rows, columns=["method", "m", "rep", "epsilon", "delta", "error"])
 
 
@@ -192,27 +226,31 @@ def run_mean_grid(
     """
     if method not in MEAN_METHODS:
         raise ConfigError(f"unknown sparse mean method {method!r}; available: {sorted(MEAN_METHODS)}")
-    if reps < 1:
-        raise ConfigError(f"reps must be >= 1, got {reps}")
     if not (np.isfinite(A).all() and np.isfinite(B).all()):
         raise DataError("the genotype matrices hold NaN or infinite values")
     spec = MEAN_METHODS[method]
     truth_support = set(top_support(mu_true, s).tolist())
-    rows = []
-    for m in m_grid:
-        d_m = resolve_delta(delta, m) if spec.private else np.nan
-        eps_m = epsilon if spec.private else np.nan
-        for rep in range(reps):
-            ia = subsample_indices(len(A), m, seed=seed, dataset=dataset, rep=rep, group="A")
-            ib = subsample_indices(len(B), m, seed=seed, dataset=dataset, rep=rep, group="B")
-            D = A[ia].astype(float) - B[ib]
-            rng = rng_for(seed, dataset, "noise", method, m, rep)
-            kw = _privacy_kwargs(spec, epsilon, d_m, calibration, on_invalid)
-            est, support = spec.fn(D, rng=rng, s=s, **kw, **params)
-            found = np.nan if support is None else len(truth_support.intersection(np.asarray(support).tolist()))
-            rows.append((method, m, rep, eps_m, d_m, float(np.linalg.norm(est - mu_true)), found))
-    columns = ["method", "m", "rep", "epsilon", "delta", "error", "support_recovered"]
-    return pd.DataFrame(rows, columns=columns)
+
+    def one_rep(m, rep, rng, kw):
+        ia = subsample_indices(len(A), m, seed=seed, dataset=dataset, rep=rep, group="A")
+        ib = subsample_indices(len(B), m, seed=seed, dataset=dataset, rep=rep, group="B")
+        est, support = spec.fn(A[ia].astype(float) - B[ib], rng=rng, s=s, **kw, **params)
+        found = np.nan if support is None else len(truth_support.intersection(np.asarray(support).tolist()))
+        return float(np.linalg.norm(est - mu_true)), found
+
+    rows = _grid_rows(
+        spec,
+        m_grid=m_grid,
+        reps=reps,
+        seed=seed,
+        epsilon=epsilon,
+        delta=delta,
+        dataset=dataset,
+        calibration=calibration,
+        on_invalid=on_invalid,
+        one_rep=one_rep,
+    )
+    return pd.DataFrame(rows, columns=["method", "m", "rep", "epsilon", "delta", "error", "support_recovered"])
 
 
 def summarize(errors: pd.DataFrame) -> pd.DataFrame:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 
 from .errors import DPCostError
 
@@ -33,3 +36,11 @@ def run(main: Callable[[], None], log_path: str | None, rule: str) -> None:
         logging.getLogger(rule).error("unexpected error\n%s", traceback.format_exc())
         print(f"ERROR [{rule}]: unexpected {type(exc).__name__}: {exc} (traceback in {log_path})", file=sys.stderr)
         sys.exit(1)
+
+
+def write_json_atomic(path: str | Path, record: dict) -> None:
+    """Write JSON so that the file either holds the whole record or does not exist (a manifest is trusted)."""
+    path = Path(path)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(record, indent=2) + "\n")
+    os.replace(tmp, path)

@@ -1,12 +1,10 @@
 """Download the California housing archive from the first configured source that verifies; write a manifest."""
 
-import json
-import os
 from pathlib import Path
 
 from dpcost import housing
 from dpcost.download import download_first
-from dpcost.scripting import run
+from dpcost.scripting import run, write_json_atomic
 
 
 def main():
@@ -26,9 +24,7 @@ def main():
         backoff=opts.get("backoff", 2.0),
         timeout=(10.0, float(opts.get("timeout", 60))),
     )
-    tmp = out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(record, indent=2) + "\n")
-    os.replace(tmp, out)
+    write_json_atomic(out, record)
 
 
 run(main, snakemake.log[0], "download_housing")

@@ -1,11 +1,9 @@
 """List the GEO matrix/ folder of the series and download every series-matrix part; write a manifest."""
 
-import json
-import os
 from pathlib import Path
 
 from dpcost.geo import fetch_series_matrices
-from dpcost.scripting import run
+from dpcost.scripting import run, write_json_atomic
 
 
 def main():
@@ -19,9 +17,7 @@ def main():
         backoff=opts.get("backoff", 2.0),
         timeout=(10.0, float(opts.get("timeout", 60))),
     )
-    tmp = out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
-    os.replace(tmp, out)
+    write_json_atomic(out, manifest)
 
 
 run(main, snakemake.log[0], "download_snp")
