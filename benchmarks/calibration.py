@@ -33,6 +33,8 @@ def main():
         "noisy_gd": dict(T=5, eta0=0.5, R=3.0, C=2.0, c_x=3.0),
         "noisy_gd T=20": dict(T=20, eta0=0.5, R=3.0, C=2.0, c_x=3.0),
         "noisy_truncated_ols": dict(R=3.0, C=2.0, c_x=3.0, kappa=0.5),
+        "ssp": dict(B_X=3.0, B_Y=3.0),
+        "adassp": dict(B_X=3.0, B_Y=3.0, rho=0.05),
     }
     rows = []
     t0 = time.perf_counter()

@@ -20,7 +20,7 @@ import warnings
 from dataclasses import asdict, dataclass, field
 
 from .errors import PrivacyError
-from .mechanisms import check_epsilon_delta, check_sensitivity, gaussian_sigma
+from .mechanisms import check_epsilon_delta, check_sensitivity, gaussian_delta, gaussian_sigma
 
 CALIBRATIONS = ("paper", "tight")
 NEIGHBOURS = "replace one record"
@@ -336,4 +336,87 @@ def frank_wolfe_plan(
         comp,
         f"coordinates clipped to [-{R}, {R}], estimate in the l1 ball of radius {radius}",
         (rel,),
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Sufficient-statistics perturbation (Wang 2018, "Revisiting differentially private linear regression")
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _ssp_family_plan(
+    method: str,
+    releases: list[tuple[str, float, str]],
+    *,
+    epsilon: float,
+    delta: float,
+    calibration: str,
+    on_invalid: str,
+    assumption: str,
+) -> PrivacyPlan:
+    """k Gaussian releases (name, replace-one sensitivity, norm) sharing (ε, δ).
+
+    paper: each at (ε/k, δ/k) with Wang's σ = Δ√(log(2/δ′))/ε′ — which is NOT (ε′, δ′)-DP for moderate ε′ (see
+    ../shared/notes/seed-001.md §1); its exact δ is checked here and a violation refused or warned about.
+    tight: one noise multiplier ρ for all k, from the PLD of k composed Gaussians (dp-accounting), σ_i = ρ Δ_i.
+    """
+    check_epsilon_delta(epsilon, delta)
+    check_calibration(calibration)
+    k = len(releases)
+    for _, sens, _ in releases:
+        check_sensitivity(sens)
+    if calibration == "tight":
+        rho = gaussian_noise_multiplier(k, epsilon, delta)
+        rels = tuple(Release(f"gaussian: {name}", sens, norm, rho * sens) for name, sens, norm in releases)
+        comp = f"PLD accounting of {k} Gaussian releases with a common noise multiplier (dp-accounting)"
+    else:
+        e_k, d_k = epsilon / k, delta / k
+        rels = tuple(
+            Release(f"gaussian: {name}", sens, norm, sens * math.sqrt(math.log(2 / d_k)) / e_k, 1, e_k, d_k)
+            for name, sens, norm in releases
+        )
+        actual = gaussian_delta(rels[0].noise_scale / rels[0].sensitivity, 1.0, e_k)
+        if actual > d_k:
+            _outside_validity(
+                f"Wang (2018)'s calibration sqrt(log(2/delta'))/eps' is not ({e_k:.3g}, {d_k:.3g})-DP: its exact "
+                f"delta is {actual:.3g}",
+                on_invalid,
+            )
+        comp = f"basic composition of {k} Gaussian releases at (eps/{k}, delta/{k}), Wang (2018) calibration"
+    return PrivacyPlan(method, epsilon, delta, calibration, comp, assumption, rels)
+
+
+def ssp_plan(
+    *, epsilon: float, delta: float, B_X: float, B_Y: float, calibration: str = "paper", on_invalid: str = "refuse"
+) -> PrivacyPlan:
+    """SSP: releases X'X (upper triangle, symmetric noise) and X'y. Wang's relation is add/remove one row; under
+    replace-one the sensitivities double: ‖xx' − x'x''‖_F ≤ 2B_X², ‖xy − x'y'‖ ≤ 2B_X B_Y."""
+    return _ssp_family_plan(
+        "ssp",
+        [("X'X upper triangle", 2 * B_X**2, "l2 (Frobenius)"), ("X'y", 2 * B_X * B_Y, "l2")],
+        epsilon=epsilon,
+        delta=delta,
+        calibration=calibration,
+        on_invalid=on_invalid,
+        assumption=f"rows clipped to ||x||_2 <= B_X = {B_X}, y clipped to [-{B_Y}, {B_Y}]",
+    )
+
+
+def adassp_plan(
+    *, epsilon: float, delta: float, B_X: float, B_Y: float, calibration: str = "paper", on_invalid: str = "refuse"
+) -> PrivacyPlan:
+    """AdaSSP (Wang 2018, Alg. 2): releases λ_min(X'X) (replace-one sensitivity B_X², by Weyl), X'X and X'y (as
+    in :func:`ssp_plan`), a third of the budget each under the paper calibration."""
+    return _ssp_family_plan(
+        "adassp",
+        [
+            ("lambda_min(X'X)", B_X**2, "absolute"),
+            ("X'X upper triangle", 2 * B_X**2, "l2 (Frobenius)"),
+            ("X'y", 2 * B_X * B_Y, "l2"),
+        ],
+        epsilon=epsilon,
+        delta=delta,
+        calibration=calibration,
+        on_invalid=on_invalid,
+        assumption=f"rows clipped to ||x||_2 <= B_X = {B_X}, y clipped to [-{B_Y}, {B_Y}]",
     )

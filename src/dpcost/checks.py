@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .errors import ConfigError
-from .experiment import MEAN_METHODS, REGRESSION_METHODS, _privacy_kwargs
+from .experiment import MEAN_METHODS, REGRESSION_METHODS, privacy_kwargs
 from .privacy import resolve_delta
 
 
@@ -46,7 +46,7 @@ def check_regression_setup(
     for name in methods:
         spec = REGRESSION_METHODS[name]
         if spec.private:
-            kw = _privacy_kwargs(spec, epsilon, resolve_delta(delta, min(m_grid)), calibration, on_invalid)
+            kw = privacy_kwargs(spec, epsilon, resolve_delta(delta, min(m_grid)), calibration, on_invalid)
             spec.fn(X, y, rng=rng, **kw, **tuning.get(name, {}))
     return notes
 
@@ -73,6 +73,6 @@ def check_mean_setup(
     for name in methods:
         spec = MEAN_METHODS[name]
         if spec.private:
-            kw = _privacy_kwargs(spec, epsilon, resolve_delta(delta, min(m_grid)), calibration, on_invalid)
+            kw = privacy_kwargs(spec, epsilon, resolve_delta(delta, min(m_grid)), calibration, on_invalid)
             spec.fn(D, rng=rng, s=s, **kw, **tuning.get(name, {}))
     return notes

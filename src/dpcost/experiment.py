@@ -70,14 +70,14 @@ def _grid_rows(
     for m in m_grid:
         d_m = resolve_delta(delta, m) if spec.private else np.nan
         eps_m = epsilon if spec.private else np.nan
-        kw = _privacy_kwargs(spec, epsilon, d_m, calibration, on_invalid)
+        kw = privacy_kwargs(spec, epsilon, d_m, calibration, on_invalid)
         for rep in range(reps):
             rng = rng_for(seed, dataset, "noise", spec.name, m, rep)
             rows.append((spec.name, m, rep, eps_m, d_m, *one_rep(m, rep, rng, kw)))
     return rows
 
 
-def _privacy_kwargs(spec: Method, epsilon, delta, calibration: str, on_invalid: str) -> dict:
+def privacy_kwargs(spec: Method, epsilon, delta, calibration: str, on_invalid: str) -> dict:
     if not spec.private:
         return {"epsilon": None, "delta": None}
     opts = {"calibration": calibration, "on_invalid": on_invalid}
@@ -103,6 +103,26 @@ REGRESSION_METHODS: dict[str, Method] = {
         "Noisy truncated OLS (000 §4.3.1)",
         lambda n, *, epsilon, delta, calibration, on_invalid, noise="derived", **p: accounting.noisy_truncated_ols_plan(
             n=n, epsilon=epsilon, delta=delta, calibration=calibration, on_invalid=on_invalid, **p
+        ),
+        ("calibration", "on_invalid"),
+    ),
+    "ssp": Method(
+        "ssp",
+        regression.ssp,
+        True,
+        "SSP (Wang 2018)",
+        lambda n, *, epsilon, delta, calibration, on_invalid, B_X, B_Y: accounting.ssp_plan(
+            epsilon=epsilon, delta=delta, B_X=B_X, B_Y=B_Y, calibration=calibration, on_invalid=on_invalid
+        ),
+        ("calibration", "on_invalid"),
+    ),
+    "adassp": Method(
+        "adassp",
+        regression.adassp,
+        True,
+        "AdaSSP (Wang 2018, Alg. 2)",
+        lambda n, *, epsilon, delta, calibration, on_invalid, B_X, B_Y, rho=0.05: accounting.adassp_plan(
+            epsilon=epsilon, delta=delta, B_X=B_X, B_Y=B_Y, calibration=calibration, on_invalid=on_invalid
         ),
         ("calibration", "on_invalid"),
     ),

@@ -169,9 +169,6 @@ class _TokenTable:
         arr = np.array(pairs, dtype=np.int8).reshape(-1, 2)
         return arr[:, 0], arr[:, 1]
 
-    def bad_tokens(self, limit: int = 5) -> list[str]:
-        return [t for t, v in self.cache.items() if v == (-2, -2)][:limit]
-
 
 def iter_blocks(header: SeriesHeader, *, block_size: int = 1 << 22, accession: str = "series") -> Iterator[Block]:
     """Stream the table of one file as blocks of allele codes, CN_* and AFFX-* rows dropped."""

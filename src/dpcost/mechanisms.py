@@ -51,7 +51,7 @@ def laplace_mechanism(value, *, sensitivity: float, epsilon: float, rng: np.rand
     return value + rng.laplace(0.0, b, size=value.shape)
 
 
-def _analytic_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
+def gaussian_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
     """Exact δ(ε) of the Gaussian mechanism with noise σ (Balle & Wang 2018, Theorem 8)."""
     a = sensitivity / (2 * sigma)
     b = epsilon * sigma / sensitivity
@@ -86,7 +86,7 @@ def gaussian_sigma(
     if calibration == "analytic":
         # δ(σ) decreases monotonically in σ; bracket the root on a log scale.
         def excess(log_sigma: float) -> float:
-            return _analytic_delta(math.exp(log_sigma), sensitivity, epsilon) - delta
+            return gaussian_delta(math.exp(log_sigma), sensitivity, epsilon) - delta
 
         lo, hi = math.log(sensitivity) - 20, math.log(sensitivity) + 20
         while excess(hi) > 0:
@@ -94,7 +94,7 @@ def gaussian_sigma(
         log_sigma = optimize.brentq(excess, lo, hi, xtol=1e-12, rtol=1e-14)
         sigma = math.exp(log_sigma)
         # brentq may stop a hair below the root: step up until the guarantee holds.
-        while _analytic_delta(sigma, sensitivity, epsilon) > delta:
+        while gaussian_delta(sigma, sensitivity, epsilon) > delta:
             sigma *= 1 + 1e-12
         return sigma
     raise PrivacyError(f"unknown Gaussian calibration {calibration!r}; choose one of {GAUSSIAN_CALIBRATIONS}")

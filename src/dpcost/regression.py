@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 from scipy import optimize
 
-from .accounting import noisy_gd_plan, noisy_truncated_ols_plan
+from .accounting import adassp_plan, noisy_gd_plan, noisy_truncated_ols_plan, ssp_plan
 from .errors import DataError, PrivacyError
 from .mechanisms import check_epsilon_delta
 
@@ -217,3 +217,85 @@ def noisy_truncated_ols(
     )
     sd = plan.releases[0].noise_scale
     return beta + rng.normal(0.0, sd, size=d)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Wang (2018), "Revisiting differentially private linear regression": SSP and AdaSSP
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _symmetric_gaussian(d: int, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """Symmetric d × d matrix with i.i.d. N(0, σ²) on and above the diagonal (the privacy analysis's noise; the
+    reference code's (Z + Z')/2 has off-diagonal variance σ²/2 instead, seed-001 notes pitfall 8)."""
+    upper = np.triu(rng.normal(0.0, sigma, size=(d, d)))
+    return upper + np.triu(upper, 1).T
+
+
+def _clip_design(X, y, B_X: float, B_Y: float):
+    X, y = _check_design(X, y)
+    B_X, B_Y = _positive("B_X", B_X), _positive("B_Y", B_Y)
+    return clip_rows(X, B_X), np.clip(y, -B_Y, B_Y)
+
+
+def ssp(
+    X,
+    y,
+    *,
+    epsilon: float,
+    delta: float,
+    B_X: float,
+    B_Y: float,
+    rng: np.random.Generator,
+    calibration: str = "paper",
+    on_invalid: str = "refuse",
+) -> np.ndarray:
+    """Sufficient statistics perturbation (Vu & Slavkovic 2009; Wang 2018 §3.2, App. C.1).
+
+    θ̂ = (X'X + E₁)⁻¹(X'y + E₂), E₁ symmetric Gaussian, E₂ Gaussian (minimum-norm solution if singular: SSP is
+    unstable for small λ_min, which AdaSSP fixes). Privacy: (ε, δ)-DP under replace-one neighbours, sensitivities
+    2B_X² and 2B_X B_Y (twice Wang's add/remove ones), see :func:`dpcost.accounting.ssp_plan`. Rows are clipped to
+    ‖x‖₂ ≤ B_X and y to [−B_Y, B_Y] here: B_X, B_Y are public bounds, never derived from the data.
+    """
+    Xc, yc = _clip_design(X, y, B_X, B_Y)
+    d = Xc.shape[1]
+    plan = ssp_plan(epsilon=epsilon, delta=delta, B_X=B_X, B_Y=B_Y, calibration=calibration, on_invalid=on_invalid)
+    s_xx, s_xy = (r.noise_scale for r in plan.releases)
+    A = Xc.T @ Xc + _symmetric_gaussian(d, s_xx, rng)
+    b = Xc.T @ yc + rng.normal(0.0, s_xy, size=d)
+    return np.linalg.lstsq(A, b, rcond=None)[0]
+
+
+def adassp(
+    X,
+    y,
+    *,
+    epsilon: float,
+    delta: float,
+    B_X: float,
+    B_Y: float,
+    rng: np.random.Generator,
+    rho: float = 0.05,
+    calibration: str = "paper",
+    on_invalid: str = "refuse",
+) -> np.ndarray:
+    """AdaSSP — Wang (2018), Algorithm 2: SSP with a ridge λ chosen from a private lower bound on λ_min(X'X).
+
+    1. λ̃_min = max(λ_min + σ₁Z − σ₁√log(6/δ), 0)   (a high-probability lower bound; only selects λ)
+    2. λ = max(0, √(d log(2d²/ρ))·σ₂ − λ̃_min)        (σ₂√(d log(2d²/ρ)) bounds ‖E₁‖ with probability 1 − ρ)
+    3. θ̃ = (X'X + E₁ + λI)⁻¹(X'y + E₂) — with the *noisy* X'X (the printed output line is garbled; the proof and the
+       reference code use the noisy one).
+    Privacy: (ε, δ)-DP under replace-one neighbours by composing the three Gaussian releases
+    (:func:`dpcost.accounting.adassp_plan`); λ̃_min and λ are post-processing. Rows clipped to ‖x‖₂ ≤ B_X, y to
+    [−B_Y, B_Y] here. ρ is the failure probability of the operator-norm bound (0.05, as in the reference code).
+    """
+    Xc, yc = _clip_design(X, y, B_X, B_Y)
+    n, d = Xc.shape
+    plan = adassp_plan(epsilon=epsilon, delta=delta, B_X=B_X, B_Y=B_Y, calibration=calibration, on_invalid=on_invalid)
+    s_min, s_xx, s_xy = (r.noise_scale for r in plan.releases)
+    G = Xc.T @ Xc
+    lam_min = max(np.linalg.eigvalsh(G)[0], 0.0)
+    lam_min_t = max(lam_min + s_min * rng.normal() - s_min * math.sqrt(math.log(6 / delta)), 0.0)
+    lam = max(0.0, math.sqrt(d * math.log(2 * d**2 / rho)) * s_xx - lam_min_t)
+    A = G + _symmetric_gaussian(d, s_xx, rng) + lam * np.eye(d)
+    b = Xc.T @ yc + rng.normal(0.0, s_xy, size=d)
+    return np.linalg.lstsq(A, b, rcond=None)[0]
