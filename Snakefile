@@ -30,6 +30,7 @@ localrules:
     plot,
     ledger,
     config_snapshot,
+    compare_housing,
 
 
 rule all:

@@ -28,6 +28,7 @@ def override(base, archives, **housing):
             ],
             "m": M,
             "methods": METHODS,
+            "peers": "never",
             **housing,
         },
     }

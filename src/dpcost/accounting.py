@@ -420,3 +420,38 @@ def adassp_plan(
         on_invalid=on_invalid,
         assumption=f"rows clipped to ||x||_2 <= B_X = {B_X}, y clipped to [-{B_Y}, {B_Y}]",
     )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Peer libraries (their own accounting, recorded for the ledger)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def diffprivlib_plan(*, epsilon: float, delta: float, B_X: float, B_Y: float) -> PrivacyPlan:
+    check_epsilon_delta(epsilon, delta)
+    return PrivacyPlan(
+        "diffprivlib",
+        epsilon,
+        0.0,
+        "library",
+        "diffprivlib LinearRegression: functional mechanism (Laplace noise on the objective's coefficients), "
+        "epsilon-DP, delta unused; accounting is diffprivlib's own",
+        f"rows clipped to ||x||_2 <= {B_X}, every coordinate in [-{B_X}, {B_X}], y in [-{B_Y}, {B_Y}] (public bounds)",
+    )
+
+
+def opendp_ssp_plan(*, epsilon: float, delta: float, B_X: float, B_Y: float) -> PrivacyPlan:
+    from .peers import opendp_scale
+
+    check_epsilon_delta(epsilon, delta)
+    sens = 2 * B_X * math.sqrt(B_X**2 + B_Y**2)
+    scale = opendp_scale(epsilon=epsilon, delta=delta, sensitivity=sens)
+    return PrivacyPlan(
+        "opendp_ssp",
+        epsilon,
+        delta,
+        "library",
+        "one Gaussian release of (X'X upper triangle, X'y), scale certified by OpenDP (zCDP -> approx-DP)",
+        f"rows clipped to ||x||_2 <= {B_X}, y clipped to [-{B_Y}, {B_Y}]",
+        (Release("gaussian: (X'X upper triangle, X'y)", sens, "l2", scale),),
+    )

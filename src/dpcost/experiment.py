@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import accounting, regression, sparse_mean
+from . import accounting, peers, regression, sparse_mean
 from .errors import ConfigError, DataError
 from .privacy import resolve_delta
 
@@ -125,6 +125,24 @@ REGRESSION_METHODS: dict[str, Method] = {
             epsilon=epsilon, delta=delta, B_X=B_X, B_Y=B_Y, calibration=calibration, on_invalid=on_invalid
         ),
         ("calibration", "on_invalid"),
+    ),
+    "diffprivlib": Method(
+        "diffprivlib",
+        peers.diffprivlib_ols,
+        True,
+        "diffprivlib LinearRegression (peer)",
+        lambda n, *, epsilon, delta, calibration, on_invalid, B_X, B_Y: accounting.diffprivlib_plan(
+            epsilon=epsilon, delta=delta, B_X=B_X, B_Y=B_Y
+        ),
+    ),
+    "opendp_ssp": Method(
+        "opendp_ssp",
+        peers.opendp_ssp_ols,
+        True,
+        "OpenDP-calibrated SSP (peer)",
+        lambda n, *, epsilon, delta, calibration, on_invalid, B_X, B_Y: accounting.opendp_ssp_plan(
+            epsilon=epsilon, delta=delta, B_X=B_X, B_Y=B_Y
+        ),
     ),
 }
 
@@ -271,6 +289,27 @@ def run_mean_grid(
         one_rep=one_rep,
     )
     return pd.DataFrame(rows, columns=["method", "m", "rep", "epsilon", "delta", "error", "support_recovered"])
+
+
+PEER_METHODS = ("diffprivlib", "opendp_ssp")
+
+
+def compare(summary: pd.DataFrame, private: Sequence[str]) -> pd.DataFrame:
+    """Per m, each method's mean error divided by the best (lowest mean) non-peer DP method's, and by diffprivlib's.
+
+    ``private`` names the methods with a DP guarantee; peers are the methods of :data:`PEER_METHODS`.
+    """
+    rows = []
+    for m, g in summary.groupby("m", sort=True):
+        means = g.set_index("method")["mean"]
+        ours = means[[k for k in means.index if k in private and k not in PEER_METHODS]]
+        best = ours.idxmin() if len(ours) else None
+        dpl = means.get("diffprivlib", np.nan)
+        for method, mean in means.items():
+            rows.append((method, m, mean, best, mean / ours.min() if best else np.nan, mean / dpl))
+    return pd.DataFrame(
+        rows, columns=["method", "m", "mean", "best_dp_method", "ratio_to_best_dp", "ratio_to_diffprivlib"]
+    )
 
 
 def summarize(errors: pd.DataFrame) -> pd.DataFrame:

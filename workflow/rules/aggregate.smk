@@ -125,3 +125,23 @@ rule config_snapshot:
         config=config,
     script:
         "../scripts/config_snapshot.py"
+
+
+rule compare_housing:
+    input:
+        summary="results/housing/summary.csv",
+    output:
+        report(
+            "results/housing/comparison.csv",
+            caption="../report/comparison.rst",
+            category="housing",
+            labels={"dataset": "housing", "output": "comparison with peers"},
+        ),
+    log:
+        "logs/housing/compare.log",
+    benchmark:
+        "results/benchmarks/compare_housing.tsv"
+    conda:
+        "../envs/dpcost.yaml"
+    script:
+        "../scripts/compare.py"

@@ -35,6 +35,21 @@ try:
 except ImportError as exc:
     _fail(f"a dependency is missing ({exc}); install them with: pip install -e .")
 
+# Peer libraries join the housing methods when installed (housing.peers: auto), or must be there (always).
+from dpcost.peers import available as _peers_available
+
+_peers = config["housing"].get("peers", "auto")
+if _peers != "never":
+    _avail = _peers_available()
+    if _peers == "always" and not all(_avail.values()):
+        _fail(
+            f"housing.peers is 'always' but {[k for k, v in _avail.items() if not v]} is not usable; "
+            "install: pip install -e '.[peers]'"
+        )
+    for _name, _lib in (("diffprivlib", "diffprivlib"), ("opendp_ssp", "opendp")):
+        if _avail[_lib] and _name not in config["housing"]["methods"]:
+            config["housing"]["methods"].append(_name)
+
 DATASETS = config["datasets"]
 METHODS = {"housing": config["housing"]["methods"], "snp": config["snp"]["methods"]}
 
@@ -78,7 +93,8 @@ except DPCostError as exc:
 
 
 def final_outputs():
-    return ["results/config_used.yaml"] + [
+    extra = ["results/housing/comparison.csv"] if "housing" in DATASETS else []
+    return ["results/config_used.yaml", *extra] + [
         f"results/{ds}/{name}"
         for ds in DATASETS
         for name in (

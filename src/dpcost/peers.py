@@ -1,0 +1,108 @@
+"""The DP libraries people use today, run on exactly the same subsamples and budget as our estimators.
+
+Optional: ``pip install -e '.[peers]'`` (diffprivlib needs scikit-learn < 1.6). Both take public bounds only — never
+bounds derived from the data, which would leak it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+
+import numpy as np
+
+from .errors import ConfigError
+from .regression import _clip_design
+
+
+def available() -> dict[str, bool]:
+    """Which peer libraries are installed in a usable version (checked without importing them: scikit-learn takes a
+    second to import, and every `snakemake` start asks)."""
+    from importlib import metadata, util
+
+    def version(pkg):
+        try:
+            return tuple(int(p) for p in metadata.version(pkg).split(".")[:2])
+        except (metadata.PackageNotFoundError, ValueError):
+            return None
+
+    sklearn = version("scikit-learn")
+    return {
+        # diffprivlib 0.6.6 imports only with scikit-learn < 1.6
+        "diffprivlib": util.find_spec("diffprivlib") is not None and sklearn is not None and sklearn < (1, 6),
+        "opendp": util.find_spec("opendp") is not None,
+    }
+
+
+def _require(name: str):
+    if not available()[name]:
+        raise ConfigError(f"{name} is not installed (or does not import); install the peers: pip install -e '.[peers]'")
+
+
+def diffprivlib_ols(
+    X, y, *, epsilon: float, delta: float | None = None, B_X: float, B_Y: float, rng: np.random.Generator
+) -> np.ndarray:
+    """IBM diffprivlib's ``LinearRegression`` (functional mechanism, Zhang et al. 2012): ε-DP, δ unused.
+
+    Bounds are public: every coordinate of x in [−B_X, B_X] and y in [−B_Y, B_Y] (diffprivlib's own per-feature
+    bounds); rows are first clipped to ‖x‖₂ ≤ B_X like our estimators', so every method sees the same records.
+    Neighbours: diffprivlib does not state its relation; its sensitivity analysis is the functional mechanism's,
+    replace-one. The noise comes from a RandomState seeded from ``rng``, so runs are reproducible.
+    """
+    _require("diffprivlib")
+    from diffprivlib.models import LinearRegression
+
+    Xc, yc = _clip_design(X, y, B_X, B_Y)
+    d = Xc.shape[1]
+    model = LinearRegression(
+        epsilon=epsilon,
+        bounds_X=(np.full(d, -B_X), np.full(d, B_X)),
+        bounds_y=(-B_Y, B_Y),
+        fit_intercept=False,
+        random_state=int(rng.integers(2**31 - 1)),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=UserWarning)  # its "data outside bounds" notes: we clipped already
+        model.fit(Xc, yc)
+    return np.asarray(model.coef_, dtype=float)
+
+
+@functools.lru_cache(maxsize=4096)  # 0.17 s a search; the scale depends on (ε, δ, Δ) only
+def opendp_scale(*, epsilon: float, delta: float, sensitivity: float) -> float:
+    """Gaussian scale that OpenDP's own accountant certifies: binary search over a Gaussian measurement turned from
+    zCDP into (ε, δ) with δ fixed (``make_zCDP_to_approxDP``, ``make_fix_delta``)."""
+    _require("opendp")
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float)
+
+    def make(scale):
+        return dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(space >> dp.m.then_gaussian(scale=scale)), delta)
+
+    return float(dp.binary_search_param(make, d_in=sensitivity, d_out=(epsilon, delta)))
+
+
+def opendp_ssp_ols(
+    X, y, *, epsilon: float, delta: float, B_X: float, B_Y: float, rng: np.random.Generator
+) -> np.ndarray:
+    """Sufficient-statistics OLS calibrated with OpenDP: one Gaussian release of (upper triangle of X'X, X'y).
+
+    Replace-one ℓ2 sensitivity of the concatenated vector: √((2B_X²)² + (2B_X B_Y)²) = 2B_X √(B_X² + B_Y²), with
+    rows clipped to ‖x‖₂ ≤ B_X and y to [−B_Y, B_Y] here. The scale is the one OpenDP certifies for (ε, δ)
+    (:func:`opendp_scale`); the noise is drawn from ``rng`` rather than OpenDP's sampler, which is deliberately not
+    seedable (its draws are cryptographically secure), so that reruns are bit-identical. The estimate solves the
+    noisy normal equations (minimum-norm if singular), as SSP does.
+    """
+    Xc, yc = _clip_design(X, y, B_X, B_Y)
+    d = Xc.shape[1]
+    sens = 2 * B_X * math.sqrt(B_X**2 + B_Y**2)
+    sigma = opendp_scale(epsilon=epsilon, delta=delta, sensitivity=sens)
+    iu = np.triu_indices(d)
+    noisy_up = (Xc.T @ Xc)[iu] + rng.normal(0.0, sigma, size=len(iu[0]))
+    A = np.zeros((d, d))
+    A[iu] = noisy_up
+    A = A + np.triu(A, 1).T
+    b = Xc.T @ yc + rng.normal(0.0, sigma, size=d)
+    return np.linalg.lstsq(A, b, rcond=None)[0]
