@@ -16,6 +16,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from support import free_port
+
 PACKAGES = ("slurm-wlm", "munge")
 SYSTEM_CONF = Path("/etc/slurm/slurm.conf")
 
@@ -41,14 +43,6 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 class LocalSlurm:
     def __init__(self, root: Path):
         self.root = Path(root)
@@ -63,8 +57,8 @@ class LocalSlurm:
         r = self.root
         self.conf.write_text(f"""ClusterName=dpcosttest
 SlurmctldHost={self.host}
-SlurmctldPort={_free_port()}
-SlurmdPort={_free_port()}
+SlurmctldPort={free_port()}
+SlurmdPort={free_port()}
 SlurmUser=root
 AuthType=auth/munge
 ProctrackType=proctrack/linuxproc

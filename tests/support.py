@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import socket
 import tarfile
 import threading
 import zipfile
@@ -18,6 +19,13 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("DPCOST_SHARED", REPO.parent / "shared"))
 HOUSING_PARQUET = SHARED / "data" / "california_housing" / "california_housing.parquet.brotli"
 CONTENT_SHA256 = "b8d40ce656d5c12e4da5119d5dcb268e2b4219bbed5592a219429e58021b4b69"
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on (for a refused connection, or a daemon of our own)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def real_housing() -> pd.DataFrame:

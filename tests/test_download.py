@@ -1,24 +1,17 @@
 """The real download code against a real HTTP server on 127.0.0.1 (no internet is used)."""
 
 import hashlib
-import socket
 
 import pytest
 
 from dpcost.download import download, download_first
 from dpcost.errors import DataError, DownloadError
 
+from support import free_port
+
 BODY = bytes(range(256)) * 4096  # 1 MiB, not compressible by accident
 SHA = hashlib.sha256(BODY).hexdigest()
 FAST = dict(max_tries=3, backoff=0.0, timeout=(2.0, 5.0))
-
-
-def closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def test_plain_download(server, tmp_path):
@@ -73,7 +66,7 @@ def test_404_fails_at_once(server, tmp_path):
 
 
 def test_connection_refused_gives_up_after_max_tries(tmp_path):
-    url = f"http://127.0.0.1:{closed_port()}/f.bin"
+    url = f"http://127.0.0.1:{free_port()}/f.bin"
     with pytest.raises(DownloadError, match="gave up after 3 attempts.*ConnectionError"):
         download(url, tmp_path / "f.bin", sha256=SHA, **FAST)
     assert not (tmp_path / "f.bin").exists()
@@ -116,7 +109,7 @@ def test_html_error_page_is_rejected_by_checksum_and_by_content_check(server, tm
 
 
 def test_all_sources_down_names_each_and_the_manual_folder(tmp_path):
-    port = closed_port()
+    port = free_port()
     sources = [{"url": f"http://127.0.0.1:{port}/{n}", "filename": n, "sha256": SHA} for n in ("a.zip", "b.tgz")]
     with pytest.raises(DownloadError) as info:
         download_first(sources, tmp_path, manual_dir=tmp_path / "manual", **FAST)
@@ -129,7 +122,7 @@ def test_hand_placed_copy_is_used_when_it_verifies(tmp_path):
     manual = tmp_path / "manual"
     manual.mkdir()
     (manual / "a.zip").write_bytes(BODY)
-    sources = [{"url": f"http://127.0.0.1:{closed_port()}/a.zip", "filename": "a.zip", "sha256": SHA}]
+    sources = [{"url": f"http://127.0.0.1:{free_port()}/a.zip", "filename": "a.zip", "sha256": SHA}]
     rec = download_first(sources, tmp_path, manual_dir=manual, **FAST)
     assert rec["retrieved"] == "placed by hand" and rec["path"] == str(manual / "a.zip")
     (manual / "a.zip").write_bytes(BODY[:-1])

@@ -3,22 +3,13 @@ clear line, no traceback, and nothing half-written left looking valid. Completed
 
 import hashlib
 import json
-import socket
 
 import numpy as np
 import pytest
 
 from geo_synth import make_series, write_series_matrix
-from support import LoopbackServer, statlib_zip_bytes
+from support import LoopbackServer, free_port, statlib_zip_bytes
 from workflow_runner import run_workflow
-
-
-def _closed_port_url() -> str:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return f"http://127.0.0.1:{port}/"
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +106,7 @@ CASES = [
     ),
     (
         "all mirrors down",
-        lambda b, h: housing_cfg(_closed_port_url() + "houses.zip", h),
+        lambda b, h: housing_cfg(f"http://127.0.0.1:{free_port()}/houses.zip", h),
         False,
         "no source delivered a verified file",
     ),

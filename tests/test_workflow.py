@@ -1,13 +1,12 @@
 """End to end: `snakemake` as a subprocess, downloading real data (rebuilt archives) from a loopback mirror."""
 
 import json
-import socket
 
 import pandas as pd
 import pytest
 import yaml
 
-from support import LoopbackServer
+from support import LoopbackServer, free_port
 from workflow_runner import run_workflow
 
 M = [200, 2000, 20000]
@@ -115,10 +114,7 @@ def _one_error_line(stderr: str) -> str:
 
 
 def test_no_network_fails_clearly(housing_archives, tmp_path):
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    base = f"http://127.0.0.1:{s.getsockname()[1]}"
-    s.close()
+    base = f"http://127.0.0.1:{free_port()}"
     res = run_workflow(tmp_path, override(base, housing_archives))
     assert res.returncode != 0
     line = _one_error_line(res.stderr)
