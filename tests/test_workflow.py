@@ -159,3 +159,21 @@ def test_report_builds_with_figures_tables_ledger_config_and_provenance(run):
     assert "replace one record" in html and "not private" in html.lower()
     used = (run / "results/config_used.yaml").read_text()
     assert "calibration: tight" in used and "reps: 6" in used
+
+
+def test_comparison_table(run):
+    c = pd.read_csv(run / "results/housing/comparison.csv")
+    assert list(c.columns) == ["method", "m", "mean", "best_dp_method", "ratio_to_best_dp", "ratio_to_diffprivlib"]
+    assert set(c.method) == set(METHODS) and len(c) == len(METHODS) * len(M)
+    for _, g in c.groupby("m"):
+        best = g.set_index("method").loc[g.best_dp_method.iloc[0]]
+        assert best.ratio_to_best_dp == 1.0 and best.name in ("noisy_gd", "noisy_truncated_ols")
+    assert c.ratio_to_diffprivlib.isna().all()  # peers: never in this run
+
+
+def test_workflow_profiles_plan_the_run(tmp_path):
+    from support import REPO
+
+    for name in ("default", "slurm"):
+        res = run_workflow(tmp_path / name, {}, "-n", "--workflow-profile", str(REPO / "workflow/profiles" / name))
+        assert res.returncode == 0, (name, res.stderr[-2000:])
