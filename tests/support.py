@@ -56,7 +56,10 @@ CADATA_PROSE = "\n".join(
 
 
 def statlib_zip_bytes(df: pd.DataFrame) -> bytes:
-    """houses.zip as StatLib lays it out: member cadata.txt, 27 lines of prose, whitespace-separated e-notation."""
+    """houses.zip as StatLib lays it out: member cadata.txt, 27 lines of prose, whitespace-separated e-notation.
+
+    The column orders here are written out from data-sources.md on purpose, not imported from dpcost.housing: a wrong
+    order in the package must make the parser tests fail, not build a matching wrong archive."""
     cols = [
         "value",
         "income",

@@ -44,3 +44,27 @@ def write_json_atomic(path: str | Path, record: dict) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(record, indent=2) + "\n")
     os.replace(tmp, path)
+
+
+def run_grid_job(grid_fn, data: tuple, params, method: str, dataset: str, out: str, **extra) -> None:
+    """The body both estimate scripts share: the rule's params become the grid's arguments; the tidy table is
+    written to ``out`` and its size and time logged. ``data`` are the grid function's positional arguments."""
+    import time
+
+    t0 = time.perf_counter()
+    errors = grid_fn(
+        *data,
+        method=method,
+        params=dict(params.tuning),
+        m_grid=params.m,
+        reps=params.reps,
+        seed=params.seed,
+        epsilon=params.privacy["epsilon"],
+        delta=params.privacy["delta"],
+        calibration=params.calibration,
+        on_invalid=params.on_invalid,
+        dataset=dataset,
+        **extra,
+    )
+    logging.getLogger("estimate").info("%s: %d rows in %.2f s", method, len(errors), time.perf_counter() - t0)
+    errors.to_parquet(out, index=False)
