@@ -19,11 +19,15 @@ import math
 import warnings
 from dataclasses import asdict, dataclass, field
 
+from scipy import special
+
 from .errors import PrivacyError
 from .mechanisms import check_epsilon_delta, check_sensitivity, gaussian_delta, gaussian_sigma
 
 CALIBRATIONS = ("paper", "tight")
 NEIGHBOURS = "replace one record"
+ADD_REMOVE = "add or remove one record"
+NEIGHBOUR_RELATIONS = {"replace": NEIGHBOURS, "add_remove": ADD_REMOVE}
 
 
 @dataclass(frozen=True)
@@ -49,9 +53,28 @@ class PrivacyPlan:
     assumption: str
     releases: tuple[Release, ...] = field(default_factory=tuple)
     neighbours: str = NEIGHBOURS
+    parameters: dict = field(default_factory=dict)  # public constants the estimator derives from the budget
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def check_neighbours(neighbours: str) -> str:
+    if neighbours not in NEIGHBOUR_RELATIONS:
+        raise PrivacyError(f"neighbours must be one of {tuple(NEIGHBOUR_RELATIONS)}, got {neighbours!r}")
+    return neighbours
+
+
+def add_remove_budget(epsilon: float, delta: float) -> tuple[float, float]:
+    """(ε₀, δ₀) such that an (ε₀, δ₀)-DP mechanism under add/remove-one neighbours is (ε, δ)-DP under replace-one.
+
+    Replacing a record is removing it and adding another: group privacy over the path Z → Z⁻ → Z′ gives
+    (2ε₀, (1 + e^{ε₀})δ₀). Used for the mechanisms whose proofs exist only for add/remove (OPS, AdaOPS) and whose
+    sensitivities cannot simply be doubled.
+    """
+    check_epsilon_delta(epsilon, delta)
+    e0 = epsilon / 2
+    return e0, delta / (1 + math.exp(e0))
 
 
 def check_calibration(calibration: str) -> str:
@@ -353,8 +376,9 @@ def _ssp_family_plan(
     calibration: str,
     on_invalid: str,
     assumption: str,
+    neighbours: str = "replace",
 ) -> PrivacyPlan:
-    """k Gaussian releases (name, replace-one sensitivity, norm) sharing (ε, δ).
+    """k Gaussian releases (name, sensitivity under ``neighbours``, norm) sharing (ε, δ).
 
     paper: each at (ε/k, δ/k) with Wang's σ = Δ√(log(2/δ′))/ε′ — which is NOT (ε′, δ′)-DP for moderate ε′ (see
     ../shared/notes/seed-001.md §1); its exact δ is checked here and a violation refused or warned about.
@@ -383,42 +407,438 @@ def _ssp_family_plan(
                 on_invalid,
             )
         comp = f"basic composition of {k} Gaussian releases at (eps/{k}, delta/{k}), Wang (2018) calibration"
-    return PrivacyPlan(method, epsilon, delta, calibration, comp, assumption, rels)
+    return PrivacyPlan(method, epsilon, delta, calibration, comp, assumption, rels, NEIGHBOUR_RELATIONS[neighbours])
+
+
+def _xx_xy_sensitivities(B_X: float, B_Y: float, neighbours: str) -> tuple[float, float]:
+    """ℓ2 sensitivities of (X'X upper triangle, X'y): B_X², B_X B_Y under add/remove (Wang 2018), twice that under
+    replace-one (‖xx' − x'x''‖_F ≤ 2B_X², ‖xy − x'y'‖ ≤ 2B_X B_Y)."""
+    k = 2 if check_neighbours(neighbours) == "replace" else 1
+    return k * B_X**2, k * B_X * B_Y
 
 
 def ssp_plan(
-    *, epsilon: float, delta: float, B_X: float, B_Y: float, calibration: str = "paper", on_invalid: str = "refuse"
+    *,
+    epsilon: float,
+    delta: float,
+    B_X: float,
+    B_Y: float,
+    calibration: str = "paper",
+    on_invalid: str = "refuse",
+    neighbours: str = "replace",
 ) -> PrivacyPlan:
     """SSP: releases X'X (upper triangle, symmetric noise) and X'y. Wang's relation is add/remove one row; under
-    replace-one the sensitivities double: ‖xx' − x'x''‖_F ≤ 2B_X², ‖xy − x'y'‖ ≤ 2B_X B_Y."""
+    replace-one (the default here) the sensitivities double: ‖xx' − x'x''‖_F ≤ 2B_X², ‖xy − x'y'‖ ≤ 2B_X B_Y."""
+    s_xx, s_xy = _xx_xy_sensitivities(B_X, B_Y, neighbours)
     return _ssp_family_plan(
         "ssp",
-        [("X'X upper triangle", 2 * B_X**2, "l2 (Frobenius)"), ("X'y", 2 * B_X * B_Y, "l2")],
+        [("X'X upper triangle", s_xx, "l2 (Frobenius)"), ("X'y", s_xy, "l2")],
         epsilon=epsilon,
         delta=delta,
         calibration=calibration,
         on_invalid=on_invalid,
         assumption=f"rows clipped to ||x||_2 <= B_X = {B_X}, y clipped to [-{B_Y}, {B_Y}]",
+        neighbours=neighbours,
     )
 
 
 def adassp_plan(
-    *, epsilon: float, delta: float, B_X: float, B_Y: float, calibration: str = "paper", on_invalid: str = "refuse"
+    *,
+    epsilon: float,
+    delta: float,
+    B_X: float,
+    B_Y: float,
+    calibration: str = "paper",
+    on_invalid: str = "refuse",
+    neighbours: str = "replace",
 ) -> PrivacyPlan:
-    """AdaSSP (Wang 2018, Alg. 2): releases λ_min(X'X) (replace-one sensitivity B_X², by Weyl), X'X and X'y (as
-    in :func:`ssp_plan`), a third of the budget each under the paper calibration."""
+    """AdaSSP (Wang 2018, Alg. 2): releases λ_min(X'X) (sensitivity B_X² under either relation, by Weyl: one
+    rank-one PSD term leaves and one enters), X'X and X'y (as in :func:`ssp_plan`), a third of the budget each
+    under the paper calibration."""
+    s_xx, s_xy = _xx_xy_sensitivities(B_X, B_Y, neighbours)
     return _ssp_family_plan(
         "adassp",
         [
             ("lambda_min(X'X)", B_X**2, "absolute"),
-            ("X'X upper triangle", 2 * B_X**2, "l2 (Frobenius)"),
-            ("X'y", 2 * B_X * B_Y, "l2"),
+            ("X'X upper triangle", s_xx, "l2 (Frobenius)"),
+            ("X'y", s_xy, "l2"),
         ],
         epsilon=epsilon,
         delta=delta,
         calibration=calibration,
         on_invalid=on_invalid,
         assumption=f"rows clipped to ||x||_2 <= B_X = {B_X}, y clipped to [-{B_Y}, {B_Y}]",
+        neighbours=neighbours,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# One Posterior Sample (Wang 2018 §3.2, App. F; Alg. 1 AdaOPS) and objective perturbation (Kifer et al. 2012)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _check_positive(**bounds: float) -> None:
+    # a zero bound must never mean zero noise (cf. diffprivlib issue #105)
+    for name, v in bounds.items():
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise PrivacyError(f"{name} must be a finite number > 0, got {v!r}")
+
+
+def _budget_for(epsilon: float, delta: float, neighbours: str) -> tuple[float, float]:
+    """The add/remove budget a mechanism proven for add/remove neighbours must run at."""
+    check_epsilon_delta(epsilon, delta)
+    return (epsilon, delta) if check_neighbours(neighbours) == "add_remove" else add_remove_budget(epsilon, delta)
+
+
+def ops_gamma(*, L: float, h: float, B_X: float, epsilon: float, log_term: float, exact: bool = True) -> float:
+    """Largest inverse temperature γ whose uniform per-instance DP bound (Wang 2018, Remark 11) is at most ε:
+
+        √(γ L² log(2/δ) / h) + γ L² / (2(h + B_X²)) + (1 + log(2/δ)) B_X² / (2h) ≤ ε,   h = λ + λ_min,
+
+    a quadratic in u = √γ. ``exact=False`` takes the reference code's a = L²/(h + B_X²), twice the formula's
+    (conservative). The last term does not depend on γ: if it is ≥ ε no γ > 0 is private, and this refuses.
+    """
+    c = (1 + log_term) * B_X**2 / (2 * h) - epsilon
+    if not c < 0:
+        raise PrivacyError(
+            f"no posterior temperature is ({epsilon:.3g}, ...)-DP: lambda + lambda_min = {h:.4g} must exceed "
+            f"(1 + log(2/delta)) B_X^2 / (2 epsilon) = {(1 + log_term) * B_X**2 / (2 * epsilon):.4g}"
+        )
+    a = L**2 / ((2.0 if exact else 1.0) * (h + B_X**2))
+    b = math.sqrt(L**2 * log_term / h)
+    u = 2 * -c / (b + math.sqrt(b * b - 4 * a * c))  # the positive root, in the form that does not cancel
+    return u * u
+
+
+def _c1(d: int, rho: float, log_term: float, eps: float) -> float:
+    """C₁ of Wang (2018) eq. (18): [d/2 + √(d log(1/ρ)) + log(1/ρ)] log(2/δ) / ε²."""
+    return (d / 2 + math.sqrt(d * math.log(1 / rho)) + math.log(1 / rho)) * log_term / eps**2
+
+
+def ops_balanced_plan(
+    *,
+    n: int,
+    d: int,
+    epsilon: float,
+    delta: float,
+    B_X: float,
+    B_Y: float,
+    B: float = 1.0,
+    rho: float = 0.05,
+    calibration: str = "paper",
+    on_invalid: str = "refuse",
+    neighbours: str = "replace",
+) -> PrivacyPlan:
+    """OPS-Balanced (Wang 2018, App. F; the "OPS" of its Tables 3–4): one sample of N(θ_λ, (γ(X'X + λI))⁻¹).
+
+    λ minimises the utility bound (24) for a guess B of ‖θ*‖ (Prop. 18: λ = (C₁ B_X⁴ B_Y² n / B²)^{1/3}), at least
+    (1 + log(2/δ))B_X²/ε so that a γ exists; γ from the pDP bound (Remark 11) with λ_min = 0 and the data-independent
+    bound (23) on ‖θ_λ‖. Proven for add/remove neighbours; under replace-one the budget is converted by group
+    privacy (:func:`add_remove_budget`). paper: the reference code's constants (bound √n B_Y/√(2λ), a = L²/(λ+B_X²));
+    tight: the formula's a = L²/(2(λ+B_X²)) and the valid ‖θ_λ‖ ≤ ‖y‖/(2√λ) ≤ √n B_Y/(2√λ).
+    """
+    check_calibration(calibration)
+    e_a, d_a = _budget_for(epsilon, delta, neighbours)
+    _check_positive(B_X=B_X, B_Y=B_Y, B=B)
+    log_term = math.log(2 / d_a)
+    c1 = _c1(d, rho, log_term, min(e_a, math.sqrt(e_a)))
+    lam = max((c1 * B_X**4 * B_Y**2 * n / B**2) ** (1 / 3), (1 + log_term) * B_X**2 / e_a)
+    root = math.sqrt(2 * lam) if calibration == "paper" else 2 * math.sqrt(lam)
+    theta_bound = min(math.sqrt(n) * B_Y / root, n * B_X * B_Y / lam)
+    L = B_X * (B_X * theta_bound + B_Y)
+    gamma = ops_gamma(L=L, h=lam, B_X=B_X, epsilon=e_a, log_term=log_term, exact=calibration == "tight")
+    rel = Release(
+        "posterior sample N(theta_lambda, (gamma (X'X + lambda I))^-1)",
+        L,
+        "Lipschitz bound L(lambda)",
+        1 / math.sqrt(gamma),
+        1,
+        e_a,
+        d_a,
+    )
+    comp = "per-instance DP of one posterior sample (Wang 2018, Remark 11) with lambda_min = 0"
+    if neighbours == "replace":
+        comp += f"; proven for add/remove: run at ({e_a:.4g}, {d_a:.3g}), group privacy gives replace-one (eps, delta)"
+    return PrivacyPlan(
+        "ops",
+        epsilon,
+        delta,
+        calibration,
+        comp,
+        f"rows clipped to ||x||_2 <= B_X = {B_X}, y clipped to [-{B_Y}, {B_Y}]",
+        (rel,),
+        NEIGHBOUR_RELATIONS[neighbours],
+        {"lambda": lam, "gamma": gamma, "L": L},
+    )
+
+
+def adaops_plan(
+    *,
+    d: int,
+    epsilon: float,
+    delta: float,
+    B_X: float,
+    B_Y: float,
+    rho: float = 0.05,
+    calibration: str = "paper",
+    on_invalid: str = "refuse",
+    neighbours: str = "replace",
+) -> PrivacyPlan:
+    """AdaOPS (Wang 2018, Alg. 1): the data-independent part of its calibration.
+
+    Three releases at (ε/4, ε/4, ε/2) of the add/remove budget: λ_min(X'X) (Gaussian, sensitivity B_X²), the log of
+    B_Y + B_X‖θ_λ‖ (Gaussian, sensitivity log(1 + B_X²/(λ + λ̃_min)) on the event λ̃_min ≤ λ_min — set from the
+    released λ̃_min, propose-test-release style) and one posterior sample (pDP bound of Remark 11). The two noisy
+    bounds are shifted by ``bias × σ`` so that they hold except with the probability charged to δ.
+
+    paper: as printed — δ/3 per release, Wang's σ = Δ√(log(6/δ))/ε′ and shifts of √log(6/δ) σ. Those shifts fail with
+    probability Φ̄(√log(6/δ)) ≈ √(δ/6)/…, far above the δ/3 the proof charges (so the printed calibration is not
+    (ε, δ)-DP; refused or warned about). tight: δ split in five (two releases, two failure events, the sample), the
+    analytic Gaussian for both releases and shifts Φ⁻¹(1 − δ/5) σ. Under replace-one the budget is converted by group
+    privacy (:func:`add_remove_budget`).
+    """
+    check_calibration(calibration)
+    e_a, d_a = _budget_for(epsilon, delta, neighbours)
+    _check_positive(B_X=B_X, B_Y=B_Y)
+    if calibration == "paper":
+        ell = math.log(6 / d_a)
+        mult = math.sqrt(ell) / (e_a / 4)  # Wang's σ/Δ at (ε/4, δ/3)
+        bias = math.sqrt(ell)
+        fail = float(special.ndtr(-bias))
+        problems = []
+        if fail > d_a / 3:
+            problems.append(
+                f"its lower bound on lambda_min fails with probability {fail:.3g} > delta/3 = {d_a / 3:.3g}"
+            )
+        actual = gaussian_delta(mult, 1.0, e_a / 4)
+        if actual > d_a / 3:
+            problems.append(f"sigma = sqrt(log(6/delta))/(eps/4) has exact delta {actual:.3g} > delta/3")
+        if problems:
+            _outside_validity(
+                "AdaOPS as printed (Wang 2018, Alg. 1) is not (eps, delta)-DP: " + "; ".join(problems), on_invalid
+            )
+        post_log, d_each = ell, d_a / 3
+        comp = "basic composition of 3 releases at (eps/4, delta/3), (eps/4, delta/3), (eps/2, delta/3) as printed"
+    else:
+        d_each = d_a / 5
+        mult = gaussian_sigma(1.0, e_a / 4, d_each, "analytic")
+        bias = -float(special.ndtri(d_each))  # Φ⁻¹(1 − δ/5), without rounding 1 − δ/5 to 1
+        post_log = math.log(2 / d_each)
+        comp = (
+            "basic composition of (eps/4, delta/5) x 2 analytic Gaussian releases, 2 failure events of "
+            "probability delta/5 and a posterior sample at (eps/2, delta/5)"
+        )
+    if neighbours == "replace":
+        comp += f"; proven for add/remove: run at ({e_a:.4g}, {d_a:.3g}), group privacy gives replace-one (eps, delta)"
+    ell6 = math.log(6 / d_a)
+    eps_bar = ell6 * (math.sqrt(1 + e_a / (2 * ell6)) - 1)
+    params = {
+        "sigma_lambda_min": mult * B_X**2,
+        "bias": bias,
+        "norm_multiplier": mult,
+        "posterior_epsilon": e_a / 2,
+        "posterior_log_term": post_log,
+        # the choice of λ (eq. 7): utility only, from the paper's constants
+        "C1": _c1(d, rho, ell6, eps_bar),
+        "C2": ell6 / (e_a / 4),
+        "t_floor": 2 * (1 + post_log) * B_X**2 / e_a,
+    }
+    rels = (
+        Release("gaussian: lambda_min(X'X)", B_X**2, "absolute", mult * B_X**2, 1, e_a / 4, d_each),
+        Release(
+            "gaussian: log(B_Y + B_X ||theta_lambda||), sensitivity from the released lambda_min",
+            1.0,
+            "absolute, per unit of log(1 + B_X^2/(lambda + lambda_min~))",
+            mult,
+            1,
+            e_a / 4,
+            d_each,
+        ),
+        Release(
+            "posterior sample, gamma from Remark 11 at the released bounds",
+            B_X**2,
+            "pDP",
+            float("nan"),
+            1,
+            e_a / 2,
+            d_each,
+        ),
+    )
+    return PrivacyPlan(
+        "adaops",
+        epsilon,
+        delta,
+        calibration,
+        comp,
+        f"rows clipped to ||x||_2 <= B_X = {B_X}, y clipped to [-{B_Y}, {B_Y}]",
+        rels,
+        NEIGHBOUR_RELATIONS[neighbours],
+        params,
+    )
+
+
+def objpert_plan(
+    *,
+    epsilon: float,
+    delta: float,
+    B_X: float,
+    B_Y: float,
+    C: float,
+    calibration: str = "paper",
+    on_invalid: str = "refuse",
+    neighbours: str = "replace",
+) -> PrivacyPlan:
+    """Objective perturbation, Kifer, Smith & Thakurta (2012) Alg. 1 (Gaussian version), for ½(y − x'θ)² on ‖θ‖ ≤ C.
+
+    Per-record gradient bound ζ = B_X(B_X C + B_Y) on the ball, Hessian bound λ_H = B_X² (rank one), ridge
+    Δ = 2λ_H/ε, b ~ N(0, ζ²(8 log(2/δ) + 4ε)/ε² I). KST's neighbours differ in one entry (replace-one). Under
+    add/remove the reference code of Wang (2018) halves the noise std (one gradient changes instead of two); we do
+    the same only when asked for add/remove. No tighter analysis is implemented: both calibrations use KST's.
+    """
+    check_calibration(calibration)
+    check_epsilon_delta(epsilon, delta)
+    _check_positive(B_X=B_X, B_Y=B_Y, C=C)
+    zeta = B_X * (B_X * C + B_Y)
+    std = zeta * math.sqrt(8 * math.log(2 / delta) + 4 * epsilon) / epsilon
+    k = 2 if check_neighbours(neighbours) == "replace" else 1
+    if k == 1:
+        std /= 2
+    Delta = 2 * B_X**2 / epsilon
+    rel = Release("gaussian: linear term b of the objective", k * zeta, "l2 (gradient)", std, 1, epsilon, delta)
+    return PrivacyPlan(
+        "objpert",
+        epsilon,
+        delta,
+        calibration,
+        "Kifer, Smith & Thakurta (2012) Theorem 2, Gaussian objective perturbation (both calibrations)",
+        f"rows clipped to ||x||_2 <= B_X = {B_X}, y clipped to [-{B_Y}, {B_Y}], estimate in ||theta||_2 <= {C}",
+        (rel,),
+        NEIGHBOUR_RELATIONS[neighbours],
+        {"Delta": Delta, "zeta": zeta},
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The papers' comparators: Bassily, Smith & Thakurta (2014) noisy SGD (000), Sheffet (2017) JL OLS (004)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _sampled_gaussian_epsilon(n: int, b: int, T: int, z: float, delta: float) -> float:
+    """ε of T steps that each use b records drawn without replacement from n, Gaussian noise multiplier z (noise std
+    over the replace-one sensitivity of the batch sum), by dp-accounting's RDP accountant (replace-one)."""
+    dpa, _, rdp = _dpa()
+    acc = rdp.RdpAccountant(neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)
+    acc.compose(dpa.SelfComposedDpEvent(dpa.SampledWithoutReplacementDpEvent(n, b, dpa.GaussianDpEvent(z)), T))
+    return acc.get_epsilon(delta)
+
+
+@functools.lru_cache(maxsize=256)
+def sampled_gaussian_multiplier(n: int, b: int, T: int, epsilon: float, delta: float) -> float:
+    """Smallest noise multiplier z (to 0.2 %) such that :func:`_sampled_gaussian_epsilon` ≤ ε."""
+    check_epsilon_delta(epsilon, delta)
+    lo, hi = 0.05, 1.0
+    while _sampled_gaussian_epsilon(n, b, T, hi, delta) > epsilon:
+        lo, hi = hi, hi * 2
+        if hi > 1e6:
+            raise PrivacyError(f"no noise multiplier reaches epsilon={epsilon} for n={n}, batch={b}, T={T}")
+    while hi / lo > 1.002:
+        mid = math.sqrt(lo * hi)
+        if _sampled_gaussian_epsilon(n, b, T, mid, delta) > epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def noisy_sgd_plan(
+    *,
+    n: int,
+    epsilon: float,
+    delta: float,
+    T: int,
+    L: float,
+    batch: int = 1,
+    calibration: str = "paper",
+    on_invalid: str = "refuse",
+) -> PrivacyPlan:
+    """Bassily, Smith & Thakurta (2014) Alg. 1 (noisy SGD): T steps, each on ``batch`` records drawn without
+    replacement (BST: one), per-record gradient norm ≤ L, so the batch sum has replace-one sensitivity 2L.
+    The noise std recorded is that of the batch-*mean* gradient.
+
+    paper: BST's σ² = 32 L² T log(T/δ) log(1/δ) q² / ε² on the sum, q = batch/n (their Lemma for one record per
+    step, T = n²; per-record units), checked here with the RDP accountant and refused (or warned about) if it does
+    not certify (ε, δ); tight: the smallest σ the RDP accountant (sampling without replacement, replace-one)
+    certifies.
+    """
+    check_calibration(calibration)
+    check_epsilon_delta(epsilon, delta)
+    check_sensitivity(L)
+    if not (isinstance(batch, int) and 1 <= batch <= n):
+        raise PrivacyError(f"batch must be an integer between 1 and n={n}, got {batch!r}")
+    if calibration == "paper":
+        sd_sum = L * math.sqrt(32 * T * math.log(T / delta) * math.log(1 / delta)) * (batch / n) / epsilon
+        actual = _sampled_gaussian_epsilon(n, batch, T, sd_sum / (2 * L), delta)
+        if actual > epsilon:
+            _outside_validity(f"BST14's sigma gives epsilon = {actual:.3g} > {epsilon} by RDP accounting", on_invalid)
+        comp = "Bassily, Smith & Thakurta (2014): amplification by sampling and advanced composition"
+    else:
+        sd_sum = 2 * L * sampled_gaussian_multiplier(n, batch, T, epsilon, delta)
+        comp = f"RDP accounting of {T} sampled Gaussian steps ({batch} of {n} records each; dp-accounting)"
+    rel = Release(f"gaussian: mean gradient of {batch} sampled records", 2 * L / batch, "l2", sd_sum / batch, T)
+    return PrivacyPlan(
+        "noisy_sgd",
+        epsilon,
+        delta,
+        calibration,
+        comp,
+        f"per-record gradient norm <= L = {L:.4g} (rows and y clipped, iterates in the C ball)",
+        (rel,),
+    )
+
+
+def sheffet_jl_plan(
+    *,
+    epsilon: float,
+    delta: float,
+    B_X: float,
+    B_Y: float,
+    r: int,
+    calibration: str = "paper",
+    on_invalid: str = "refuse",
+) -> PrivacyPlan:
+    """Sheffet (2017) Alg. 1: a private Johnson–Lindenstrauss projection RA of A = [X, y], rows ‖a‖ ≤ B.
+
+    w² = (8B²/ε)(√(2r ln(8/δ)) + 2 ln(8/δ)); the test σ_min(A)² > w² + Z + 4B² ln(1/δ)/ε with Z ~ Lap(4B²/ε)
+    (σ_min² has replace-one sensitivity B²); if it fails, A is augmented with wI (ridge fallback). Constants from
+    Sheffet's Algorithm 1; both calibrations use them (no tighter analysis is implemented).
+    """
+    check_calibration(calibration)
+    check_epsilon_delta(epsilon, delta)
+    if not (isinstance(r, (int,)) and r >= 1):
+        raise PrivacyError(f"r must be an integer >= 1, got {r!r}")
+    B2 = B_X**2 + B_Y**2
+    check_sensitivity(B2)
+    lt = math.log(8 / delta)
+    w2 = 8 * B2 / epsilon * (math.sqrt(2 * r * lt) + 2 * lt)
+    rels = (
+        Release("laplace: sigma_min(A)^2 test", B2, "absolute", 4 * B2 / epsilon, 1, epsilon / 4),
+        Release(
+            f"Gaussian JL projection R A, R of {r} x n i.i.d. N(0, 1), sigma_min(A') >= w",
+            B2,
+            "row norm^2",
+            math.sqrt(w2),
+            1,
+        ),
+    )
+    return PrivacyPlan(
+        "sheffet_jl",
+        epsilon,
+        delta,
+        calibration,
+        "Sheffet (2017) Theorem 3.1 (JL analysis of Blocki et al. 2012 behind a Laplace test)",
+        f"rows of [X, y] clipped: ||x||_2 <= {B_X}, |y| <= {B_Y}",
+        rels,
+        parameters={"w2": w2, "test_offset": 4 * B2 * math.log(1 / delta) / epsilon, "laplace_scale": 4 * B2 / epsilon},
     )
 
 

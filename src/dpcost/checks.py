@@ -25,6 +25,13 @@ def _check_grid(delta, m_grid: Sequence[int], n_rows: int, what: str) -> list[st
     return notes
 
 
+def _call(name: str, dataset: str, fn, *args, **kwargs) -> None:
+    try:
+        fn(*args, **kwargs)
+    except TypeError as exc:  # a tuning constant missing from the config, or one the method does not take
+        raise ConfigError(f"{dataset}.tuning.{name}: {exc}") from None
+
+
 def check_regression_setup(
     *,
     methods: Sequence[str],
@@ -47,7 +54,7 @@ def check_regression_setup(
         spec = REGRESSION_METHODS[name]
         if spec.private:
             kw = privacy_kwargs(spec, epsilon, resolve_delta(delta, min(m_grid)), calibration, on_invalid)
-            spec.fn(X, y, rng=rng, **kw, **tuning.get(name, {}))
+            _call(name, "housing", spec.fn, X, y, rng=rng, **kw, **tuning.get(name, {}))
     return notes
 
 
@@ -74,5 +81,5 @@ def check_mean_setup(
         spec = MEAN_METHODS[name]
         if spec.private:
             kw = privacy_kwargs(spec, epsilon, resolve_delta(delta, min(m_grid)), calibration, on_invalid)
-            spec.fn(D, rng=rng, s=s, **kw, **tuning.get(name, {}))
+            _call(name, "snp", spec.fn, D, rng=rng, s=s, **kw, **tuning.get(name, {}))
     return notes

@@ -8,13 +8,14 @@ does not depend on the method: every method is scored on exactly the same subsam
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from . import accounting, peers, regression, sparse_mean
+from . import accounting, housing, peers, regression, sparse_mean
 from .errors import ConfigError, DataError
 from .privacy import resolve_delta
 
@@ -84,6 +85,10 @@ def privacy_kwargs(spec: Method, epsilon, delta, calibration: str, on_invalid: s
     return {"epsilon": epsilon, "delta": delta, **{k: opts[k] for k in spec.options}}
 
 
+# The plans of OPS and AdaOPS depend on the dimension (public: the housing design's five covariates); the
+# estimators take it from the data they are given.
+HOUSING_D = len(housing.COVARIATES)
+
 REGRESSION_METHODS: dict[str, Method] = {
     "ols": Method("ols", lambda X, y, *, epsilon, delta, rng: regression.ols(X, y), False, "OLS (non-private)"),
     "noisy_gd": Method(
@@ -123,6 +128,74 @@ REGRESSION_METHODS: dict[str, Method] = {
         "AdaSSP (Wang 2018, Alg. 2)",
         lambda n, *, epsilon, delta, calibration, on_invalid, B_X, B_Y, rho=0.05: accounting.adassp_plan(
             epsilon=epsilon, delta=delta, B_X=B_X, B_Y=B_Y, calibration=calibration, on_invalid=on_invalid
+        ),
+        ("calibration", "on_invalid"),
+    ),
+    "ops": Method(
+        "ops",
+        regression.ops,
+        True,
+        "OPS-Balanced (Wang 2018, App. F)",
+        lambda n, *, epsilon, delta, calibration, on_invalid, B_X, B_Y, B=1.0, rho=0.05, d=HOUSING_D: (
+            accounting.ops_balanced_plan(
+                n=n,
+                d=d,
+                epsilon=epsilon,
+                delta=delta,
+                B_X=B_X,
+                B_Y=B_Y,
+                B=B,
+                rho=rho,
+                calibration=calibration,
+                on_invalid=on_invalid,
+            )
+        ),
+        ("calibration", "on_invalid"),
+    ),
+    "adaops": Method(
+        "adaops",
+        regression.adaops,
+        True,
+        "AdaOPS (Wang 2018, Alg. 1)",
+        lambda n, *, epsilon, delta, calibration, on_invalid, B_X, B_Y, rho=0.05, d=HOUSING_D: accounting.adaops_plan(
+            d=d, epsilon=epsilon, delta=delta, B_X=B_X, B_Y=B_Y, rho=rho, calibration=calibration, on_invalid=on_invalid
+        ),
+        ("calibration", "on_invalid"),
+    ),
+    "objpert": Method(
+        "objpert",
+        regression.objpert,
+        True,
+        "ObjPert (Kifer et al. 2012)",
+        lambda n, *, epsilon, delta, calibration, on_invalid, B_X, B_Y, C: accounting.objpert_plan(
+            epsilon=epsilon, delta=delta, B_X=B_X, B_Y=B_Y, C=C, calibration=calibration, on_invalid=on_invalid
+        ),
+        ("calibration", "on_invalid"),
+    ),
+    "noisy_sgd": Method(
+        "noisy_sgd",
+        regression.noisy_sgd_ols,
+        True,
+        "Noisy SGD (Bassily et al. 2014)",
+        lambda n, *, epsilon, delta, calibration, on_invalid, B_X, B_Y, C, passes, batch: accounting.noisy_sgd_plan(
+            n=n,
+            epsilon=epsilon,
+            delta=delta,
+            T=max(1, math.ceil(passes * n / min(batch, n))),
+            L=B_X * (B_X * C + B_Y),
+            batch=min(batch, n),
+            calibration=calibration,
+            on_invalid=on_invalid,
+        ),
+        ("calibration", "on_invalid"),
+    ),
+    "sheffet_jl": Method(
+        "sheffet_jl",
+        regression.sheffet_jl_ols,
+        True,
+        "JL projection OLS (Sheffet 2017, Alg. 1)",
+        lambda n, *, epsilon, delta, calibration, on_invalid, B_X, B_Y, r: accounting.sheffet_jl_plan(
+            epsilon=epsilon, delta=delta, B_X=B_X, B_Y=B_Y, r=r, calibration=calibration, on_invalid=on_invalid
         ),
         ("calibration", "on_invalid"),
     ),
