@@ -177,3 +177,23 @@ def test_workflow_profiles_plan_the_run(tmp_path):
     for name in ("default", "slurm"):
         res = run_workflow(tmp_path / name, {}, "-n", "--workflow-profile", str(REPO / "workflow/profiles" / name))
         assert res.returncode == 0, (name, res.stderr[-2000:])
+
+
+NEW_METHODS = ["ops", "adaops", "objpert", "noisy_sgd", "sheffet_jl"]
+
+
+def test_wang_family_and_comparators_run_in_the_workflow(mirror, housing_archives, tmp_path):
+    cfg = override(mirror.base, housing_archives, methods=NEW_METHODS, m=[500, 5000])
+    res = run_workflow(tmp_path, cfg)
+    assert res.returncode == 0, res.stderr[-3000:]
+    errors = pd.read_parquet(tmp_path / "results/housing/errors.parquet")
+    assert sorted(errors.method.unique()) == sorted(NEW_METHODS)
+    assert len(errors) == len(NEW_METHODS) * 2 * REPS and errors.error.notna().all()
+    ledger = json.loads((tmp_path / "results/housing/privacy_ledger.json").read_text())
+    for name in NEW_METHODS:
+        entry = ledger["methods"][name]
+        assert entry["private"] and entry["warnings"] == [] and "replace one record" in entry["guarantee"]
+    # OPS and AdaOPS are proven for add/remove: the ledger says how the budget was converted
+    assert "group privacy" in ledger["methods"]["ops"]["composition"]
+    assert "group privacy" in ledger["methods"]["adaops"]["composition"]
+    assert (tmp_path / "results/housing/error_curves.png").stat().st_size > 10_000

@@ -97,7 +97,8 @@ rule ledger:
         extra=lambda wc: {"s": config["snp"]["s"]} if wc.dataset == "snp" else {},
         data_derived=lambda wc: (
             [
-                "tuning constants (R, T, C, c_x, eta0, kappa) were chosen once by the maintainers on the full "
+                "tuning constants (R, T, C, c_x, eta0, kappa, the JL rows r, the SGD batch and passes) were chosen "
+                "once by the maintainers on the full "
                 "real data (README, 'Tuning choices')"
             ]
             if wc.dataset == "housing"
