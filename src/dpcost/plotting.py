@@ -12,13 +12,27 @@ import pandas as pd  # noqa: E402
 
 from .experiment import MEAN_METHODS, REGRESSION_METHODS  # noqa: E402
 
-_STYLES = [("o", "-"), ("s", "--"), ("^", "-."), ("D", ":"), ("v", "-"), ("P", "--"), ("X", "-."), ("*", ":")]
+# every method gets its own marker (12: the housing analysis with both peers), so no two curves look alike in greyscale
+_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p"]
+_LINES = ["-", "--", "-.", ":"]
 _COLOURS = ["#000000", "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#999999"]
 
 
 def method_label(name: str) -> str:
     spec = REGRESSION_METHODS.get(name) or MEAN_METHODS.get(name)
     return spec.label if spec else name
+
+
+def _draw(ax, summary: pd.DataFrame, *, bands: bool) -> None:
+    for k, (method, df) in enumerate(summary.sort_values("m").groupby("method", sort=True)):
+        marker, ls = _MARKERS[k % len(_MARKERS)], _LINES[k % len(_LINES)]
+        colour = _COLOURS[k % len(_COLOURS)]
+        ax.plot(df["m"], df["mean"], marker=marker, ls=ls, color=colour, label=method_label(method), ms=5)
+        if bands:
+            ax.fill_between(df["m"], df["q05"], df["q95"], color=colour, alpha=0.08, lw=0)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.grid(True, which="both", alpha=0.3)
 
 
 def error_curves(
@@ -32,29 +46,31 @@ def error_curves(
     delta,
     calibration: str = "paper",
     reference: tuple[float, str] | None = None,
+    zoom_above: float = 10.0,
 ) -> None:
     """One log-log curve of the mean error per method, with its 5 %–95 % band; saved to every path in ``paths``.
 
-    ``reference`` (value, label) draws a horizontal line, e.g. the error of the trivial estimate 0.
+    ``reference`` (value, label) draws a horizontal line, e.g. the error of the trivial estimate 0. When some mean
+    error exceeds ``zoom_above`` × the reference (a peer orders of magnitude off), a second panel shows the range
+    0.15–3 × the reference without bands, where the other curves can be told apart.
     """
-    fig, ax = plt.subplots(figsize=(9.5, 4.8), dpi=150)
-    for k, (method, df) in enumerate(summary.sort_values("m").groupby("method", sort=True)):
-        marker, ls = _STYLES[k % len(_STYLES)]
-        colour = _COLOURS[k % len(_COLOURS)]
-        ax.plot(df["m"], df["mean"], marker=marker, ls=ls, color=colour, label=method_label(method), ms=5)
-        ax.fill_between(df["m"], df["q05"], df["q95"], color=colour, alpha=0.12, lw=0)
-    if reference is not None:
-        ax.axhline(reference[0], color="#555555", ls=(0, (1, 3)), lw=1.2, label=reference[1])
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(
-        f"{title}\n(ε = {epsilon}, δ = {delta}, {calibration} calibration; bands: 5–95 % of repetitions)", fontsize=10
-    )
-    ax.grid(True, which="both", alpha=0.3)
+    zoom = reference is not None and summary["mean"].max() > zoom_above * reference[0]
+    fig, axes = plt.subplots(1, 2 if zoom else 1, figsize=(14.5 if zoom else 9.5, 4.8), dpi=150, squeeze=False)
+    panels = [(axes[0, 0], True)] + ([(axes[0, 1], False)] if zoom else [])
+    for ax, bands in panels:
+        _draw(ax, summary, bands=bands)
+        if reference is not None:
+            ax.axhline(reference[0], color="#555555", ls=(0, (1, 3)), lw=1.2, label=reference[1])
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+    sub = f"(ε = {epsilon}, δ = {delta}, {calibration} calibration; bands: 5–95 % of repetitions)"
+    axes[0, 0].set_title(f"{title}\n{sub}", fontsize=10)
+    if zoom:
+        ax = axes[0, 1]
+        ax.set_ylim(0.15 * reference[0], 3 * reference[0])
+        ax.set_title(f"the same between 0.15 and 3 × {reference[1]} (no bands)", fontsize=10)
     # outside the axes: with peers whose errors span 10⁻³ … 10⁶ there is no empty corner inside
-    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    axes[0, -1].legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     for path in paths:
         fig.savefig(path)
