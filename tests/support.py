@@ -28,6 +28,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def synthetic_regression(n: int = 20000, d: int = 5, seed: int = 0):
+    """004 §5's regression design: x uniform on [−1/√d, 1/√d]^d, β uniform on the unit sphere, noise sd 0.1."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1 / np.sqrt(d), 1 / np.sqrt(d), size=(n, d))
+    beta = rng.normal(size=d)
+    beta /= np.linalg.norm(beta)
+    return X, X @ beta + 0.1 * rng.normal(size=n), beta
+
+
 def real_housing() -> pd.DataFrame:
     """The real 20,640 rows in canonical column order (rebuilt from scikit-learn's derived form, see shared README)."""
     if not HOUSING_PARQUET.exists():

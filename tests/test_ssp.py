@@ -10,6 +10,8 @@ from dpcost.audit import epsilon_lower_bound
 from dpcost.errors import PrivacyError
 from dpcost.regression import _symmetric_gaussian, adassp, clip_rows, ols, ssp
 
+from support import synthetic_regression
+
 
 def test_replace_one_sensitivities_hold_for_adversarial_neighbours():
     rng = np.random.default_rng(0)
@@ -58,17 +60,9 @@ def test_symmetric_noise_has_the_stated_variance_everywhere():
     assert np.all(np.abs(var / 4.0 - 1) < 5 * math.sqrt(2 / 20000))
 
 
-def _synthetic(n=20000, d=5, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1 / math.sqrt(d), 1 / math.sqrt(d), size=(n, d))
-    beta = rng.normal(size=d)
-    beta /= np.linalg.norm(beta)
-    return X, X @ beta + 0.1 * rng.normal(size=n), beta
-
-
 @pytest.mark.parametrize("fn", [adassp, ssp])
 def test_recovers_beta_as_epsilon_grows(fn):
-    X, y, beta = _synthetic()
+    X, y, beta = synthetic_regression()
     errs = []
     for eps in (0.25, 1.0, 4.0):
         e = [

@@ -21,6 +21,8 @@ from dpcost.regression import (
     sheffet_jl_ols,
 )
 
+from support import synthetic_regression
+
 # ------------------------------------------------------------------------------------------------ calibration
 
 
@@ -138,14 +140,6 @@ def test_posterior_sample_has_covariance_h_inverse_over_gamma_unlike_the_referen
 # ------------------------------------------------------------------------------------------------ accuracy
 
 
-def _synthetic(n=20000, d=5, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1 / math.sqrt(d), 1 / math.sqrt(d), size=(n, d))
-    beta = rng.normal(size=d)
-    beta /= np.linalg.norm(beta)
-    return X, X @ beta + 0.1 * rng.normal(size=n), beta
-
-
 ESTIMATORS = {
     "ops": (ops, dict(B_X=1.0, B_Y=2.0)),
     "adaops": (adaops, dict(B_X=1.0, B_Y=2.0)),
@@ -158,7 +152,7 @@ ESTIMATORS = {
 @pytest.mark.parametrize("name", ESTIMATORS)
 def test_recovers_beta_as_epsilon_grows(name):
     fn, kw = ESTIMATORS[name]
-    X, y, beta = _synthetic()
+    X, y, beta = synthetic_regression()
     base = np.linalg.norm(ols(X, y) - beta)
     med = []
     for eps in (0.25, 2.0, 64.0):

@@ -189,7 +189,8 @@ def test_wang_family_and_comparators_run_in_the_workflow(mirror, housing_archive
     errors = pd.read_parquet(tmp_path / "results/housing/errors.parquet")
     assert sorted(errors.method.unique()) == sorted(NEW_METHODS)
     assert len(errors) == len(NEW_METHODS) * 2 * REPS and errors.error.notna().all()
-    ledger = json.loads((tmp_path / "results/housing/privacy_ledger.json").read_text())
+    text = (tmp_path / "results/housing/privacy_ledger.json").read_text()
+    ledger = json.loads(text, parse_constant=lambda c: pytest.fail(f"the ledger holds {c}, which is not JSON"))
     for name in NEW_METHODS:
         entry = ledger["methods"][name]
         assert entry["private"] and entry["warnings"] == [] and "replace one record" in entry["guarantee"]

@@ -35,9 +35,9 @@ class Release:
     """One kind of noisy release, made ``count`` times."""
 
     mechanism: str
-    sensitivity: float
+    sensitivity: float | None  # None where the mechanism has none (a posterior sample calibrated to the data)
     norm: str
-    noise_scale: float
+    noise_scale: float | None
     count: int = 1
     epsilon: float | None = None  # budget charged per release, where the calibration assigns one
     delta: float | None = None
@@ -654,11 +654,12 @@ def adaops_plan(
             e_a / 4,
             d_each,
         ),
+        # γ depends on the released bounds: no fixed sensitivity or noise scale to record
         Release(
             "posterior sample, gamma from Remark 11 at the released bounds",
-            B_X**2,
-            "pDP",
-            float("nan"),
+            None,
+            "per-instance DP bound (Wang 2018, Remark 11)",
+            None,
             1,
             e_a / 2,
             d_each,
