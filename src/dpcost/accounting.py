@@ -591,11 +591,11 @@ def adaops_plan(
     released λ̃_min, propose-test-release style) and one posterior sample (pDP bound of Remark 11). The two noisy
     bounds are shifted by ``bias × σ`` so that they hold except with the probability charged to δ.
 
-    paper: as printed — δ/3 per release, Wang's σ = Δ√(log(6/δ))/ε′ and shifts of √log(6/δ) σ. Those shifts fail with
-    probability Φ̄(√log(6/δ)) ≈ √(δ/6)/…, far above the δ/3 the proof charges (so the printed calibration is not
-    (ε, δ)-DP; refused or warned about). tight: δ split in five (two releases, two failure events, the sample), the
-    analytic Gaussian for both releases and shifts Φ⁻¹(1 − δ/5) σ. Under replace-one the budget is converted by group
-    privacy (:func:`add_remove_budget`).
+    paper: as printed — δ/3 per release, Wang's σ = Δ√(log(6/δ))/ε′ and shifts of √log(6/δ) σ. Those shifts fail
+    with probability Φ̄(√log(6/δ)) (3.9·10⁻⁵ at δ = 10⁻⁶), 117× the δ/3 the proof charges, so the printed calibration
+    is not (ε, δ)-DP: refused or warned about. tight: δ split in five (two releases, two failure events, the
+    sample), the analytic Gaussian for both releases and shifts Φ⁻¹(1 − δ/5) σ. Under replace-one the budget is
+    converted by group privacy (:func:`add_remove_budget`).
     """
     check_calibration(calibration)
     e_a, d_a = _budget_for(epsilon, delta, neighbours)
