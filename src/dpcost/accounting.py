@@ -815,7 +815,9 @@ def sheffet_jl_plan(
 
     w² = (8B²/ε)(√(2r ln(8/δ)) + 2 ln(8/δ)); the test σ_min(A)² > w² + Z + 4B² ln(1/δ)/ε with Z ~ Lap(4B²/ε)
     (σ_min² has replace-one sensitivity B²); if it fails, A is augmented with wI (ridge fallback). Constants from
-    Sheffet's Algorithm 1; both calibrations use them (no tighter analysis is implemented).
+    Sheffet's Algorithm 1 (ICML 2017 / arXiv 1507.02482) as we read it; that paper is not in ../shared/papers and
+    could not be re-checked here — the audit in the tests passes, which is necessary, not sufficient. Both
+    calibrations use them (no tighter analysis is implemented).
     """
     check_calibration(calibration)
     check_epsilon_delta(epsilon, delta)
