@@ -193,6 +193,9 @@ def _audit(name, n=30000, calibration="tight", y2=Y2_A):
 
 @pytest.mark.parametrize("name", ["ops", "adaops", "objpert", "noisy_sgd", "sheffet_jl"])
 def test_audit_passes(name):
+    # Measured: ε_lb = 0 for all five on this pair — their calibrations cover worst cases (gradient bounds on the
+    # whole ball, data-independent OPS bounds) far from it. A sanity check, then; the planted bugs below show what
+    # the audit can see: OPS with 1/20 of its noise, noisy SGD or ObjPert with 1/10, Sheffet without the fallback.
     assert _audit(name) <= 0.5
 
 
@@ -229,3 +232,32 @@ def test_audit_catches_noisy_sgd_with_a_tenth_of_the_noise(monkeypatch):
 
     monkeypatch.setattr(regression, "noisy_sgd_plan", hot)
     assert _audit("noisy_sgd") > 0.5
+
+
+def test_audit_catches_sheffet_without_the_ridge_fallback(monkeypatch):
+    # w² = 0: the JL projection of the raw [X, y] — on the pair y = x vs y ⊥ x it gives β̃ = 1 exactly on one side
+    real = accounting.sheffet_jl_plan
+
+    def no_fallback(**kw):
+        plan = real(**kw)
+        return accounting.PrivacyPlan(**{**plan.__dict__, "parameters": {**plan.parameters, "w2": 0.0}})
+
+    monkeypatch.setattr(regression, "sheffet_jl_plan", no_fallback)
+    assert _audit("sheffet_jl") > 0.5
+
+
+def test_audit_catches_objpert_with_a_tenth_of_the_noise(monkeypatch):
+    real = accounting.objpert_plan
+
+    def hot(**kw):
+        plan = real(**kw)
+        r = plan.releases[0]
+        return accounting.PrivacyPlan(
+            **{
+                **plan.__dict__,
+                "releases": (accounting.Release(r.mechanism, r.sensitivity, r.norm, r.noise_scale / 10),),
+            }
+        )
+
+    monkeypatch.setattr(regression, "objpert_plan", hot)
+    assert _audit("objpert") > 0.5
