@@ -1,6 +1,7 @@
 """Wang (2018)'s OPS-Balanced and AdaOPS, Kifer et al. (2012)'s ObjPert, and the papers' comparators
 Bassily et al. (2014) noisy SGD and Sheffet (2017) JL OLS: calibration, the named fixes, accuracy, audits."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -199,18 +200,26 @@ def test_audit_passes(name):
     assert _audit(name) <= 0.5
 
 
+def _planted(monkeypatch, plan_name: str, *, noise_divisor: float = 1.0, **parameters) -> None:
+    """Make regression.<plan_name> return its plan with the first release's noise divided, or parameters replaced."""
+    real = getattr(accounting, plan_name)
+
+    def planted(**kw):
+        plan = real(**kw)
+        r = plan.releases[0]
+        rel = accounting.Release(r.mechanism, r.sensitivity, r.norm, r.noise_scale / noise_divisor)
+        return dataclasses.replace(
+            plan, releases=(rel, *plan.releases[1:]), parameters={**plan.parameters, **parameters}
+        )
+
+    monkeypatch.setattr(regression, plan_name, planted)
+
+
 def test_audit_catches_ops_with_a_twentieth_of_the_noise(monkeypatch):
     # OPS's calibration is uniform over all data sets (λ_min = 0, the bound (23) on ||θ_λ||): on this small
     # neighbouring pair it is loose, so only a gross error shows
-    real = accounting.ops_balanced_plan
-
-    def hot(**kw):
-        plan = real(**kw)
-        return accounting.PrivacyPlan(
-            **{**plan.__dict__, "parameters": {**plan.parameters, "gamma": 400 * plan.parameters["gamma"]}}
-        )
-
-    monkeypatch.setattr(regression, "ops_balanced_plan", hot)
+    gamma = accounting.ops_balanced_plan(n=2, d=1, epsilon=0.5, delta=1e-5, B_X=1.0, B_Y=1.0, calibration="tight")
+    _planted(monkeypatch, "ops_balanced_plan", gamma=400 * gamma.parameters["gamma"])
     assert _audit("ops") > 0.5
 
 
@@ -218,46 +227,16 @@ def test_audit_catches_noisy_sgd_with_a_tenth_of_the_noise(monkeypatch):
     # on this pair the gradient difference is 2B_X B_Y = 2, half the bound 2L = 4 the calibration must assume
     # (L covers every iterate of the ball), and the projection on the C ball hides the tails: a quarter of the
     # noise measured 0.19, a tenth 0.77, a twentieth 2.6
-    real = accounting.noisy_sgd_plan
-
-    def hot(**kw):
-        plan = real(**kw)
-        r = plan.releases[0]
-        return accounting.PrivacyPlan(
-            **{
-                **plan.__dict__,
-                "releases": (accounting.Release(r.mechanism, r.sensitivity, r.norm, r.noise_scale / 10),),
-            }
-        )
-
-    monkeypatch.setattr(regression, "noisy_sgd_plan", hot)
+    _planted(monkeypatch, "noisy_sgd_plan", noise_divisor=10)
     assert _audit("noisy_sgd") > 0.5
+
+
+def test_audit_catches_objpert_with_a_tenth_of_the_noise(monkeypatch):
+    _planted(monkeypatch, "objpert_plan", noise_divisor=10)
+    assert _audit("objpert") > 0.5
 
 
 def test_audit_catches_sheffet_without_the_ridge_fallback(monkeypatch):
     # w² = 0: the JL projection of the raw [X, y] — on the pair y = x vs y ⊥ x it gives β̃ = 1 exactly on one side
-    real = accounting.sheffet_jl_plan
-
-    def no_fallback(**kw):
-        plan = real(**kw)
-        return accounting.PrivacyPlan(**{**plan.__dict__, "parameters": {**plan.parameters, "w2": 0.0}})
-
-    monkeypatch.setattr(regression, "sheffet_jl_plan", no_fallback)
+    _planted(monkeypatch, "sheffet_jl_plan", w2=0.0)
     assert _audit("sheffet_jl") > 0.5
-
-
-def test_audit_catches_objpert_with_a_tenth_of_the_noise(monkeypatch):
-    real = accounting.objpert_plan
-
-    def hot(**kw):
-        plan = real(**kw)
-        r = plan.releases[0]
-        return accounting.PrivacyPlan(
-            **{
-                **plan.__dict__,
-                "releases": (accounting.Release(r.mechanism, r.sensitivity, r.norm, r.noise_scale / 10),),
-            }
-        )
-
-    monkeypatch.setattr(regression, "objpert_plan", hot)
-    assert _audit("objpert") > 0.5
