@@ -100,9 +100,11 @@ def test_objpert_noise_is_kst_and_halved_only_for_add_remove():
 
 
 def test_noisy_sgd_paper_sigma_is_certified_and_tight_is_smaller():
-    kw = dict(n=2000, epsilon=0.5, delta=1e-5, T=100, L=3.0, batch=64)
+    # T = ⌈3.2 · 2000 / 64⌉ = 100 steps, L = B_X(B_X C + B_Y) = 3
+    kw = dict(n=2000, epsilon=0.5, delta=1e-5, B_X=1.0, B_Y=1.0, C=2.0, passes=3.2, batch=64)
     paper = accounting.noisy_sgd_plan(**kw)
     tight = accounting.noisy_sgd_plan(**kw, calibration="tight")
+    assert tight.parameters == {"T": 100, "batch": 64, "L": 3.0}
     assert tight.releases[0].noise_scale < paper.releases[0].noise_scale
     z = tight.releases[0].noise_scale * 64 / (2 * 3.0)
     eps = accounting._sampled_gaussian_epsilon(2000, 64, 100, z, 1e-5)

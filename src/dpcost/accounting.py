@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import warnings
 from dataclasses import asdict, dataclass, field
 
 from scipy import optimize, special
 
 from .errors import PrivacyError
-from .mechanisms import check_epsilon_delta, check_sensitivity, gaussian_delta, gaussian_sigma
+from .mechanisms import check_epsilon_delta, check_positive, check_sensitivity, gaussian_delta, gaussian_sigma
 
 CALIBRATIONS = ("paper", "tight")
 NEIGHBOURS = "replace one record"
@@ -480,8 +481,7 @@ def adassp_plan(
 def _check_positive(**bounds: float) -> None:
     # a zero bound must never mean zero noise (cf. diffprivlib issue #105)
     for name, v in bounds.items():
-        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-            raise PrivacyError(f"{name} must be a finite number > 0, got {v!r}")
+        check_positive(name, v)
 
 
 def _budget_for(epsilon: float, delta: float, neighbours: str) -> tuple[float, float]:
@@ -760,15 +760,18 @@ def noisy_sgd_plan(
     n: int,
     epsilon: float,
     delta: float,
-    T: int,
-    L: float,
-    batch: int = 1,
+    B_X: float,
+    B_Y: float,
+    C: float,
+    passes: float,
+    batch: int,
     calibration: str = "paper",
     on_invalid: str = "refuse",
 ) -> PrivacyPlan:
-    """Bassily, Smith & Thakurta (2014) Alg. 1 (noisy SGD): T steps, each on ``batch`` records drawn without
-    replacement (BST: one), per-record gradient norm ≤ L, so the batch sum has replace-one sensitivity 2L.
-    The noise std recorded is that of the batch-*mean* gradient.
+    """Bassily, Smith & Thakurta (2014) Alg. 1 (noisy SGD): T = ⌈passes·n/b⌉ steps, each on b = min(batch, n)
+    records drawn without replacement (BST: one), per-record gradient norm ≤ L = B_X(B_X C + B_Y) on the C ball, so
+    the batch sum has replace-one sensitivity 2L. The noise std recorded is that of the batch-*mean* gradient; T, b
+    and L are returned in ``parameters`` for the estimator.
 
     paper: BST's σ² = 32 L² T log(T/δ) log(1/δ) q² / ε² on the sum, q = batch/n (their Lemma for one record per
     step, T = n²; per-record units), checked here with the RDP accountant and refused (or warned about) if it does
@@ -777,9 +780,12 @@ def noisy_sgd_plan(
     """
     check_calibration(calibration)
     check_epsilon_delta(epsilon, delta)
-    check_sensitivity(L)
-    if not (isinstance(batch, int) and 1 <= batch <= n):
-        raise PrivacyError(f"batch must be an integer between 1 and n={n}, got {batch!r}")
+    _check_positive(B_X=B_X, B_Y=B_Y, C=C, passes=passes)
+    if not (isinstance(batch, numbers.Integral) and batch >= 1):
+        raise PrivacyError(f"batch must be an integer >= 1, got {batch!r}")
+    batch = min(int(batch), n)  # a subsample smaller than the batch is used whole at every step
+    T = max(1, math.ceil(passes * n / batch))
+    L = B_X * (B_X * C + B_Y)
     if calibration == "paper":
         sd_sum = L * math.sqrt(32 * T * math.log(T / delta) * math.log(1 / delta)) * (batch / n) / epsilon
         actual = _sampled_gaussian_epsilon(n, batch, T, sd_sum / (2 * L), delta)
@@ -796,8 +802,10 @@ def noisy_sgd_plan(
         delta,
         calibration,
         comp,
-        f"per-record gradient norm <= L = {L:.4g} (rows and y clipped, iterates in the C ball)",
+        f"rows clipped to ||x||_2 <= {B_X}, y to [-{B_Y}, {B_Y}], iterates in ||theta||_2 <= {C}: per-record "
+        f"gradient norm <= L = {L:.4g}",
         (rel,),
+        parameters={"T": T, "batch": batch, "L": L},
     )
 
 

@@ -8,7 +8,6 @@ does not depend on the method: every method is scored on exactly the same subsam
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -177,15 +176,8 @@ REGRESSION_METHODS: dict[str, Method] = {
         regression.noisy_sgd_ols,
         True,
         "Noisy SGD (Bassily et al. 2014)",
-        lambda n, *, epsilon, delta, calibration, on_invalid, B_X, B_Y, C, passes, batch: accounting.noisy_sgd_plan(
-            n=n,
-            epsilon=epsilon,
-            delta=delta,
-            T=max(1, math.ceil(passes * n / min(batch, n))),
-            L=B_X * (B_X * C + B_Y),
-            batch=min(batch, n),
-            calibration=calibration,
-            on_invalid=on_invalid,
+        lambda n, *, epsilon, delta, calibration, on_invalid, **p: accounting.noisy_sgd_plan(
+            n=n, epsilon=epsilon, delta=delta, calibration=calibration, on_invalid=on_invalid, **p
         ),
         ("calibration", "on_invalid"),
     ),

@@ -33,6 +33,13 @@ def check_sensitivity(sensitivity: float) -> None:
         raise PrivacyError(f"sensitivity must be a finite number > 0, got {sensitivity!r}")
 
 
+def check_positive(name: str, value: float) -> float:
+    """A public bound or tuning constant must be a finite number > 0: a zero bound would mean zero noise."""
+    if not (isinstance(value, (int, float, np.floating)) and math.isfinite(value) and value > 0):
+        raise PrivacyError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
 def laplace_scale(sensitivity: float, epsilon: float) -> float:
     """Scale b = Δ₁/ε of the Laplace mechanism (Dwork, McSherry, Nissim & Smith 2006)."""
     check_sensitivity(sensitivity)

@@ -26,7 +26,7 @@ from .accounting import (
     ssp_plan,
 )
 from .errors import DataError, PrivacyError
-from .mechanisms import check_epsilon_delta
+from .mechanisms import check_epsilon_delta, check_positive
 
 
 def _check_design(X, y) -> tuple[np.ndarray, np.ndarray]:
@@ -39,12 +39,6 @@ def _check_design(X, y) -> tuple[np.ndarray, np.ndarray]:
     if not (np.isfinite(X).all() and np.isfinite(y).all()):
         raise DataError("X and y must be finite (found NaN or inf)")
     return X, y
-
-
-def _positive(name: str, value: float) -> float:
-    if not (isinstance(value, (int, float, np.floating)) and math.isfinite(value) and value > 0):
-        raise PrivacyError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
 
 
 def clip_rows(X: np.ndarray, c_x: float) -> np.ndarray:
@@ -120,7 +114,7 @@ def noisy_gradient_descent_ols(
     check_epsilon_delta(epsilon, delta)
     if not (isinstance(T, (int, np.integer)) and T >= 1):
         raise PrivacyError(f"T must be an integer >= 1, got {T!r}")
-    R, C, c_x, eta0 = (_positive(k, v) for k, v in (("R", R), ("C", C), ("c_x", c_x), ("eta0", eta0)))
+    R, C, c_x, eta0 = (check_positive(k, v) for k, v in (("R", R), ("C", C), ("c_x", c_x), ("eta0", eta0)))
     n, d = X.shape
     plan = noisy_gd_plan(
         n=n,
@@ -202,7 +196,7 @@ def noisy_truncated_ols(
     """
     X, y = _check_design(X, y)
     check_epsilon_delta(epsilon, delta)
-    R, C, c_x, kappa = (_positive(k, v) for k, v in (("R", R), ("C", C), ("c_x", c_x), ("kappa", kappa)))
+    R, C, c_x, kappa = (check_positive(k, v) for k, v in (("R", R), ("C", C), ("c_x", c_x), ("kappa", kappa)))
     n, d = X.shape
     if noise == "printed":
         warnings.warn(
@@ -244,7 +238,7 @@ def _symmetric_gaussian(d: int, sigma: float, rng: np.random.Generator) -> np.nd
 
 def _clip_design(X, y, B_X: float, B_Y: float):
     X, y = _check_design(X, y)
-    B_X, B_Y = _positive("B_X", B_X), _positive("B_Y", B_Y)
+    B_X, B_Y = check_positive("B_X", B_X), check_positive("B_Y", B_Y)
     return clip_rows(X, B_X), np.clip(y, -B_Y, B_Y)
 
 
@@ -543,16 +537,20 @@ def noisy_sgd_ols(
     to ‖x‖₂ ≤ B_X and y to [−B_Y, B_Y] here.
     """
     Xc, yc = _clip_design(X, y, B_X, B_Y)
-    C, passes = _positive("C", C), _positive("passes", passes)
     n, d = Xc.shape
-    if not (isinstance(batch, (int, np.integer)) and batch >= 1):
-        raise PrivacyError(f"batch must be an integer >= 1, got {batch!r}")
-    batch = min(int(batch), n)  # a subsample smaller than the batch is used whole at every step
-    T = max(1, math.ceil(passes * n / batch))
-    L = B_X * (B_X * C + B_Y)
     plan = noisy_sgd_plan(
-        n=n, epsilon=epsilon, delta=delta, T=T, L=L, batch=batch, calibration=calibration, on_invalid=on_invalid
+        n=n,
+        epsilon=epsilon,
+        delta=delta,
+        B_X=B_X,
+        B_Y=B_Y,
+        C=C,
+        passes=passes,
+        batch=batch,
+        calibration=calibration,
+        on_invalid=on_invalid,
     )
+    T, batch, L = plan.parameters["T"], plan.parameters["batch"], plan.parameters["L"]
     sigma = plan.releases[0].noise_scale
     eta = 2 * C / np.sqrt(np.arange(1, T + 1) * (L**2 + d * sigma**2))
     noise = rng.normal(0.0, sigma, size=(T, d))

@@ -6,13 +6,11 @@ truncates each coordinate to [−R, R] inside the function, which is what bounds
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .accounting import frank_wolfe_plan, peeling_plan
 from .errors import DataError, PrivacyError
-from .mechanisms import check_epsilon_delta
+from .mechanisms import check_epsilon_delta, check_positive
 
 
 def _check_matrix(X) -> np.ndarray:
@@ -28,12 +26,6 @@ def _check_s(s: int, d: int) -> int:
     if not (isinstance(s, (int, np.integer)) and 1 <= s <= d):
         raise PrivacyError(f"sparsity s must be an integer between 1 and d={d}, got {s!r}")
     return int(s)
-
-
-def _check_positive(name: str, value: float) -> float:
-    if not (isinstance(value, (int, float, np.floating)) and math.isfinite(value) and value > 0):
-        raise PrivacyError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
 
 
 def truncated_mean(X: np.ndarray, R: float) -> np.ndarray:
@@ -55,7 +47,7 @@ def private_max(f, *, B: float, epsilon: float, rng: np.random.Generator) -> tup
     """
     f = np.asarray(f, dtype=float)
     check_epsilon_delta(epsilon)
-    b = 2 * _check_positive("B", B) / epsilon
+    b = 2 * check_positive("B", B) / epsilon
     j = int(np.argmax(np.abs(f) + rng.laplace(0.0, b, size=f.shape)))
     return j, float(f[j] + rng.laplace(0.0, b))
 
@@ -97,7 +89,7 @@ def peeling(
         raise DataError(f"peeling expects a vector, got shape {v.shape}")
     s = _check_s(s, v.size)
     check_epsilon_delta(epsilon, delta)
-    plan = peeling_plan(s=s, epsilon=epsilon, delta=delta, lam=_check_positive("lam", lam), calibration=calibration)
+    plan = peeling_plan(s=s, epsilon=epsilon, delta=delta, lam=check_positive("lam", lam), calibration=calibration)
     b = plan.releases[0].noise_scale
     W = rng.laplace(0.0, b, size=(1, s, v.size))
     W_tilde = rng.laplace(0.0, b, size=(1, s))
@@ -117,7 +109,7 @@ def dp_sparse_mean(
     """
     X = _check_matrix(X)
     n, d = X.shape
-    R = _check_positive("R", R)
+    R = check_positive("R", R)
     v = truncated_mean(X, R)
     return peeling(v, s=s, epsilon=epsilon, delta=delta, lam=2 * R / n, rng=rng, calibration=calibration)
 
@@ -180,7 +172,7 @@ def private_frank_wolfe_mean(
     X = _check_matrix(X)
     n, d = X.shape
     check_epsilon_delta(epsilon, delta)
-    R, radius = _check_positive("R", R), _check_positive("radius", radius)
+    R, radius = check_positive("R", R), check_positive("radius", radius)
     if not (isinstance(T, (int, np.integer)) and T >= 1):
         raise PrivacyError(f"T must be an integer >= 1, got {T!r}")
     mean = truncated_mean(X, R)
