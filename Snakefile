@@ -30,7 +30,7 @@ localrules:
     plot,
     ledger,
     config_snapshot,
-    compare_housing,
+    compare,
 
 
 rule all:

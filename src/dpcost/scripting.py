@@ -1,4 +1,5 @@
-"""Glue for the workflow's thin scripts: logging to the rule's log file, one clear line on failure."""
+"""Glue for the workflow's thin scripts: logging to the rule's log file, one clear line on failure, atomic writes,
+and the bodies the scripts share. The scripts unpack ``snakemake`` into the plain arguments of these functions."""
 
 from __future__ import annotations
 
@@ -6,11 +7,16 @@ import json
 import logging
 import os
 import sys
+import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from .analysis import datasets
+from .analysis.engine import run_grid
+from .dp.spec import Privacy
 from .errors import DPCostError
+from .estimators.registry import methods_of
 
 
 def run(main: Callable[[], None], log_path: str | None, rule: str) -> None:
@@ -39,32 +45,54 @@ def run(main: Callable[[], None], log_path: str | None, rule: str) -> None:
 
 
 def write_json_atomic(path: str | Path, record: dict) -> None:
-    """Write JSON so that the file either holds the whole record or does not exist (a manifest is trusted)."""
+    """Write strict JSON so that the file either holds the whole record or does not exist (a manifest is trusted)."""
     path = Path(path)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(record, indent=2) + "\n")
+    tmp.write_text(json.dumps(record, indent=1, allow_nan=False) + "\n")
     os.replace(tmp, path)
 
 
-def run_grid_job(grid_fn, data: tuple, params, method: str, dataset: str, out: str, **extra) -> None:
-    """The body both estimate scripts share: the rule's params become the grid's arguments; the tidy table is
-    written to ``out`` and its size and time logged. ``data`` are the grid function's positional arguments."""
-    import time
+def privacy_spec(privacy: Mapping, calibration: str, on_invalid: str) -> Privacy:
+    """The :class:`Privacy` of a dataset's config block (``privacy: {epsilon, delta}``) and the run's options."""
+    return Privacy(privacy["epsilon"], privacy["delta"], calibration, on_invalid)
 
+
+def estimate_job(
+    *,
+    dataset: str,
+    method: str,
+    inputs: Mapping[str, str],
+    tuning: Mapping | None,
+    params: Mapping,
+    m_grid: Sequence[int],
+    reps: int,
+    seed: int,
+    privacy: Privacy,
+    out_table: str,
+    out_plans: str,
+) -> None:
+    """One (dataset, method) job: every m and repetition; the tidy table to ``out_table`` and the plans it used,
+    one per m, to ``out_plans`` (the ledger is built from them). ``tuning`` is the method's block of the config
+    (defaults from code fill what it omits); ``params`` the analysis parameters (e.g. ``{"s": 20}``)."""
+    analysis = datasets.get(dataset)
+    spec = methods_of(analysis.family)[method]
+    tuning = spec.resolve_tuning(tuning, f"{dataset}.tuning.{method}")
+    params = dict(params)
     t0 = time.perf_counter()
-    errors = grid_fn(
-        *data,
-        method=method,
-        params=dict(params.tuning),
-        m_grid=params.m,
-        reps=params.reps,
-        seed=params.seed,
-        epsilon=params.privacy["epsilon"],
-        delta=params.privacy["delta"],
-        calibration=params.calibration,
-        on_invalid=params.on_invalid,
-        dataset=dataset,
-        **extra,
+    design = analysis.load(inputs, params)
+    table, plans = run_grid(
+        design, spec, tuning=tuning, params=params, m_grid=m_grid, reps=reps, seed=seed, privacy=privacy, dataset=dataset
     )
-    logging.getLogger("estimate").info("%s: %d rows in %.2f s", method, len(errors), time.perf_counter() - t0)
-    errors.to_parquet(out, index=False)
+    logging.getLogger("estimate").info("%s: %d rows in %.2f s", method, len(table), time.perf_counter() - t0)
+    table.to_parquet(out_table, index=False)
+    record = {
+        "dataset": dataset,
+        "method": method,
+        "label": spec.label,
+        "private": spec.private,
+        "privacy": privacy.to_dict(),
+        "tuning": tuning,
+        "params": params,
+        "plans": plans,
+    }
+    write_json_atomic(out_plans, record)

@@ -1,19 +1,3 @@
-PLOT_TEXT = {
-    "housing": {
-        "title": "California housing: DP OLS error vs sample size",
-        "xlabel": "subsample size m",
-        "ylabel": r"mean $\|\hat\beta - \beta\|_2$ over repetitions",
-        "reference_label": r"$\hat\beta = 0$ (error $\|\beta\|_2$)",
-    },
-    "snp": {
-        "title": "GSE106818: DP sparse mean of minor-allele count differences",
-        "xlabel": "pairs per group m",
-        "ylabel": r"mean $\|\hat\mu - \mu\|_2$ over repetitions",
-        "reference_label": r"$\hat\mu = 0$ (error $\|\mu\|_2$)",
-    },
-}
-
-
 rule aggregate:
     input:
         lambda wc: expand(
@@ -34,7 +18,7 @@ rule aggregate:
     benchmark:
         "results/benchmarks/aggregate_{dataset}.tsv"
     wildcard_constraints:
-        dataset="housing|snp",
+        dataset="|".join(DATASETS),
     conda:
         "../envs/dpcost.yaml"
     script:
@@ -58,13 +42,12 @@ rule plot:
     benchmark:
         "results/benchmarks/plot_{dataset}.tsv"
     wildcard_constraints:
-        dataset="housing|snp",
+        dataset="|".join(DATASETS),
     conda:
         "../envs/dpcost.yaml"
     params:
         privacy=lambda wc: config[wc.dataset]["privacy"],
         calibration=lambda wc: calibration(wc.dataset),
-        text=lambda wc: PLOT_TEXT[wc.dataset],
     script:
         "../scripts/plot_error_curves.py"
 
@@ -72,6 +55,11 @@ rule plot:
 rule ledger:
     input:
         meta="results/{dataset}/preprocessing.json",
+        plans=lambda wc: expand(
+            "results/{dataset}/estimates/{method}.plans.json",
+            dataset=wc.dataset,
+            method=METHODS[wc.dataset],
+        ),
     output:
         report(
             "results/{dataset}/privacy_ledger.json",
@@ -84,26 +72,12 @@ rule ledger:
     benchmark:
         "results/benchmarks/ledger_{dataset}.tsv"
     wildcard_constraints:
-        dataset="housing|snp",
+        dataset="|".join(DATASETS),
     conda:
         "../envs/dpcost.yaml"
     params:
-        methods=lambda wc: METHODS[wc.dataset],
-        tuning=lambda wc: config[wc.dataset].get("tuning", {}),
         m=lambda wc: config[wc.dataset]["m"],
-        privacy=lambda wc: config[wc.dataset]["privacy"],
-        calibration=lambda wc: calibration(wc.dataset),
-        on_invalid=config["on_invalid"],
-        extra=lambda wc: {"s": config["snp"]["s"]} if wc.dataset == "snp" else {},
-        data_derived=lambda wc: (
-            [
-                "tuning constants (R, T, C, c_x, eta0, kappa, the JL rows r, the SGD batch and passes) were chosen "
-                "once by the maintainers on the full "
-                "real data (README, 'Tuning choices')"
-            ]
-            if wc.dataset == "housing"
-            else []
-        ),
+        privacy=lambda wc: privacy(wc.dataset).to_dict(),
     script:
         "../scripts/ledger.py"
 
@@ -128,20 +102,22 @@ rule config_snapshot:
         "../scripts/config_snapshot.py"
 
 
-rule compare_housing:
+rule compare:
     input:
-        summary="results/housing/summary.csv",
+        summary="results/{dataset}/summary.csv",
     output:
         report(
-            "results/housing/comparison.csv",
+            "results/{dataset}/comparison.csv",
             caption="../report/comparison.rst",
-            category="housing",
-            labels={"dataset": "housing", "output": "comparison with peers"},
+            category="{dataset}",
+            labels={"dataset": "{dataset}", "output": "comparison with peers"},
         ),
     log:
-        "logs/housing/compare.log",
+        "logs/{dataset}/compare.log",
     benchmark:
-        "results/benchmarks/compare_housing.tsv"
+        "results/benchmarks/compare_{dataset}.tsv"
+    wildcard_constraints:
+        dataset="|".join(DATASETS),
     conda:
         "../envs/dpcost.yaml"
     script:

@@ -29,62 +29,57 @@ except Exception as exc:
     _fail(f"{where}: {getattr(cause, 'message', str(cause))}")
 
 try:
-    from dpcost.checks import check_mean_setup, check_regression_setup
+    from dpcost.analysis.checks import check_setup
+    from dpcost.analysis.datasets import ANALYSES
     from dpcost.errors import DPCostError
-    from dpcost.housing import N_ROWS as HOUSING_ROWS
+    from dpcost.estimators.peers import available as peers_available
+    from dpcost.estimators.registry import methods_of
+    from dpcost.scripting import privacy_spec
 except ImportError as exc:
     _fail(f"a dependency is missing ({exc}); install them with: pip install -e .")
 
-# Peer libraries join the housing methods when installed (housing.peers: auto), or must be there (always).
-from dpcost.peers import available as _peers_available
-
-_peers = config["housing"].get("peers", "auto")
-if _peers != "never":
-    _avail = _peers_available()
-    if _peers == "always" and not all(_avail.values()):
-        _fail(
-            f"housing.peers is 'always' but {[k for k, v in _avail.items() if not v]} is not usable; "
-            "install: pip install -e '.[peers]'"
-        )
-    for _name, _lib in (("diffprivlib", "diffprivlib"), ("opendp_ssp", "opendp")):
-        if _avail[_lib] and _name not in config["housing"]["methods"]:
-            config["housing"]["methods"].append(_name)
-
 DATASETS = config["datasets"]
-METHODS = {"housing": config["housing"]["methods"], "snp": config["snp"]["methods"]}
 
 
 def calibration(dataset):
     return config[dataset].get("calibration", config["calibration"])
 
 
+def privacy(dataset):
+    return privacy_spec(
+        config[dataset]["privacy"], calibration(dataset), config["on_invalid"]
+    )
+
+
+# Peer libraries join an analysis's methods when installed (peers: auto), or must be there (always).
+for _ds in DATASETS:
+    _mode = config[_ds].get("peers", "never")
+    _peers = {
+        k: m.peer for k, m in methods_of(ANALYSES[_ds].family).items() if m.peer
+    }
+    if _mode == "never" or not _peers:
+        continue
+    _avail = peers_available()
+    _missing = sorted({lib for lib in _peers.values() if not _avail[lib]})
+    if _mode == "always" and _missing:
+        _fail(
+            f"{_ds}.peers is 'always' but {_missing} is not usable; install: pip install -e '.[peers]'"
+        )
+    for _name, _lib in _peers.items():
+        if _avail[_lib] and _name not in config[_ds]["methods"]:
+            config[_ds]["methods"].append(_name)
+
+METHODS = {ds: config[ds]["methods"] for ds in DATASETS}
+
 try:
     _notes = []
-    if "housing" in DATASETS:
-        _h = config["housing"]
-        _notes += check_regression_setup(
-            methods=_h["methods"],
-            tuning=_h.get("tuning", {}),
-            epsilon=_h["privacy"]["epsilon"],
-            delta=_h["privacy"]["delta"],
-            m_grid=_h["m"],
-            n_rows=HOUSING_ROWS,
-            calibration=calibration("housing"),
-            on_invalid=config["on_invalid"],
-        )
-    if "snp" in DATASETS:
-        _s = config["snp"]
-        _notes += check_mean_setup(
-            methods=_s["methods"],
-            tuning=_s.get("tuning", {}),
-            s=_s["s"],
-            epsilon=_s["privacy"]["epsilon"],
-            delta=_s["privacy"]["delta"],
-            m_grid=_s["m"],
-            n_min=min(_s["groups"].values()),
-            n_snps=_s["n_snps"],
-            calibration=calibration("snp"),
-            on_invalid=config["on_invalid"],
+    for _ds in DATASETS:
+        _notes += check_setup(
+            ANALYSES[_ds],
+            config[_ds],
+            methods=METHODS[_ds],
+            privacy=privacy(_ds),
+            m_grid=config[_ds]["m"],
         )
     for _note in dict.fromkeys(_notes):
         print(_note, file=sys.stderr)
@@ -92,16 +87,30 @@ except DPCostError as exc:
     _fail(str(exc))
 
 
+def estimate_params(dataset):
+    """The plain arguments of an estimate job (the script passes them on to dpcost.scripting.estimate_job)."""
+    return {
+        "params": ANALYSES[dataset].params_from(config[dataset]),
+        "m": config[dataset]["m"],
+        "reps": config["reps"],
+        "seed": config["seed"],
+        "privacy": privacy(dataset).to_dict(),
+    }
+
+
 def final_outputs():
-    extra = ["results/housing/comparison.csv"] if "housing" in DATASETS else []
-    return ["results/config_used.yaml", *extra] + [
-        f"results/{ds}/{name}"
-        for ds in DATASETS
-        for name in (
-            "errors.parquet",
-            "summary.csv",
-            "error_curves.png",
-            "error_curves.pdf",
-            "privacy_ledger.json",
-        )
-    ]
+    files = ["results/config_used.yaml"]
+    for ds in DATASETS:
+        files += [
+            f"results/{ds}/{name}"
+            for name in (
+                "errors.parquet",
+                "summary.csv",
+                "error_curves.png",
+                "error_curves.pdf",
+                "privacy_ledger.json",
+            )
+        ]
+        if ANALYSES[ds].comparison:
+            files.append(f"results/{ds}/comparison.csv")
+    return files

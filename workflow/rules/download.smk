@@ -11,7 +11,7 @@ rule download_housing:
         sources=config["housing"]["sources"],
         content_sha256=config["housing"]["content_sha256"],
         manual_dir="resources/housing/manual",
-        options=config.get("download", {}),
+        options=config["download"],
     message:
         "Downloading the California housing data (first source that verifies)"
     script:
@@ -30,7 +30,7 @@ rule download_snp:
     params:
         accession=config["snp"]["accession"],
         matrix_url=config["snp"]["matrix_url"],
-        options=config.get("download", {}),
+        options=config["download"],
     message:
         "Listing {params.matrix_url} and downloading every series-matrix part"
     script:

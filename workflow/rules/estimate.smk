@@ -1,5 +1,6 @@
 # One job per (dataset, method): it loops over the m grid and the repetitions. Each (m, rep) draws from its own
-# stream, so splitting or merging jobs never changes a number.
+# stream, so splitting or merging jobs never changes a number. Beside its table each job writes the privacy plans
+# it used (one per m); the ledger is built from them.
 
 
 rule estimate_housing:
@@ -7,7 +8,8 @@ rule estimate_housing:
         table="results/housing/data.parquet",
         meta="results/housing/preprocessing.json",
     output:
-        "results/housing/estimates/{method}.parquet",
+        table="results/housing/estimates/{method}.parquet",
+        plans="results/housing/estimates/{method}.plans.json",
     log:
         "logs/housing/estimate_{method}.log",
     benchmark:
@@ -17,15 +19,11 @@ rule estimate_housing:
     conda:
         "../envs/dpcost.yaml"
     params:
-        m=config["housing"]["m"],
-        reps=config["reps"],
-        seed=config["seed"],
-        privacy=config["housing"]["privacy"],
-        calibration=calibration("housing"),
-        on_invalid=config["on_invalid"],
-        tuning=lambda wc: config["housing"].get("tuning", {}).get(wc.method, {}),
+        dataset="housing",
+        tuning=lambda wc: config["housing"].get("tuning", {}).get(wc.method),
+        **estimate_params("housing"),
     script:
-        "../scripts/estimate_housing.py"
+        "../scripts/estimate.py"
 
 
 rule estimate_snp:
@@ -33,7 +31,8 @@ rule estimate_snp:
         genotypes="results/snp/genotypes.parquet",
         meta="results/snp/preprocessing.json",
     output:
-        "results/snp/estimates/{method}.parquet",
+        table="results/snp/estimates/{method}.parquet",
+        plans="results/snp/estimates/{method}.plans.json",
     log:
         "logs/snp/estimate_{method}.log",
     benchmark:
@@ -43,13 +42,8 @@ rule estimate_snp:
     conda:
         "../envs/dpcost.yaml"
     params:
-        m=config["snp"]["m"],
-        s=config["snp"]["s"],
-        reps=config["reps"],
-        seed=config["seed"],
-        privacy=config["snp"]["privacy"],
-        calibration=calibration("snp"),
-        on_invalid=config["on_invalid"],
-        tuning=lambda wc: config["snp"].get("tuning", {}).get(wc.method, {}),
+        dataset="snp",
+        tuning=lambda wc: config["snp"].get("tuning", {}).get(wc.method),
+        **estimate_params("snp"),
     script:
-        "../scripts/estimate_snp.py"
+        "../scripts/estimate.py"

@@ -17,8 +17,8 @@ rule preprocess_housing:
         "../envs/dpcost.yaml"
     params:
         content_sha256=config["housing"]["content_sha256"],
-        y_scale=config["housing"].get("y_scale", 100000),
-        center_y=config["housing"].get("center_y", True),
+        y_scale=config["housing"]["y_scale"],
+        center_y=config["housing"]["center_y"],
     script:
         "../scripts/preprocess_housing.py"
 
@@ -43,10 +43,10 @@ rule preprocess_snp:
         "../envs/dpcost.yaml"
     params:
         accession=config["snp"]["accession"],
-        label_pattern=config["snp"].get("label_pattern", r"(low|average)\s*IQ"),
+        label_pattern=config["snp"]["label_pattern"],
         groups=config["snp"]["groups"],
         n_snps=config["snp"]["n_snps"],
-        max_missing_rate=config["snp"].get("max_missing_rate", 0.0),
-        tie_break=config["snp"].get("tie_break", "id"),
+        max_missing_rate=config["snp"]["max_missing_rate"],
+        tie_break=config["snp"]["tie_break"],
     script:
         "../scripts/preprocess_snp.py"

@@ -2,15 +2,15 @@
 
 import pandas as pd
 
-from dpcost.experiment import summarize
+from dpcost.analysis.summaries import summarize
 from dpcost.scripting import run
 
 
-def main():
-    errors = pd.concat([pd.read_parquet(p) for p in snakemake.input], ignore_index=True)
+def main(tables, out_errors, out_summary):
+    errors = pd.concat([pd.read_parquet(p) for p in tables], ignore_index=True)
     errors = errors.sort_values(["method", "m", "rep"], kind="stable").reset_index(drop=True)
-    errors.to_parquet(snakemake.output.errors, index=False)
-    summarize(errors).to_csv(snakemake.output.summary, index=False, float_format="%.6g")
+    errors.to_parquet(out_errors, index=False)
+    summarize(errors).to_csv(out_summary, index=False, float_format="%.6g")
 
 
-run(main, snakemake.log[0], "aggregate")
+run(lambda: main(list(snakemake.input), snakemake.output.errors, snakemake.output.summary), snakemake.log[0], "aggregate")

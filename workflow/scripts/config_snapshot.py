@@ -5,9 +5,9 @@ import yaml
 from dpcost.scripting import run
 
 
-def main():
-    with open(snakemake.output[0], "w") as fh:
-        yaml.safe_dump(dict(snakemake.params.config), fh, sort_keys=False, allow_unicode=True)
+def main(config, out):
+    with open(out, "w") as fh:
+        yaml.safe_dump(config, fh, sort_keys=False, allow_unicode=True)
 
 
-run(main, snakemake.log[0], "config_snapshot")
+run(lambda: main(dict(snakemake.params.config), snakemake.output[0]), snakemake.log[0], "config_snapshot")

@@ -2,29 +2,30 @@
 
 from pathlib import Path
 
-from dpcost import housing
-from dpcost.download import download_first
+from dpcost.data import download, housing
 from dpcost.scripting import run, write_json_atomic
 
 
-def main():
-    out = Path(snakemake.output.manifest)
-    opts = snakemake.params.options
+def main(sources, content_sha256, manual_dir, options, out):
+    out = Path(out)
 
     def verify(path, source):
         # A checksum proves the bytes; this proves the content, also for a mirror listed without a checksum.
-        housing.verify_content(housing.parse_archive(path, source["format"]), snakemake.params.content_sha256)
+        housing.verify_content(housing.parse_archive(path, source["format"]), content_sha256)
 
-    record = download_first(
-        snakemake.params.sources,
+    record = download.download_first(
+        [housing.with_filename(s) for s in sources],
         out.parent,
-        manual_dir=snakemake.params.manual_dir,
+        manual_dir=manual_dir,
         verify=verify,
-        max_tries=opts.get("max_tries", 5),
-        backoff=opts.get("backoff", 2.0),
-        timeout=(10.0, float(opts.get("timeout", 60))),
+        **download.options(options),
     )
     write_json_atomic(out, record)
 
 
-run(main, snakemake.log[0], "download_housing")
+p = snakemake.params
+run(
+    lambda: main(p.sources, p.content_sha256, p.manual_dir, dict(p.options), snakemake.output.manifest),
+    snakemake.log[0],
+    "download_housing",
+)

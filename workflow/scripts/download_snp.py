@@ -2,22 +2,19 @@
 
 from pathlib import Path
 
-from dpcost.geo import fetch_series_matrices
+from dpcost.data import download
+from dpcost.data.geo import fetch_series_matrices
 from dpcost.scripting import run, write_json_atomic
 
 
-def main():
-    out = Path(snakemake.output.manifest)
-    opts = snakemake.params.options
-    manifest = fetch_series_matrices(
-        snakemake.params.matrix_url,
-        snakemake.params.accession,
-        out.parent,
-        max_tries=opts.get("max_tries", 5),
-        backoff=opts.get("backoff", 2.0),
-        timeout=(10.0, float(opts.get("timeout", 60))),
-    )
+def main(matrix_url, accession, options, out):
+    manifest = fetch_series_matrices(matrix_url, accession, Path(out).parent, **download.options(options))
     write_json_atomic(out, manifest)
 
 
-run(main, snakemake.log[0], "download_snp")
+p = snakemake.params
+run(
+    lambda: main(p.matrix_url, p.accession, dict(p.options), snakemake.output.manifest),
+    snakemake.log[0],
+    "download_snp",
+)

@@ -1,31 +1,33 @@
-"""Write the privacy ledger of one dataset's results: what every method claims, and what is not private."""
+"""Write the privacy ledger of one dataset's results from the plans its estimate jobs used."""
 
 import json
 
-from dpcost.experiment import MEAN_METHODS, REGRESSION_METHODS
-from dpcost.ledger import build_ledger
-from dpcost.scripting import run
+from dpcost.analysis.checks import delta_notes
+from dpcost.analysis.datasets import ANALYSES
+from dpcost.analysis.ledger import build_ledger
+from dpcost.dp.spec import Privacy
+from dpcost.scripting import run, write_json_atomic
 
 
-def main():
-    p = snakemake.params
-    dataset = snakemake.wildcards.dataset
-    registry = REGRESSION_METHODS if dataset == "housing" else MEAN_METHODS
-    meta = json.loads(open(snakemake.input.meta).read())
+def main(dataset, plan_files, meta_file, privacy, m_grid, out):
+    records = [json.loads(open(p).read()) for p in plan_files]
+    meta = json.loads(open(meta_file).read())
     ledger = build_ledger(
         dataset=dataset,
-        methods={name: registry[name] for name in p.methods},
-        tuning=dict(p.tuning),
-        m_grid=list(p.m),
-        epsilon=p.privacy["epsilon"],
-        delta=p.privacy["delta"],
-        calibration=p.calibration,
-        on_invalid=p.on_invalid,
-        not_private=[meta["privacy_note"], *p.data_derived],
-        extra_params=dict(p.extra),
+        records=records,
+        privacy=privacy,
+        not_private=[meta["privacy_note"], *ANALYSES[dataset].not_private],
+        notes=delta_notes(Privacy(**privacy), m_grid),
     )
-    with open(snakemake.output[0], "w") as fh:
-        json.dump(ledger, fh, indent=1)
+    write_json_atomic(out, ledger)
 
 
-run(main, snakemake.log[0], "ledger")
+p = snakemake.params
+run(
+    lambda: main(
+        snakemake.wildcards.dataset, list(snakemake.input.plans), snakemake.input.meta, dict(p.privacy), list(p.m),
+        snakemake.output[0],
+    ),
+    snakemake.log[0],
+    "ledger",
+)

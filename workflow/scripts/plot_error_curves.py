@@ -5,26 +5,33 @@ import json
 import numpy as np
 import pandas as pd
 
-from dpcost.plotting import error_curves
+from dpcost.analysis.datasets import ANALYSES
+from dpcost.analysis.plotting import error_curves
 from dpcost.scripting import run
 
 
-def main():
-    summary = pd.read_csv(snakemake.input.summary)
-    text = snakemake.params.text
-    truth = json.loads(open(snakemake.input.meta).read())["truth"]
-    trivial = float(np.linalg.norm(list(truth.values())))
+def main(dataset, summary_csv, meta_file, privacy, calibration, outputs):
+    analysis = ANALYSES[dataset]
+    truth = json.loads(open(meta_file).read())["truth"]
     error_curves(
-        summary,
-        [snakemake.output.png, snakemake.output.pdf],
-        title=text["title"],
-        xlabel=text["xlabel"],
-        ylabel=text["ylabel"],
-        epsilon=snakemake.params.privacy["epsilon"],
-        delta=snakemake.params.privacy["delta"],
-        calibration=snakemake.params.calibration,
-        reference=(trivial, text["reference_label"]),
+        pd.read_csv(summary_csv),
+        outputs,
+        title=analysis.title,
+        xlabel=analysis.xlabel,
+        ylabel=analysis.ylabel,
+        epsilon=privacy["epsilon"],
+        delta=privacy["delta"],
+        calibration=calibration,
+        reference=(float(np.linalg.norm(list(truth.values()))), analysis.reference_label),
     )
 
 
-run(main, snakemake.log[0], "plot")
+p = snakemake.params
+run(
+    lambda: main(
+        snakemake.wildcards.dataset, snakemake.input.summary, snakemake.input.meta, p.privacy, p.calibration,
+        [snakemake.output.png, snakemake.output.pdf],
+    ),
+    snakemake.log[0],
+    "plot",
+)

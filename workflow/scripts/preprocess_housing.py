@@ -2,23 +2,22 @@
 
 import json
 
-from dpcost import housing, regression
-from dpcost.scripting import run
+from dpcost.data import housing
+from dpcost.scripting import run, write_json_atomic
 
 
-def main():
-    manifest = json.loads(open(snakemake.input.manifest).read())
-    raw = housing.parse_archive(manifest["path"], manifest["format"])
-    digest = housing.verify_content(raw, snakemake.params.content_sha256)
-    table, meta = housing.preprocess(raw, y_scale=snakemake.params.y_scale, center_y=snakemake.params.center_y)
-    meta["source"] = {k: manifest[k] for k in ("url", "format", "sha256", "bytes", "retrieved")}
-    meta["content_sha256"] = digest
-    # The truth of 004 §6.2: non-private OLS on all rows; every error is measured against it.
-    beta = regression.ols(table[housing.COVARIATES].to_numpy(), table["y"].to_numpy())
-    meta["truth"] = dict(zip(housing.COVARIATES, beta.tolist(), strict=True))
-    table.to_parquet(snakemake.output.table, index=False)
-    with open(snakemake.output.meta, "w") as fh:
-        json.dump(meta, fh, indent=2)
+def main(manifest_file, content_sha256, y_scale, center_y, out_table, out_meta):
+    manifest = json.loads(open(manifest_file).read())
+    table, meta = housing.prepare(manifest, content_sha256=content_sha256, y_scale=y_scale, center_y=center_y)
+    table.to_parquet(out_table, index=False)
+    write_json_atomic(out_meta, meta)
 
 
-run(main, snakemake.log[0], "preprocess_housing")
+p = snakemake.params
+run(
+    lambda: main(
+        snakemake.input.manifest, p.content_sha256, p.y_scale, p.center_y, snakemake.output.table, snakemake.output.meta
+    ),
+    snakemake.log[0],
+    "preprocess_housing",
+)

@@ -17,14 +17,28 @@ from pathlib import Path
 
 import requests
 
-from . import __version__
-from .errors import DataError, DownloadError
+from .. import __version__
+from ..errors import DataError, DownloadError
 
 log = logging.getLogger(__name__)
 
 USER_AGENT = f"dpcost-workflow/{__version__} (research workflow; one connection, backs off on 429/5xx)"
 RETRY_STATUS = {429, 500, 502, 503, 504}
 CHUNK = 1 << 16
+# The one place of the download defaults; the config schema's defaults are tested against these.
+DEFAULTS = {"max_tries": 5, "backoff": 2.0, "timeout": 60.0}
+CONNECT_TIMEOUT = 10.0  # seconds to establish a connection
+
+
+def options(config: dict | None = None) -> dict:
+    """Keyword arguments of :func:`download` from the config's ``download`` block (defaults for what it omits):
+    ``timeout`` there is the read timeout, seconds without data before an attempt is abandoned."""
+    cfg = {**DEFAULTS, **(config or {})}
+    return {
+        "max_tries": int(cfg["max_tries"]),
+        "backoff": float(cfg["backoff"]),
+        "timeout": (CONNECT_TIMEOUT, float(cfg["timeout"])),
+    }
 
 
 class _Retryable(Exception):
@@ -74,9 +88,9 @@ def download(
     dest: Path | str,
     *,
     sha256: str | None = None,
-    max_tries: int = 5,
-    backoff: float = 1.0,
-    timeout: tuple[float, float] = (10.0, 60.0),
+    max_tries: int = DEFAULTS["max_tries"],
+    backoff: float = DEFAULTS["backoff"],
+    timeout: tuple[float, float] = (CONNECT_TIMEOUT, DEFAULTS["timeout"]),
     session: requests.Session | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> dict:

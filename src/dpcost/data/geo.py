@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyarrow import csv as pacsv
 
-from .errors import DataError
+from ..errors import DataError
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,5 @@
-"""The DP libraries people use today, run on exactly the same subsamples and budget as our estimators.
+"""The DP libraries people use today, run on exactly the same subsamples and budget as our estimators, each beside
+the plan that records its own accounting.
 
 Optional: ``pip install -e '.[peers]'`` (diffprivlib needs scikit-learn < 1.6). Both take public bounds only — never
 bounds derived from the data, which would leak it.
@@ -12,8 +13,13 @@ import warnings
 
 import numpy as np
 
-from .errors import ConfigError
-from .regression import _clip_design
+from ..dp.plan import PrivacyPlan, Release
+from ..dp.spec import Privacy
+from ..errors import ConfigError
+from .base import clip_design
+
+# the library each peer method needs
+LIBRARIES = {"diffprivlib": "diffprivlib", "opendp_ssp": "opendp"}
 
 
 def available() -> dict[str, bool]:
@@ -40,9 +46,22 @@ def _require(name: str):
         raise ConfigError(f"{name} is not installed (or does not import); install the peers: pip install -e '.[peers]'")
 
 
-def diffprivlib_ols(
-    X, y, *, epsilon: float, delta: float | None = None, B_X: float, B_Y: float, rng: np.random.Generator
-) -> np.ndarray:
+def diffprivlib_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float) -> PrivacyPlan:
+    """diffprivlib's own accounting: ε-DP, δ unused."""
+    p = privacy.at(n)
+    return PrivacyPlan(
+        "diffprivlib",
+        p.epsilon,
+        0.0,
+        "library",
+        "diffprivlib LinearRegression: functional mechanism (Laplace noise on the objective's coefficients), "
+        "epsilon-DP, delta unused; accounting is diffprivlib's own",
+        f"rows clipped to ||x||_2 <= {B_X}, every coordinate in [-{B_X}, {B_X}], y in [-{B_Y}, {B_Y}] (public bounds)",
+        neighbours=p.relation,
+    )
+
+
+def diffprivlib_ols(X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float) -> np.ndarray:
     """IBM diffprivlib's ``LinearRegression`` (functional mechanism, Zhang et al. 2012): ε-DP, δ unused.
 
     Bounds are public: every coordinate of x in [−B_X, B_X] and y in [−B_Y, B_Y] (diffprivlib's own per-feature
@@ -53,10 +72,10 @@ def diffprivlib_ols(
     _require("diffprivlib")
     from diffprivlib.models import LinearRegression
 
-    Xc, yc = _clip_design(X, y, B_X, B_Y)
+    Xc, yc = clip_design(X, y, B_X, B_Y)
     d = Xc.shape[1]
     model = LinearRegression(
-        epsilon=epsilon,
+        epsilon=privacy.epsilon,
         bounds_X=(np.full(d, -B_X), np.full(d, B_X)),
         bounds_y=(-B_Y, B_Y),
         fit_intercept=False,
@@ -84,21 +103,36 @@ def opendp_scale(*, epsilon: float, delta: float, sensitivity: float) -> float:
     return float(dp.binary_search_param(make, d_in=sensitivity, d_out=(epsilon, delta)))
 
 
-def opendp_ssp_ols(
-    X, y, *, epsilon: float, delta: float, B_X: float, B_Y: float, rng: np.random.Generator
-) -> np.ndarray:
+def opendp_ssp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float) -> PrivacyPlan:
+    """One Gaussian release of (X'X upper triangle, X'y), replace-one sensitivity 2B_X√(B_X² + B_Y²), at the scale
+    OpenDP certifies."""
+    p = privacy.at(n)
+    sens = 2 * B_X * math.sqrt(B_X**2 + B_Y**2)
+    scale = opendp_scale(epsilon=p.epsilon, delta=p.delta, sensitivity=sens)
+    return PrivacyPlan(
+        "opendp_ssp",
+        p.epsilon,
+        p.delta,
+        "library",
+        "one Gaussian release of (X'X upper triangle, X'y), scale certified by OpenDP (zCDP -> approx-DP)",
+        f"rows clipped to ||x||_2 <= {B_X}, y clipped to [-{B_Y}, {B_Y}]",
+        (Release("gaussian: (X'X upper triangle, X'y)", sens, "l2", scale),),
+        p.relation,
+    )
+
+
+def opendp_ssp_ols(X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float) -> np.ndarray:
     """Sufficient-statistics OLS calibrated with OpenDP: one Gaussian release of (upper triangle of X'X, X'y).
 
     Replace-one ℓ2 sensitivity of the concatenated vector: √((2B_X²)² + (2B_X B_Y)²) = 2B_X √(B_X² + B_Y²), with
     rows clipped to ‖x‖₂ ≤ B_X and y to [−B_Y, B_Y] here. The scale is the one OpenDP certifies for (ε, δ)
-    (:func:`opendp_scale`); the noise is drawn from ``rng`` rather than OpenDP's sampler, which is deliberately not
-    seedable (its draws are cryptographically secure), so that reruns are bit-identical. The estimate solves the
+    (:func:`opendp_ssp_plan`); the noise is drawn from ``rng`` rather than OpenDP's sampler, which is deliberately
+    not seedable (its draws are cryptographically secure), so that reruns are bit-identical. The estimate solves the
     noisy normal equations (minimum-norm if singular), as SSP does.
     """
-    Xc, yc = _clip_design(X, y, B_X, B_Y)
-    d = Xc.shape[1]
-    sens = 2 * B_X * math.sqrt(B_X**2 + B_Y**2)
-    sigma = opendp_scale(epsilon=epsilon, delta=delta, sensitivity=sens)
+    Xc, yc = clip_design(X, y, B_X, B_Y)
+    n, d = Xc.shape
+    sigma = opendp_ssp_plan(privacy, n, d, B_X=B_X, B_Y=B_Y).releases[0].noise_scale
     iu = np.triu_indices(d)
     noisy_up = (Xc.T @ Xc)[iu] + rng.normal(0.0, sigma, size=len(iu[0]))
     A = np.zeros((d, d))

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import DataError
+from ..errors import DataError
 
 N_ROWS = 20640
 COLUMNS = [  # canonical order, as in StatLib's cadata.txt
@@ -40,6 +40,16 @@ INTEGER_COLUMNS = ["value", "age", "total_rooms", "total_bedrooms", "population"
 RESPONSE = "value"
 COVARIATES = ["income", "age", "population", "households", "total_rooms"]  # the five of 004 §6.2
 FORMATS = ("statlib", "figshare")
+ARCHIVE_NAMES = {"statlib": "houses.zip", "figshare": "cal_housing.tgz"}  # as the two publishers name them
+
+
+def with_filename(source: dict) -> dict:
+    """A source ``{url, format, sha256, filename?}`` with its file name, derived from the format when absent."""
+    if source.get("filename"):
+        return dict(source)
+    if source.get("format") not in ARCHIVE_NAMES:
+        raise DataError(f"unknown housing archive format {source.get('format')!r}; expected one of {FORMATS}")
+    return {**source, "filename": ARCHIVE_NAMES[source["format"]]}
 
 
 def _rows_of_nine_floats(text: str) -> np.ndarray:
@@ -147,3 +157,18 @@ def preprocess(df: pd.DataFrame, *, y_scale: float, center_y: bool) -> tuple[pd.
         ),
     }
     return out, meta
+
+
+def prepare(manifest: dict, *, content_sha256: str | None, y_scale: float, center_y: bool) -> tuple[pd.DataFrame, dict]:
+    """From a download manifest to the analysis table and its record: parse, verify the content, preprocess, and
+    compute the truth of Cai, Wang & Zhang (2021) §6.2 — non-private OLS on all rows, against which every error is
+    measured."""
+    raw = parse_archive(manifest["path"], manifest["format"])
+    digest = verify_content(raw, content_sha256)
+    table, meta = preprocess(raw, y_scale=y_scale, center_y=center_y)
+    meta["source"] = {k: manifest[k] for k in ("url", "format", "sha256", "bytes", "retrieved")}
+    meta["content_sha256"] = digest
+    X, y = table[COVARIATES].to_numpy(dtype=float), table["y"].to_numpy(dtype=float)
+    beta = np.linalg.lstsq(X, y, rcond=None)[0]
+    meta["truth"] = dict(zip(COVARIATES, beta.tolist(), strict=True))
+    return table, meta

@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .experiment import MEAN_METHODS, REGRESSION_METHODS  # noqa: E402
+from ..estimators.registry import METHODS  # noqa: E402
 
 # every method gets its own marker (12: the housing analysis with both peers), so no two curves look alike in greyscale
 _MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p"]
@@ -19,8 +19,7 @@ _COLOURS = ["#000000", "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#
 
 
 def method_label(name: str) -> str:
-    spec = REGRESSION_METHODS.get(name) or MEAN_METHODS.get(name)
-    return spec.label if spec else name
+    return METHODS[name].label if name in METHODS else name
 
 
 def _draw(ax, summary: pd.DataFrame, *, bands: bool) -> None:

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 from scipy import optimize, special
 
-from .errors import PrivacyError
+from ..errors import PrivacyError
 
 GAUSSIAN_CALIBRATIONS = ("classic", "analytic")
 

@@ -7,7 +7,7 @@ import math
 import operator
 from collections.abc import Callable
 
-from .errors import ConfigError, PrivacyError
+from ..errors import ConfigError, PrivacyError
 
 _BINOPS = {
     ast.Add: operator.add,

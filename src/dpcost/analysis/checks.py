@@ -1,0 +1,56 @@
+"""Start-up checks of a configuration, so that a bad value stops the run before any job starts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ..dp.spec import Privacy
+from ..errors import ConfigError
+from ..estimators.registry import methods_of
+from .datasets import Analysis
+
+
+def delta_notes(privacy: Privacy, m_grid: Sequence[int]) -> list[str]:
+    """A PRIVACY WARNING for the first m whose δ(m) ≥ 1/m (resolving δ at every m, which refuses δ ∉ (0, 1))."""
+    notes = []
+    for m in m_grid:
+        d = privacy.at(m).delta
+        if d >= 1 / m and not notes:
+            notes.append(
+                f"PRIVACY WARNING: delta={d:.3g} at n={m} is >= 1/n; a mechanism that publishes one random record "
+                "in the clear satisfies (0, 1/n)-DP, so this delta permits that kind of failure"
+            )
+    return notes
+
+
+def check_setup(
+    analysis: Analysis, block: Mapping, *, methods: Sequence[str], privacy: Privacy, m_grid: Sequence[int]
+) -> list[str]:
+    """Return privacy warnings for the user; raise on a value no run should start with.
+
+    Check m against the data, the analysis's own constraints, every method's tuning keys (unknown or missing), δ at
+    every m, and run every private method once on a tiny fixed input, so that a parameter the estimator would refuse
+    (B too small, ε/T ≥ 1, classic Gaussian at ε ≥ 1, …) fails now with its own message."""
+    limit, what = analysis.max_m(block)
+    for m in m_grid:
+        if not 2 <= m <= limit:
+            raise ConfigError(f"sample size m={m} must lie between 2 and the {limit} {what}")
+    notes = delta_notes(privacy, m_grid)
+    if analysis.check is not None:
+        analysis.check(block)
+    registry = methods_of(analysis.family)
+    params = analysis.params_from(block)
+    tuning = block.get("tuning", {})
+    data = analysis.probe(block)
+    rng = np.random.default_rng(0)
+    for name in methods:
+        if name not in registry:
+            raise ConfigError(f"{analysis.name}.methods: unknown method {name!r}; available: {sorted(registry)}")
+        method = registry[name]
+        resolved = method.resolve_tuning(tuning.get(name), f"{analysis.name}.tuning.{name}")
+        if method.private:
+            p = privacy.at(min(m_grid))
+            method.estimate(*data, privacy=p, rng=rng, tuning=resolved, params=params)
+    return notes

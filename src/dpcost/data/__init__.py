@@ -1,0 +1,1 @@
+"""The real data: robust downloads, the California housing archives, and GEO series matrices."""

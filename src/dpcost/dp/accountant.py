@@ -1,0 +1,119 @@
+"""Wrappers around Google's dp-accounting: the numerics every tight calibration shares.
+
+PLD accounting of composed Gaussian mechanisms, the analytic Gaussian for a single release, zCDP/RDP accounting of
+pure-DP steps, advanced composition, and RDP accounting of sampled Gaussian steps. Results are cached: they depend
+on public parameters only. Which of them an estimator uses is its plan's business (in its own module).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from scipy import optimize
+
+from ..errors import PrivacyError
+from .mechanisms import check_epsilon_delta, gaussian_sigma
+
+
+def dpa():
+    # imported on first use: dp-accounting takes about a second to import, which every job and every
+    # `snakemake` start would otherwise pay even with the paper calibration
+    import dp_accounting
+    from dp_accounting import pld, rdp
+
+    return dp_accounting, pld, rdp
+
+
+@functools.lru_cache(maxsize=4096)
+def gaussian_noise_multiplier(T: int, epsilon: float, delta: float) -> float:
+    """Smallest σ/Δ such that T Gaussian mechanisms of ℓ2-sensitivity Δ compose to (ε, δ)-DP.
+
+    T = 1: the analytic Gaussian mechanism (Balle & Wang 2018). T > 1: dp-accounting's PLD accountant, whose
+    pessimistic discretisation over-estimates ε, so the σ returned is valid.
+    """
+    check_epsilon_delta(epsilon, delta)
+    if T == 1:
+        return gaussian_sigma(1.0, epsilon, delta, "analytic")
+    lib, pld, _ = dpa()
+    sigma = lib.calibrate_dp_mechanism(
+        # a coarser grid than the default 1e-4 is 10x faster and gives the same σ to 4 decimals; the
+        # discretisation stays pessimistic, so the guarantee holds
+        lambda: pld.PLDAccountant(value_discretization_interval=1e-3),
+        lambda s: lib.SelfComposedDpEvent(lib.GaussianDpEvent(s), T),
+        epsilon,
+        delta,
+    )
+    return float(sigma) * (1 + 1e-6)  # the root finder may stop just inside; step out
+
+
+def rdp_epsilon(events: list, delta: float) -> float:
+    _, _, rdp = dpa()
+    acc = rdp.RdpAccountant()
+    for ev in events:
+        acc.compose(ev)
+    return acc.get_epsilon(delta)
+
+
+def largest_below(f, target: float, lo: float, hi: float) -> float:
+    """Largest x in [lo, hi] with increasing f(x) ≤ target, by bisection (returns a point that satisfies it)."""
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if f(mid) <= target:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return lo
+
+
+@functools.lru_cache(maxsize=4096)
+def pure_steps_epsilon0(T: int, epsilon: float, delta: float) -> float:
+    """Largest ε₀ such that T ε₀-DP mechanisms compose to (ε, δ)-DP, by the better of two valid bounds: basic
+    composition (T ε₀ ≤ ε) and zCDP — each step is (ε₀²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4) — composed and
+    converted by dp-accounting's RDP accountant (better from a handful of steps on)."""
+    check_epsilon_delta(epsilon, delta)
+    lib = dpa()[0]
+    rdp_e0 = largest_below(
+        lambda e0: rdp_epsilon([lib.SelfComposedDpEvent(lib.ZCDpEvent(e0**2 / 2), T)], delta), epsilon, 0.0, epsilon
+    )
+    return max(epsilon / T, rdp_e0)
+
+
+def advanced_composition_epsilon0(epsilon: float, delta: float, T: int) -> float:
+    """Largest ε₀ with √(2T log(1/δ)) ε₀ + T ε₀ (e^{ε₀} − 1) ≤ ε (Dwork, Rothblum & Vadhan 2010)."""
+    check_epsilon_delta(epsilon, delta)
+    g = lambda e0: math.sqrt(2 * T * math.log(1 / delta)) * e0 + T * e0 * math.expm1(e0)  # noqa: E731
+    return largest_below(g, epsilon, 0.0, epsilon)
+
+
+def sampled_gaussian_epsilon(n: int, b: int, T: int, z: float, delta: float) -> float:
+    """ε of T steps that each use b records drawn without replacement from n, Gaussian noise multiplier z (noise std
+    over the replace-one sensitivity of the batch sum), by dp-accounting's RDP accountant (replace-one)."""
+    lib, _, rdp = dpa()
+    acc = rdp.RdpAccountant(neighboring_relation=lib.NeighboringRelation.REPLACE_ONE)
+    acc.compose(lib.SelfComposedDpEvent(lib.SampledWithoutReplacementDpEvent(n, b, lib.GaussianDpEvent(z)), T))
+    return acc.get_epsilon(delta)
+
+
+@functools.lru_cache(maxsize=256)
+def sampled_gaussian_multiplier(n: int, b: int, T: int, epsilon: float, delta: float) -> float:
+    """Smallest noise multiplier z (to 0.3 %) such that :func:`sampled_gaussian_epsilon` ≤ ε.
+
+    log ε is nearly linear in log z, so Brent's method on that scale needs about 6 accountant calls (each ≈ 0.25 s
+    at n = 20,000) where bisection needed 13; the answer is then checked, and stepped up until it is valid.
+    """
+    check_epsilon_delta(epsilon, delta)
+    f = lambda log_z: math.log(sampled_gaussian_epsilon(n, b, T, math.exp(log_z), delta) / epsilon)  # noqa: E731
+    lo, hi = math.log(0.25), math.log(4.0)
+    while f(hi) > 0:
+        lo, hi = hi, hi + math.log(4.0)
+        if hi > math.log(1e6):
+            raise PrivacyError(f"no noise multiplier reaches epsilon={epsilon} for n={n}, batch={b}, T={T}")
+    if f(lo) <= 0:  # very little noise suffices; the smallest multiplier searched is 0.25
+        return math.exp(lo)
+    z = math.exp(optimize.brentq(f, lo, hi, xtol=1e-3) + 2e-3)
+    while sampled_gaussian_epsilon(n, b, T, z, delta) > epsilon:
+        z *= 1.002
+    return z

@@ -1,0 +1,81 @@
+"""What every estimator module shares: input checks, and the clipping and projections that make sensitivities true."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy import optimize
+
+from ..dp.mechanisms import check_positive
+from ..errors import DataError, PrivacyError
+
+
+def check_design(X, y) -> tuple[np.ndarray, np.ndarray]:
+    """X of shape (n, d) and y of shape (n,), finite, n ≥ 2, as float arrays."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
+        raise DataError(f"expected X of shape (n, d) and y of shape (n,), got {X.shape} and {y.shape}")
+    if X.shape[0] < 2:
+        raise DataError(f"need at least 2 rows, got {X.shape[0]}")
+    if not (np.isfinite(X).all() and np.isfinite(y).all()):
+        raise DataError("X and y must be finite (found NaN or inf)")
+    return X, y
+
+
+def check_matrix(X) -> np.ndarray:
+    """A finite data matrix of shape (n, d), n ≥ 1."""
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[0] < 1:
+        raise DataError(f"expected a data matrix of shape (n, d), got {X.shape}")
+    if not np.isfinite(X).all():
+        raise DataError("the data hold NaN or infinite values")
+    return X
+
+
+def check_s(s: int, d: int) -> int:
+    """A sparsity 1 ≤ s ≤ d."""
+    if not (isinstance(s, (int, np.integer)) and 1 <= s <= d):
+        raise PrivacyError(f"sparsity s must be an integer between 1 and d={d}, got {s!r}")
+    return int(s)
+
+
+def check_count(name: str, value: int) -> int:
+    """An iteration count or batch size: an integer ≥ 1 (a bool is not one)."""
+    if not (isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1):
+        raise PrivacyError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def clip_rows(X: np.ndarray, c_x: float) -> np.ndarray:
+    """Scale every row with ‖x_i‖₂ > c_x down to norm c_x (rows inside the ball are unchanged)."""
+    norms = np.linalg.norm(X, axis=-1, keepdims=True)
+    return X * np.minimum(1.0, c_x / np.maximum(norms, np.finfo(float).tiny))
+
+
+def clip_design(X, y, B_X: float, B_Y: float) -> tuple[np.ndarray, np.ndarray]:
+    """Checked design with rows clipped to ‖x‖₂ ≤ B_X and y to [−B_Y, B_Y] (public bounds, never from the data)."""
+    X, y = check_design(X, y)
+    B_X, B_Y = check_positive("B_X", B_X), check_positive("B_Y", B_Y)
+    return clip_rows(X, B_X), np.clip(y, -B_Y, B_Y)
+
+
+def project_l2_ball(beta: np.ndarray, C: float) -> np.ndarray:
+    """Π_C: Euclidean projection on the ℓ2 ball of radius C (batched over leading axes)."""
+    norms = np.linalg.norm(beta, axis=-1, keepdims=True)
+    return beta * np.minimum(1.0, C / np.maximum(norms, np.finfo(float).tiny))
+
+
+def ridge_in_ball(H: np.ndarray, g: np.ndarray, C: float) -> np.ndarray:
+    """argmin_{‖β‖≤C} ½β'Hβ − g'β for symmetric positive definite H (Lagrange multiplier by root finding)."""
+    w, V = np.linalg.eigh(H)
+    gv = V.T @ g
+    beta_norm = lambda mu: np.linalg.norm(gv / (w + mu))  # noqa: E731 — decreasing in mu
+    if beta_norm(0.0) <= C:
+        return V @ (gv / w)
+    hi = 1.0
+    while beta_norm(hi) > C:
+        hi *= 2
+    mu = optimize.brentq(lambda m: beta_norm(m) - C, 0.0, hi, xtol=1e-14)
+    return V @ (gv / (w + mu))

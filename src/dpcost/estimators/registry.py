@@ -1,0 +1,184 @@
+"""The registry: the single source of method names, labels, families and tuning defaults.
+
+One line per estimator. A method's tuning keys and their defaults are read from its estimator's signature (the
+keyword-only parameters other than ``privacy`` and ``rng`` and the analysis parameters such as ``s``), so they exist
+once, in code; the config, the schema and the docs are tested against them. Its plan function has the uniform
+signature ``plan(privacy, n, d, **tuning)`` and is stored here directly.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dp.plan import PrivacyPlan
+from ..dp.spec import Privacy
+from ..errors import ConfigError
+from . import frank_wolfe, noisy_gd, noisy_sgd, objpert, ols, peers, posterior, sheffet, sparse_mean, ssp, truncated_ols
+
+FAMILIES = ("regression", "mean")
+# parameters an analysis gives every method that takes them (not tuning: they define the estimand)
+ANALYSIS_PARAMS = ("s",)
+_NOT_TUNING = ("privacy", "rng", *ANALYSIS_PARAMS)
+
+
+@dataclass(frozen=True)
+class Method:
+    """An estimator as the workflow sees it.
+
+    ``fn(*data, privacy=..., rng=..., **tuning)`` (non-private: ``fn(*data, **tuning)``) returns the estimate, or
+    (estimate, selected indices). ``plan(privacy, n, d, **tuning)`` is its privacy plan, the one ``fn`` calls;
+    None for a non-private baseline. ``peer`` names the library a peer method needs. ``support`` says how the
+    selected coordinates of a sparse estimate are read: ``"returned"`` or ``"nonzero"`` (None: not sparse).
+    """
+
+    name: str
+    family: str
+    label: str
+    fn: Callable
+    plan: Callable[..., PrivacyPlan] | None = None
+    peer: str | None = None
+    support: str | None = None
+
+    @property
+    def private(self) -> bool:
+        return self.plan is not None
+
+    def _keywords(self) -> dict[str, inspect.Parameter]:
+        sig = inspect.signature(self.fn).parameters
+        return {k: p for k, p in sig.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+    def tuning_keys(self) -> tuple[str, ...]:
+        return tuple(k for k in self._keywords() if k not in _NOT_TUNING)
+
+    def tuning_defaults(self) -> dict:
+        """The tuning constants that have a default in code (the others are required from the config)."""
+        kw = self._keywords()
+        return {k: kw[k].default for k in self.tuning_keys() if kw[k].default is not inspect.Parameter.empty}
+
+    def required_tuning(self) -> tuple[str, ...]:
+        return tuple(k for k in self.tuning_keys() if k not in self.tuning_defaults())
+
+    def analysis_params(self) -> tuple[str, ...]:
+        return tuple(k for k in self._keywords() if k in ANALYSIS_PARAMS)
+
+    def resolve_tuning(self, tuning: Mapping | None, where: str = "") -> dict:
+        """The defaults overlaid with ``tuning``; an unknown or missing key is a :class:`ConfigError` naming it."""
+        tuning = dict(tuning or {})
+        where = where or f"tuning.{self.name}"
+        unknown = sorted(set(tuning) - set(self.tuning_keys()))
+        if unknown:
+            raise ConfigError(f"{where}: unknown key(s) {unknown}; {self.name} takes {list(self.tuning_keys())}")
+        missing = [k for k in self.required_tuning() if k not in tuning]
+        if missing:
+            raise ConfigError(f"{where}: {self.name} is missing required key(s) {missing}")
+        return {**self.tuning_defaults(), **tuning}
+
+    def estimate(self, *data, privacy: Privacy | None, rng: np.random.Generator, tuning: dict, params: dict):
+        """Run the estimator; returns (estimate, selected indices or None)."""
+        kw = {**tuning, **{k: params[k] for k in self.analysis_params()}}
+        out = self.fn(*data, privacy=privacy, rng=rng, **kw) if self.private else self.fn(*data, **kw)
+        if isinstance(out, tuple):
+            return out
+        return out, (np.flatnonzero(out) if self.support == "nonzero" else None)
+
+    def make_plan(self, privacy: Privacy, n: int, d: int, tuning: dict, params: dict) -> PrivacyPlan:
+        """The plan for sample size n and dimension d (the plan takes the tuning keys it names, and ``s``)."""
+        accepted = inspect.signature(self.plan).parameters
+        kw = {k: v for k, v in {**tuning, **params}.items() if k in accepted}
+        return self.plan(privacy, n, d, **kw)
+
+
+_M = Method
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        # linear regression
+        _M("ols", "regression", "OLS (non-private)", ols.ols),
+        _M(
+            "noisy_gd",
+            "regression",
+            "Noisy GD (Cai, Wang & Zhang 2021, Alg. 4.1)",
+            noisy_gd.noisy_gradient_descent_ols,
+            noisy_gd.noisy_gd_plan,
+        ),
+        _M(
+            "noisy_truncated_ols",
+            "regression",
+            "Noisy truncated OLS (Cai, Wang & Zhang 2019, §4.3.1)",
+            truncated_ols.noisy_truncated_ols,
+            truncated_ols.noisy_truncated_ols_plan,
+        ),
+        _M("ssp", "regression", "SSP (Wang 2018)", ssp.ssp, ssp.ssp_plan),
+        _M("adassp", "regression", "AdaSSP (Wang 2018, Alg. 2)", ssp.adassp, ssp.adassp_plan),
+        _M("ops", "regression", "OPS-Balanced (Wang 2018, App. F)", posterior.ops, posterior.ops_plan),
+        _M("adaops", "regression", "AdaOPS (Wang 2018, Alg. 1)", posterior.adaops, posterior.adaops_plan),
+        _M("objpert", "regression", "ObjPert (Kifer et al. 2012)", objpert.objpert, objpert.objpert_plan),
+        _M(
+            "noisy_sgd",
+            "regression",
+            "Noisy SGD (Bassily et al. 2014)",
+            noisy_sgd.noisy_sgd_ols,
+            noisy_sgd.noisy_sgd_plan,
+        ),
+        _M(
+            "sheffet_jl",
+            "regression",
+            "JL projection OLS (Sheffet 2017, Alg. 1)",
+            sheffet.sheffet_jl_ols,
+            sheffet.sheffet_jl_plan,
+        ),
+        _M(
+            "diffprivlib",
+            "regression",
+            "diffprivlib LinearRegression (peer)",
+            peers.diffprivlib_ols,
+            peers.diffprivlib_plan,
+            peer="diffprivlib",
+        ),
+        _M(
+            "opendp_ssp",
+            "regression",
+            "OpenDP-calibrated SSP (peer)",
+            peers.opendp_ssp_ols,
+            peers.opendp_ssp_plan,
+            peer="opendp",
+        ),
+        # sparse mean
+        _M("sample_mean", "mean", "Sample mean (non-private)", sparse_mean.sample_mean),
+        _M("top_s_mean", "mean", "Top-s sample mean (non-private)", sparse_mean.top_s_sample_mean, support="returned"),
+        _M(
+            "peeling",
+            "mean",
+            "DP sparse mean, peeling (Cai, Wang & Zhang 2021, Alg. 3.3)",
+            sparse_mean.dp_sparse_mean,
+            sparse_mean.dp_sparse_mean_plan,
+            support="returned",
+        ),
+        _M(
+            "frank_wolfe",
+            "mean",
+            "Private Frank-Wolfe (Talwar et al. 2015)",
+            frank_wolfe.private_frank_wolfe_mean,
+            frank_wolfe.frank_wolfe_plan,
+            support="nonzero",
+        ),
+    )
+}
+
+
+def methods_of(family: str) -> dict[str, Method]:
+    """The methods an analysis of this family can run, in registry order."""
+    if family not in FAMILIES:
+        raise ConfigError(f"unknown method family {family!r}; expected one of {FAMILIES}")
+    return {k: m for k, m in METHODS.items() if m.family == family}
+
+
+def get(name: str, family: str | None = None) -> Method:
+    pool = METHODS if family is None else methods_of(family)
+    if name not in pool:
+        raise ConfigError(f"unknown method {name!r}; available: {sorted(pool)}")
+    return pool[name]
