@@ -14,8 +14,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpcost import housing, regression
-from dpcost.experiment import run_regression_grid
+from dpcost.analysis.designs import RegressionDesign
+from dpcost.analysis.engine import run_grid
+from dpcost.data import housing
+from dpcost.dp.spec import Privacy
+from dpcost.estimators.ols import ols
+from dpcost.estimators.registry import METHODS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support import real_housing  # noqa: E402
@@ -28,7 +32,7 @@ def main():
     args = ap.parse_args()
     table, _ = housing.preprocess(real_housing(), y_scale=1e5, center_y=True)
     X, y = table[housing.COVARIATES].to_numpy(), table["y"].to_numpy()
-    beta = regression.ols(X, y)
+    design = RegressionDesign(X, y, ols(X, y))
     variants = {
         "noisy_gd": dict(T=5, eta0=0.5, R=3.0, C=2.0, c_x=3.0),
         "noisy_gd T=20": dict(T=20, eta0=0.5, R=3.0, C=2.0, c_x=3.0),
@@ -41,18 +45,16 @@ def main():
     for label, params in variants.items():
         method = label.split()[0]
         for cal in ("paper", "tight"):
-            err = run_regression_grid(
-                X,
-                y,
-                beta,
-                method=method,
-                params=params,
+            err, _ = run_grid(
+                design,
+                METHODS[method],
+                tuning=METHODS[method].resolve_tuning(params),
+                params={},
                 m_grid=args.m,
                 reps=args.reps,
                 seed=20261121,
-                epsilon=0.5,
-                delta="10/n^1.1",
-                calibration=cal,
+                privacy=Privacy(0.5, "10/n^1.1", cal),
+                dataset="housing",
             )
             for m, g in err.groupby("m"):
                 rows.append((label, m, cal, g.error.mean(), g.error.std(ddof=1) / np.sqrt(len(g))))

@@ -14,13 +14,26 @@ from pathlib import Path
 
 import numpy as np
 
-from dpcost import housing, regression
-from dpcost.experiment import rng_for, run_mean_grid, run_regression_grid, subsample_indices
+from dpcost.analysis.designs import RegressionDesign, TwoGroupMeanDesign
+from dpcost.analysis.engine import run_grid
+from dpcost.analysis.streams import rng_for, subsample_indices
+from dpcost.data import housing
+from dpcost.dp.spec import Privacy
+from dpcost.estimators.ols import ols
+from dpcost.estimators.registry import METHODS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support import real_housing  # noqa: E402
 
 REPS = 100
+
+
+def grid(design, method, params, m_grid, calibration, dataset, extra=None):
+    spec = METHODS[method]
+    privacy = Privacy(0.5, "10/n^1.1", calibration)
+    tuning = spec.resolve_tuning(params)
+    kw = dict(m_grid=m_grid, reps=REPS, seed=1, privacy=privacy, dataset=dataset)
+    return run_grid(design, spec, tuning=tuning, params=extra or {}, **kw)
 
 
 def timed(fn, n):
@@ -32,9 +45,9 @@ def timed(fn, n):
 def main():
     table, _ = housing.preprocess(real_housing(), y_scale=1e5, center_y=True)
     X, y = table[housing.COVARIATES].to_numpy(), table["y"].to_numpy()
-    beta = regression.ols(X, y)
-    grid = [2000, 20000]
-    n_fit = REPS * len(grid)
+    design = RegressionDesign(X, y, ols(X, y))
+    m_grid = [2000, 20000]
+    n_fit = REPS * len(m_grid)
     print(f"{'method':<34}{'reps/s':>10}{'ms/rep':>10}")
     gd = dict(T=5, eta0=0.5, R=3.0, C=2.0, c_x=3.0)
     for label, method, params, cal in [
@@ -43,49 +56,18 @@ def main():
         ("housing noisy_gd (tight, incl. PLD)", "noisy_gd", gd, "tight"),
         ("housing noisy_truncated_ols", "noisy_truncated_ols", dict(R=3.0, C=2.0, c_x=3.0, kappa=0.5), "paper"),
     ]:
-        per = timed(
-            lambda m=method, p=params, c=cal: run_regression_grid(
-                X,
-                y,
-                beta,
-                method=m,
-                params=p,
-                m_grid=grid,
-                reps=REPS,
-                seed=1,
-                epsilon=0.5,
-                delta="10/n^1.1",
-                calibration=c,
-            ),
-            n_fit,
-        )
+        per = timed(lambda m=method, p=params, c=cal: grid(design, m, p, m_grid, c, "housing"), n_fit)
         print(f"{label:<34}{1 / per:>10.0f}{per * 1e3:>10.2f}")
     rng = np.random.default_rng(0)
     A, B = rng.integers(0, 3, (241, 2000), dtype=np.int8), rng.integers(0, 3, (146, 2000), dtype=np.int8)
-    mu = A.mean(0) - B.mean(0)
+    means = TwoGroupMeanDesign(A, B, A.mean(0) - B.mean(0), 20)
     for method, params in [
         ("sample_mean", {}),
         ("top_s_mean", {}),
         ("peeling", {"R": 2.0}),
         ("frank_wolfe", {"R": 2.0, "radius": 5.0, "T": 20}),
     ]:
-        per = timed(
-            lambda m=method, p=params: run_mean_grid(
-                A,
-                B,
-                mu,
-                method=m,
-                s=20,
-                params=p,
-                m_grid=[40, 120],
-                reps=REPS,
-                seed=1,
-                epsilon=0.5,
-                delta="10/n^1.1",
-                calibration="paper",
-            ),
-            n_fit,
-        )
+        per = timed(lambda m=method, p=params: grid(means, m, p, [40, 120], "paper", "snp", {"s": 20}), n_fit)
         print(f"{'snp ' + method:<34}{1 / per:>10.0f}{per * 1e3:>10.2f}")
     n = 2000
     streams = timed(lambda: [rng_for(1, "housing", "noise", "ols", 20000, r) for r in range(n)], n)

@@ -62,7 +62,7 @@ def main():
     zcat = subprocess.run(f"zcat {args.file} | wc -c", shell=True, capture_output=True, text=True, check=True)
     print(f"zcat | wc -c: {int(zcat.stdout) / 1e9:.2f} GB of text in {time.perf_counter() - t0:.1f} s")
     code = (
-        "import sys, time, resource; from dpcost import geo; t0 = time.perf_counter(); "
+        "import sys, time, resource; from dpcost.data import geo; t0 = time.perf_counter(); "
         f"h = geo.read_header({str(args.file)!r}); "
         f"sel = geo.select_snps(geo.iter_blocks(h), n_snps={args.n_snps}); "
         "print(f'{time.perf_counter() - t0:.1f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} "

@@ -11,7 +11,10 @@ import yaml
 from support import REPO
 
 
-def run_workflow(workdir: Path, override: dict, *extra: str, cores: int = 2, timeout: int = 600, env=None):
+def run_workflow(
+    workdir: Path, override: dict, *extra: str, cores: int = 2, timeout: int = 600, env=None, small: bool = False
+):
+    """``small``: merge the small test configuration .test/config.yaml between the default and the override."""
     workdir.mkdir(parents=True, exist_ok=True)
     cfg = workdir / "override.yaml"
     cfg.write_text(yaml.safe_dump(override))
@@ -25,6 +28,7 @@ def run_workflow(workdir: Path, override: dict, *extra: str, cores: int = 2, tim
         str(workdir),
         "--configfile",
         str(REPO / "config" / "config.yaml"),
+        *([str(REPO / ".test" / "config.yaml")] if small else []),
         str(cfg),
         "--cores",
         str(cores),

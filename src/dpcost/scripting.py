@@ -81,7 +81,15 @@ def estimate_job(
     t0 = time.perf_counter()
     design = analysis.load(inputs, params)
     table, plans = run_grid(
-        design, spec, tuning=tuning, params=params, m_grid=m_grid, reps=reps, seed=seed, privacy=privacy, dataset=dataset
+        design,
+        spec,
+        tuning=tuning,
+        params=params,
+        m_grid=m_grid,
+        reps=reps,
+        seed=seed,
+        privacy=privacy,
+        dataset=dataset,
     )
     logging.getLogger("estimate").info("%s: %d rows in %.2f s", method, len(table), time.perf_counter() - t0)
     table.to_parquet(out_table, index=False)

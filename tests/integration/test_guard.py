@@ -19,6 +19,7 @@ from dpcost.data import housing
 from dpcost.dp.spec import Privacy
 from dpcost.estimators.ols import ols
 from dpcost.estimators.registry import METHODS
+
 from support import REPO, real_housing
 
 pytestmark = pytest.mark.slow

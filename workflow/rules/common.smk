@@ -54,9 +54,7 @@ def privacy(dataset):
 # Peer libraries join an analysis's methods when installed (peers: auto), or must be there (always).
 for _ds in DATASETS:
     _mode = config[_ds].get("peers", "never")
-    _peers = {
-        k: m.peer for k, m in methods_of(ANALYSES[_ds].family).items() if m.peer
-    }
+    _peers = {k: m.peer for k, m in methods_of(ANALYSES[_ds].family).items() if m.peer}
     if _mode == "never" or not _peers:
         continue
     _avail = peers_available()

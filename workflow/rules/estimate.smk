@@ -19,9 +19,9 @@ rule estimate_housing:
     conda:
         "../envs/dpcost.yaml"
     params:
+        **estimate_params("housing"),
         dataset="housing",
         tuning=lambda wc: config["housing"].get("tuning", {}).get(wc.method),
-        **estimate_params("housing"),
     script:
         "../scripts/estimate.py"
 
@@ -42,8 +42,8 @@ rule estimate_snp:
     conda:
         "../envs/dpcost.yaml"
     params:
+        **estimate_params("snp"),
         dataset="snp",
         tuning=lambda wc: config["snp"].get("tuning", {}).get(wc.method),
-        **estimate_params("snp"),
     script:
         "../scripts/estimate.py"

@@ -13,4 +13,8 @@ def main(tables, out_errors, out_summary):
     summarize(errors).to_csv(out_summary, index=False, float_format="%.6g")
 
 
-run(lambda: main(list(snakemake.input), snakemake.output.errors, snakemake.output.summary), snakemake.log[0], "aggregate")
+run(
+    lambda: main(list(snakemake.input), snakemake.output.errors, snakemake.output.summary),
+    snakemake.log[0],
+    "aggregate",
+)

@@ -13,4 +13,6 @@ def main(dataset, summary_csv, out):
     compare(pd.read_csv(summary_csv), ours).to_csv(out, index=False, float_format="%.6g")
 
 
-run(lambda: main(snakemake.wildcards.dataset, snakemake.input.summary, snakemake.output[0]), snakemake.log[0], "compare")
+run(
+    lambda: main(snakemake.wildcards.dataset, snakemake.input.summary, snakemake.output[0]), snakemake.log[0], "compare"
+)

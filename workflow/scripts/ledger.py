@@ -25,7 +25,11 @@ def main(dataset, plan_files, meta_file, privacy, m_grid, out):
 p = snakemake.params
 run(
     lambda: main(
-        snakemake.wildcards.dataset, list(snakemake.input.plans), snakemake.input.meta, dict(p.privacy), list(p.m),
+        snakemake.wildcards.dataset,
+        list(snakemake.input.plans),
+        snakemake.input.meta,
+        dict(p.privacy),
+        list(p.m),
         snakemake.output[0],
     ),
     snakemake.log[0],

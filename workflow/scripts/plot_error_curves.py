@@ -29,7 +29,11 @@ def main(dataset, summary_csv, meta_file, privacy, calibration, outputs):
 p = snakemake.params
 run(
     lambda: main(
-        snakemake.wildcards.dataset, snakemake.input.summary, snakemake.input.meta, p.privacy, p.calibration,
+        snakemake.wildcards.dataset,
+        snakemake.input.summary,
+        snakemake.input.meta,
+        p.privacy,
+        p.calibration,
         [snakemake.output.png, snakemake.output.pdf],
     ),
     snakemake.log[0],

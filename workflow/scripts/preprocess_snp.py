@@ -24,7 +24,9 @@ options = dict(
     tie_break=p.tie_break,
 )
 run(
-    lambda: main(snakemake.input.manifest, options, snakemake.output.genotypes, snakemake.output.snps, snakemake.output.meta),
+    lambda: main(
+        snakemake.input.manifest, options, snakemake.output.genotypes, snakemake.output.snps, snakemake.output.meta
+    ),
     snakemake.log[0],
     "preprocess_snp",
 )

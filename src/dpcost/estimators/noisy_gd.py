@@ -24,7 +24,9 @@ def noisy_gd_step_sensitivity(*, R: float, C: float, c_x: float, eta0: float, n:
     return 2 * eta0 * (R + C * c_x) * c_x / n
 
 
-def noisy_gd_plan(privacy: Privacy, n: int, d: int, *, T: int, R: float, C: float, c_x: float, eta0: float, B) -> PrivacyPlan:
+def noisy_gd_plan(
+    privacy: Privacy, n: int, d: int, *, T: int, R: float, C: float, c_x: float, eta0: float, B
+) -> PrivacyPlan:
     """Alg. 4.1. Replace-one sensitivity of one update: 2η⁰(R + C c_x)c_x/n (rows clipped to c_x, y truncated at R,
     iterates in the C ball).
 
@@ -56,7 +58,9 @@ def noisy_gd_plan(privacy: Privacy, n: int, d: int, *, T: int, R: float, C: floa
     return PrivacyPlan("noisy_gd", epsilon, delta, "paper", comp, assumption, (rel,), p.relation)
 
 
-def noisy_gd_from_stats(G: np.ndarray, h: np.ndarray, n: int, *, eta0: float, C: float, noise: np.ndarray) -> np.ndarray:
+def noisy_gd_from_stats(
+    G: np.ndarray, h: np.ndarray, n: int, *, eta0: float, C: float, noise: np.ndarray
+) -> np.ndarray:
     """Run the T updates of Alg. 4.1 from sufficient statistics, batched over a leading axis.
 
     Σ_i (x_i'β − Π_R(y_i)) x_i = Gβ − h with G = X'X and h = X'Π_R(y), so one update costs O(d²) whatever n is.

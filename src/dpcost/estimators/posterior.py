@@ -55,8 +55,8 @@ def ops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, B: flo
     λ minimises the utility bound (24) for a guess B of ‖θ*‖ (Prop. 18: λ = (C₁ B_X⁴ B_Y² n / B²)^{1/3}), at least
     (1 + log(2/δ))B_X²/ε so that a γ exists; γ from the pDP bound (Remark 11) with λ_min = 0 and the data-independent
     bound (23) on ‖θ_λ‖. Proven for add/remove neighbours; under replace-one the budget is converted by group
-    privacy (:func:`dpcost.dp.plan.add_remove_budget`). paper: the reference code's constants (bound √n B_Y/√(2λ), a = L²/(λ+B_X²));
-    tight: the formula's a = L²/(2(λ+B_X²)) and the valid ‖θ_λ‖ ≤ ‖y‖/(2√λ) ≤ √n B_Y/(2√λ).
+    privacy (:func:`dpcost.dp.plan.add_remove_budget`). paper: the reference code's constants (bound √n B_Y/√(2λ),
+    a = L²/(λ+B_X²)); tight: the formula's a = L²/(2(λ+B_X²)) and the valid ‖θ_λ‖ ≤ ‖y‖/(2√λ) ≤ √n B_Y/(2√λ).
     """
     p = privacy.at(n)
     calibration = p.calibration

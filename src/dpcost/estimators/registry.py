@@ -8,6 +8,7 @@ signature ``plan(privacy, n, d, **tuning)`` and is stored here directly.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -47,23 +48,28 @@ class Method:
     def private(self) -> bool:
         return self.plan is not None
 
+    @functools.cached_property  # read once: the engine asks on every repetition
     def _keywords(self) -> dict[str, inspect.Parameter]:
         sig = inspect.signature(self.fn).parameters
         return {k: p for k, p in sig.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
 
+    @functools.cached_property
+    def _plan_keywords(self) -> frozenset[str]:
+        return frozenset(inspect.signature(self.plan).parameters) if self.plan else frozenset()
+
     def tuning_keys(self) -> tuple[str, ...]:
-        return tuple(k for k in self._keywords() if k not in _NOT_TUNING)
+        return tuple(k for k in self._keywords if k not in _NOT_TUNING)
 
     def tuning_defaults(self) -> dict:
         """The tuning constants that have a default in code (the others are required from the config)."""
-        kw = self._keywords()
+        kw = self._keywords
         return {k: kw[k].default for k in self.tuning_keys() if kw[k].default is not inspect.Parameter.empty}
 
     def required_tuning(self) -> tuple[str, ...]:
         return tuple(k for k in self.tuning_keys() if k not in self.tuning_defaults())
 
     def analysis_params(self) -> tuple[str, ...]:
-        return tuple(k for k in self._keywords() if k in ANALYSIS_PARAMS)
+        return tuple(k for k in self._keywords if k in ANALYSIS_PARAMS)
 
     def resolve_tuning(self, tuning: Mapping | None, where: str = "") -> dict:
         """The defaults overlaid with ``tuning``; an unknown or missing key is a :class:`ConfigError` naming it."""
@@ -87,8 +93,7 @@ class Method:
 
     def make_plan(self, privacy: Privacy, n: int, d: int, tuning: dict, params: dict) -> PrivacyPlan:
         """The plan for sample size n and dimension d (the plan takes the tuning keys it names, and ``s``)."""
-        accepted = inspect.signature(self.plan).parameters
-        kw = {k: v for k, v in {**tuning, **params}.items() if k in accepted}
+        kw = {k: v for k, v in {**tuning, **params}.items() if k in self._plan_keywords}
         return self.plan(privacy, n, d, **kw)
 
 

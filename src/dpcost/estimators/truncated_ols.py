@@ -42,6 +42,11 @@ def noisy_truncated_ols_plan(
     p = privacy.at(n)
     epsilon, delta = p.epsilon, p.delta
     if noise == "printed":
+        warnings.warn(
+            "PRIVACY WARNING: noisy_truncated_ols with the printed noise variance is not a proven DP guarantee",
+            RuntimeWarning,
+            stacklevel=3,
+        )
         sd = math.sqrt(d * R**2 * math.log(1.25 / delta)) / (n * epsilon)
         return PrivacyPlan(
             "noisy_truncated_ols",
@@ -59,7 +64,8 @@ def noisy_truncated_ols_plan(
     if p.calibration == "paper" and epsilon >= 1:
         p.outside_validity(f"the classic Gaussian calibration is proven only for epsilon < 1 (got epsilon={epsilon})")
     classic = p.calibration == "paper"
-    sigma = gaussian_sigma(sens, epsilon, delta, "classic" if classic else "analytic", on_invalid="warn")
+    # the classic formula's validity was settled just above, once, in the terms of this package's calibrations
+    sigma = sens * math.sqrt(2 * math.log(1.25 / delta)) / epsilon if classic else gaussian_sigma(sens, epsilon, delta)
     comp = "single Gaussian release, " + ("classic calibration" if classic else "analytic Gaussian")
     assumption = (
         f"rows clipped to ||x||_2 <= c_x = {c_x}, y truncated to [-{R}, {R}], ridge kappa = {kappa}, "
@@ -110,12 +116,7 @@ def noisy_truncated_ols(
     n, d = X.shape
     plan = noisy_truncated_ols_plan(privacy, n, d, R=R, C=C, c_x=c_x, kappa=kappa, noise=noise)
     sd = plan.releases[0].noise_scale
-    if noise == "printed":
-        warnings.warn(
-            "PRIVACY WARNING: noisy_truncated_ols with the printed noise variance is not a proven DP guarantee",
-            RuntimeWarning,
-            stacklevel=2,
-        )
+    if noise == "printed":  # the plan has warned: not a proven guarantee
         return ols(X, np.clip(y, -R, R)) + rng.normal(0.0, sd, size=d)
     beta = truncated_ridge_fit(X, y, R=R, C=C, c_x=c_x, kappa=kappa)
     return beta + rng.normal(0.0, sd, size=d)

@@ -9,6 +9,8 @@ import yaml
 from support import LoopbackServer, free_port
 from workflow_runner import run_workflow
 
+pytestmark = pytest.mark.e2e
+
 M = [200, 2000, 20000]
 REPS = 6
 METHODS = ["ols", "noisy_gd", "noisy_truncated_ols"]
@@ -60,6 +62,10 @@ def test_outputs_exist_and_are_tidy(run):
     assert (summary.n_reps == REPS).all()
     assert (run / "results/housing/error_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (run / "results/housing/error_curves.pdf").read_bytes()[:5] == b"%PDF-"
+    for m in METHODS:
+        plans = json.loads((run / f"results/housing/estimates/{m}.plans.json").read_text())
+        assert plans["method"] == m and plans["privacy"]["calibration"] == "tight"
+        assert [p["m"] for p in plans["plans"]] == (M if plans["private"] else [])
     for log in (
         "download_housing",
         "preprocess_housing",
@@ -145,6 +151,16 @@ def test_privacy_ledger(run):
     rel = gd["per_m"][0]["releases"][0]
     assert rel["mechanism"] == "gaussian" and rel["count"] == 5 and rel["noise_scale"] > rel["sensitivity"] > 0
     assert gd["per_m"][0]["delta"] == pytest.approx(10 / M[0] ** 1.1)
+
+
+def test_the_ledger_is_the_plans_the_jobs_used(run):
+    # built from the estimate jobs' plans files, not recomputed: the releases are those files' releases
+    ledger = json.loads((run / "results/housing/privacy_ledger.json").read_text())
+    for m in ("noisy_gd", "noisy_truncated_ols"):
+        plans = json.loads((run / f"results/housing/estimates/{m}.plans.json").read_text())
+        assert [e["releases"] for e in ledger["methods"][m]["per_m"]] == [p["releases"] for p in plans["plans"]]
+        assert ledger["methods"][m]["tuning"] == plans["tuning"]
+    assert any("delta=" in note and ">= 1/n" in note for note in ledger["notes"])
 
 
 def test_report_builds_with_figures_tables_ledger_config_and_provenance(run):

@@ -9,6 +9,8 @@ from geo_synth import make_series, write_series_matrix
 from support import REPO, LoopbackServer
 from workflow_runner import run_workflow
 
+pytestmark = [pytest.mark.e2e, pytest.mark.slurm]
+
 TABLES = [
     "housing/errors.parquet",
     "housing/summary.csv",

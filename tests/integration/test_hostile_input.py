@@ -11,6 +11,8 @@ from geo_synth import make_series, write_series_matrix
 from support import LoopbackServer, free_port, statlib_zip_bytes
 from workflow_runner import run_workflow
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture(scope="module")
 def mirror(housing_df, housing_archives, tmp_path_factory):

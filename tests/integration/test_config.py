@@ -4,6 +4,8 @@ import pytest
 
 from workflow_runner import run_workflow
 
+pytestmark = pytest.mark.e2e
+
 
 def test_default_config_is_valid_and_plans_the_analysis(tmp_path):
     res = run_workflow(tmp_path, {}, "-n")

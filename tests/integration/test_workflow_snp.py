@@ -10,6 +10,8 @@ from geo_synth import make_series, write_series_matrix
 from support import LoopbackServer
 from workflow_runner import run_workflow
 
+pytestmark = pytest.mark.e2e
+
 M = [10, 40, 120]
 REPS = 8
 N_SNPS = 150

@@ -22,20 +22,29 @@ def _conda(path):
 
 def _pyproject():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    return dict(_spec(d) for d in project["dependencies"]), dict(
-        _spec(d) for d in project["optional-dependencies"]["test"]
-    )
+    extras = {k: dict(_spec(d) for d in v) for k, v in project["optional-dependencies"].items()}
+    return dict(_spec(d) for d in project["dependencies"]), extras
 
 
 def test_environment_yml_matches_pyproject():
-    runtime, test = _pyproject()
-    assert _conda(REPO / "environment.yml") == {**runtime, **test}
+    runtime, extras = _pyproject()
+    assert _conda(REPO / "environment.yml") == {**runtime, **extras["test"]}
 
 
-def test_workflow_env_matches_the_runtime_dependencies():
-    runtime, _ = _pyproject()
-    runtime.pop("snakemake")
-    assert _conda(REPO / "workflow/envs/dpcost.yaml") == runtime
+def test_workflow_env_has_what_every_enabled_method_needs():
+    # --use-conda jobs: the library, PyYAML for the config snapshot, and the peers (they join when installed)
+    runtime, extras = _pyproject()
+    expected = {**runtime, "pyyaml": extras["workflow"]["pyyaml"], **extras["peers"]}
+    assert _conda(REPO / "workflow/envs/dpcost.yaml") == expected
+
+
+def test_the_library_does_not_need_snakemake():
+    runtime, extras = _pyproject()
+    assert "snakemake" not in runtime and "pyyaml" not in runtime
+    assert {"snakemake", "pyyaml"} <= set(extras["workflow"]) <= set(extras["test"])
+    for path in (REPO / "src/dpcost").rglob("*.py"):
+        text = path.read_text()
+        assert "import snakemake" not in text and "import yaml" not in text, path
 
 
 def test_every_rule_declares_its_environment_and_log():
@@ -47,7 +56,7 @@ def test_every_rule_declares_its_environment_and_log():
 
 
 TEST_COMMAND = "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' && pytest"
-RUN_COMMAND = "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && snakemake --cores 2"
+RUN_COMMAND = "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[workflow]' && snakemake --cores 2"
 
 
 def test_readme_shows_the_two_commands_and_ci_runs_the_test_one():

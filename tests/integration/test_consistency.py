@@ -1,0 +1,91 @@
+"""One source of truth: the registry's method names and tuning keys, the schema, the default config and the config
+documentation agree — a method or key added in one place and forgotten in another fails here."""
+
+import inspect
+import re
+
+import pytest
+import yaml
+
+from dpcost.analysis.datasets import ANALYSES
+from dpcost.data import download
+from dpcost.estimators.registry import methods_of
+
+from support import REPO
+
+SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+CONFIG = yaml.safe_load((REPO / "config/config.yaml").read_text())
+CONFIG_DOC = (REPO / "config/README.md").read_text()
+
+
+@pytest.mark.parametrize("dataset", sorted(ANALYSES))
+def test_schema_method_enum_is_the_registry(dataset):
+    enum = SCHEMA["properties"][dataset]["properties"]["methods"]["items"]["enum"]
+    assert enum == list(methods_of(ANALYSES[dataset].family))
+
+
+@pytest.mark.parametrize("dataset", sorted(ANALYSES))
+def test_schema_tuning_keys_are_the_estimator_keywords(dataset):
+    tuning = SCHEMA["properties"][dataset]["properties"]["tuning"]["properties"]
+    for name, method in methods_of(ANALYSES[dataset].family).items():
+        keys = method.tuning_keys()
+        if not keys:
+            assert name not in tuning, name
+            continue
+        assert set(tuning[name]["properties"]) == set(keys), name
+        assert tuning[name].get("additionalProperties") is False, name
+
+
+@pytest.mark.parametrize("dataset", sorted(ANALYSES))
+def test_default_config_states_every_required_key_and_the_code_defaults(dataset):
+    block = CONFIG[dataset]["tuning"]
+    for name, method in methods_of(ANALYSES[dataset].family).items():
+        given = block.get(name, {})
+        method.resolve_tuning(given)  # no unknown key, no missing one
+        for key, default in method.tuning_defaults().items():
+            if key in given:  # a default restated in the config must be the code's, or it is a second truth
+                assert given[key] == default, (name, key)
+
+
+def _schema_paths(node, prefix=""):
+    """Every key path of the schema, e.g. housing.tuning.adassp.rho; array items as name[]."""
+    if "$ref" in node:
+        node = SCHEMA["$defs"][node["$ref"].split("/")[-1]]
+    for key, sub in node.get("properties", {}).items():
+        path = f"{prefix}{key}"
+        yield path
+        if "$ref" in sub:
+            sub = SCHEMA["$defs"][sub["$ref"].split("/")[-1]]
+        if sub.get("type") == "array" and isinstance(sub.get("items"), dict):
+            items = sub["items"]
+            if "$ref" in items:
+                items = SCHEMA["$defs"][items["$ref"].split("/")[-1]]
+            yield from _schema_paths(items, f"{path}[].")
+        else:
+            yield from _schema_paths(sub, f"{path}.")
+
+
+def test_every_config_key_is_documented():
+    documented = set(re.findall(r"^\| `([^`]+)`", CONFIG_DOC, flags=re.M))
+    paths = set(_schema_paths(SCHEMA))
+    assert len(paths) > 80
+    assert paths - documented == set()
+    assert documented - paths == set()  # nothing documented that does not exist
+
+
+def test_download_defaults_live_in_one_place():
+    props = SCHEMA["properties"]["download"]["properties"]
+    assert {k: props[k]["default"] for k in download.DEFAULTS} == download.DEFAULTS
+    sig = inspect.signature(download.download).parameters
+    assert sig["max_tries"].default == download.DEFAULTS["max_tries"]
+    assert sig["backoff"].default == download.DEFAULTS["backoff"]
+    assert sig["timeout"].default[1] == download.DEFAULTS["timeout"]
+
+
+def test_readme_is_short_and_docs_cite_papers_not_codes():
+    assert len((REPO / "README.md").read_bytes()) <= 6144
+    for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "config/README.md"]:
+        text = path.read_text()
+        # the papers' file codes (000, 001, 004 …) mean nothing to a reader; "session" is history
+        assert not re.search(r"(?<![\d.,])00[0-4](?![\d.,])", text), path
+        assert not re.search(r"\bsession \d", text, flags=re.I), path

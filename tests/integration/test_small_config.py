@@ -1,0 +1,58 @@
+"""The small test configuration (.test/config.yaml) runs the whole workflow — both analyses, every method — from
+loopback mirrors, with housing sources written as {url, format, sha256} (the file name derived from the format)."""
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+
+from geo_synth import make_series, write_series_matrix
+from support import REPO, LoopbackServer
+from workflow_runner import run_workflow
+
+pytestmark = pytest.mark.e2e
+
+SMALL = yaml.safe_load((REPO / ".test/config.yaml").read_text())
+NAME = "GSE106818_series_matrix.txt.gz"
+
+
+@pytest.fixture(scope="module")
+def run(housing_archives, tmp_path_factory):
+    d = tmp_path_factory.mktemp("small")
+    series = make_series(n_snps=400, n_average=241, n_low=146, missing_rate=0.0, seed=11, signal=10, shift=0.3)
+    snp = write_series_matrix(d / "m.gz", series, "ab").read_bytes()
+    with LoopbackServer() as srv:
+        srv.add("/h/houses.zip", housing_archives["statlib"][0])
+        srv.add("/s/", f'<a href="{NAME}">{NAME}</a>'.encode())
+        srv.add("/s/" + NAME, snp)
+        override = {
+            "download": {"max_tries": 2, "backoff": 0.0, "timeout": 10},
+            "housing": {
+                "sources": [
+                    {"url": srv.base + "/h/houses.zip", "format": "statlib", "sha256": housing_archives["statlib"][1]}
+                ],
+                "peers": "always",
+            },
+            "snp": {"matrix_url": srv.base + "/s/"},
+        }
+        res = run_workflow(d / "run", override, small=True)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return d / "run"
+
+
+def test_every_output_of_both_analyses(run):
+    from dpcost.analysis.datasets import ANALYSES
+    from dpcost.estimators.registry import methods_of
+
+    assert (run / "resources/housing/houses.zip").exists()  # the name derived from the format
+    for dataset in ("housing", "snp"):
+        errors = pd.read_parquet(run / f"results/{dataset}/errors.parquet")
+        methods = set(methods_of(ANALYSES[dataset].family))
+        assert set(errors.method) == methods, dataset  # every method of the registry, peers included
+        assert len(errors) == len(methods) * len(SMALL[dataset]["m"]) * SMALL["reps"]
+        ledger = json.loads((run / f"results/{dataset}/privacy_ledger.json").read_text())
+        assert set(ledger["methods"]) == methods
+        for name in ("summary.csv", "error_curves.png", "error_curves.pdf"):
+            assert (run / f"results/{dataset}" / name).stat().st_size > 0
+    assert len(pd.read_csv(run / "results/housing/comparison.csv")) == 12 * 3
