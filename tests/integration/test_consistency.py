@@ -89,3 +89,10 @@ def test_readme_is_short_and_docs_cite_papers_not_codes():
         # the papers' file codes (000, 001, 004 …) mean nothing to a reader; "session" is history
         assert not re.search(r"(?<![\d.,])00[0-4](?![\d.,])", text), path
         assert not re.search(r"\bsession \d", text, flags=re.I), path
+
+
+def test_every_method_is_in_the_methods_table():
+    from dpcost.estimators.registry import METHODS
+
+    rows = set(re.findall(r"^\| `([a-z_]+)`", (REPO / "docs/methods.md").read_text(), flags=re.M))
+    assert set(METHODS) <= rows, set(METHODS) - rows

@@ -1,0 +1,95 @@
+"""The package's shape: subpackages by concern, imports only downward (errors ← dp ← estimators ← analysis ←
+scripting; data beside them), no import circle, no module over ~400 lines, no private name imported across modules."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from support import REPO
+
+SRC = REPO / "src" / "dpcost"
+# what each layer may import (besides itself and dpcost.errors / dpcost.__init__)
+ALLOWED = {
+    "dp": set(),
+    "data": set(),
+    "estimators": {"dp"},
+    "analysis": {"dp", "estimators", "data"},
+    "scripting": {"dp", "estimators", "data", "analysis"},
+}
+
+
+def _module(path: Path) -> str:
+    return ".".join(path.relative_to(SRC.parent).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _imports(path: Path) -> list[tuple[str, list[str]]]:
+    """(imported module, names) for every dpcost import in the file, relative ones resolved."""
+    mod = _module(path)
+    package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("dpcost"):
+                out.append((target, [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            out += [(a.name, []) for a in node.names if a.name.startswith("dpcost")]
+    return out
+
+
+FILES = sorted(SRC.rglob("*.py"))
+
+
+def _layer(mod: str) -> str | None:
+    parts = mod.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in ALLOWED else None
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: _module(p))
+def test_imports_go_down_only(path):
+    here = _layer(_module(path))
+    for target, names in _imports(path):
+        there = _layer(target)
+        if here is None or there is None or there == here:
+            continue
+        assert there in ALLOWED[here], f"{_module(path)} imports {target}"
+        for name in names:  # a module's private helpers stay private
+            assert not name.startswith("_") or name == "__version__", f"{_module(path)} imports {target}.{name}"
+
+
+def test_no_import_circle():
+    graph = {}
+    for path in FILES:
+        mod = _module(path)
+        deps = set()
+        for target, names in _imports(path):
+            # "from .x import y" may import a submodule y
+            deps |= {t for t in [target, *(f"{target}.{n}" for n in names)] if t in {_module(f) for f in FILES}}
+        graph[mod] = deps - {mod}
+    seen, stack = set(), []
+
+    def visit(node):
+        if node in stack:
+            pytest.fail("import circle: " + " -> ".join([*stack[stack.index(node) :], node]))
+        if node in seen:
+            return
+        stack.append(node)
+        for nxt in graph.get(node, ()):
+            if not nxt.startswith(node + ".") and not (node.startswith(nxt + ".") and nxt in graph):
+                visit(nxt)
+        stack.pop()
+        seen.add(node)
+
+    for mod in graph:
+        visit(mod)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: _module(p))
+def test_modules_stay_small(path):
+    assert len(path.read_text().splitlines()) <= 420, _module(path)
