@@ -19,6 +19,7 @@ def frank_wolfe_plan(privacy: Privacy, n: int, d: int, *, R: float, radius: floa
     paper: ε₀ by advanced composition. tight: ε₀ by zCDP/RDP accounting (dp-accounting)."""
     p = privacy.at(n)
     epsilon, delta = p.epsilon, p.delta
+    T = check_count("T", T)
     sens = radius * 2 * R / n
     check_sensitivity(sens)
     if p.calibration == "paper":

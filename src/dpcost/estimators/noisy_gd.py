@@ -36,6 +36,7 @@ def noisy_gd_plan(
     """
     p = privacy.at(n)
     epsilon, delta = p.epsilon, p.delta
+    T = check_count("T", T)
     sens = noisy_gd_step_sensitivity(R=R, C=C, c_x=c_x, eta0=eta0, n=n)
     check_sensitivity(sens)  # a zero bound must never mean zero noise (cf. diffprivlib issue #105)
     assumption = (

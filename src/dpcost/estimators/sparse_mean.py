@@ -80,6 +80,8 @@ def peeling_plan(privacy: Privacy, *, s: int, lam: float, method: str = "peeling
         raise PrivacyError("Peeling needs delta as a number: resolve the formula at n first (Privacy.at)")
     epsilon, delta = privacy.epsilon, privacy.delta
     check_sensitivity(lam)
+    if not (isinstance(s, (int, np.integer)) and s >= 1):
+        raise PrivacyError(f"sparsity s must be an integer >= 1, got {s!r}")
     if privacy.calibration == "paper":
         b = lam * 2 * math.sqrt(3 * s * math.log(1 / delta)) / epsilon
         comp = "Lemma 3.3 of Cai, Wang & Zhang (after Dwork, Su & Zhang 2018)"

@@ -8,9 +8,10 @@ from functools import partial
 import numpy as np
 import pytest
 
-from dpcost import accounting, regression, sparse_mean
-from dpcost.audit import clopper_pearson, epsilon_lower_bound
-from dpcost.mechanisms import gaussian_mechanism, gaussian_sigma, laplace_mechanism
+from dpcost.dp.audit import clopper_pearson, epsilon_lower_bound
+from dpcost.dp.mechanisms import gaussian_mechanism, gaussian_sigma, laplace_mechanism
+from dpcost.dp.spec import Privacy
+from dpcost.estimators import frank_wolfe, noisy_gd, sparse_mean, truncated_ols
 
 EPS, DELTA = 0.5, 1e-5
 N_CHEAP = 1_000_000  # draws per data set for closed-form mechanisms
@@ -61,6 +62,7 @@ def _private_max(f, rng, B=1.0):
     return [val if j == 0 else -1e9]  # the released value when index 0 wins
 
 
+@pytest.mark.slow
 def test_private_max_passes_and_half_noise_is_caught():
     # f(D) = (B, 0), f(D′) = (0, 0): ‖f(D) − f(D′)‖∞ = B
     f, f2 = np.array([1.0, 0.0]), np.array([0.0, 0.0])
@@ -77,17 +79,19 @@ X_GD, Y_GD, Y2_GD = np.ones((2, 1)), np.array([100.0, 100.0]), np.array([100.0, 
 
 
 def _gd(y, rng, X=X_GD, calibration="tight"):
-    return regression.noisy_gradient_descent_ols(X, y, epsilon=EPS, delta=DELTA, rng=rng, calibration=calibration, **GD)
+    return noisy_gd.noisy_gradient_descent_ols(X, y, privacy=Privacy(EPS, DELTA, calibration), rng=rng, **GD)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("calibration", ["paper", "tight"])
 def test_noisy_gd_passes(calibration):
     assert audit(partial(_gd, calibration=calibration), Y_GD, Y2_GD) <= EPS
 
 
+@pytest.mark.slow
 def test_audit_catches_noisy_gd_without_row_clipping(monkeypatch):
     # planted bug: the estimator forgets to clip rows, and D′ holds a record 30 times outside the c_x ball
-    monkeypatch.setattr(regression, "clip_rows", lambda X, c_x: X)
+    monkeypatch.setattr(noisy_gd, "clip_rows", lambda X, c_x: X)
     X2 = np.array([[1.0], [30.0]])
     assert audit(lambda X, rng: _gd(Y_GD, rng, X=X), X_GD, X2) > EPS
 
@@ -96,10 +100,12 @@ TOLS = dict(R=1.0, C=4.0, c_x=1.0, kappa=1.0)
 X_OLS, Y_OLS, Y2_OLS = np.ones((2, 1)), np.array([1.0, 1.0]), np.array([1.0, -1.0])
 
 
-def _tols(y, rng, X=X_OLS, **kw):
-    return regression.noisy_truncated_ols(X, y, epsilon=EPS, delta=DELTA, rng=rng, **{**TOLS, **kw})
+def _tols(y, rng, X=X_OLS, calibration="paper", **kw):
+    privacy = Privacy(EPS, DELTA, calibration)
+    return truncated_ols.noisy_truncated_ols(X, y, privacy=privacy, rng=rng, **{**TOLS, **kw})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("calibration", ["paper", "tight"])
 def test_noisy_truncated_ols_passes(calibration):
     assert audit(partial(_tols, calibration=calibration), Y_OLS, Y2_OLS) <= EPS
@@ -124,26 +130,28 @@ D2_MEAN = np.array([[2.0, 0.0], [-2.0, 0.0]])
 
 
 def _peel(D, rng, calibration="tight"):
-    return sparse_mean.dp_sparse_mean(D, s=1, epsilon=EPS, delta=DELTA, R=2.0, rng=rng, calibration=calibration)[0]
+    return sparse_mean.dp_sparse_mean(D, privacy=Privacy(EPS, DELTA, calibration), rng=rng, s=1, R=2.0)[0]
 
 
 def _scaled_plan(plan_fn, factor):
-    def planted(**kw):
-        plan = plan_fn(**kw)
+    def planted(*args, **kw):
+        plan = plan_fn(*args, **kw)
         rels = tuple(dataclasses.replace(r, noise_scale=r.noise_scale * factor) for r in plan.releases)
         return dataclasses.replace(plan, releases=rels)
 
     return planted
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("calibration", ["paper", "tight"])
 def test_dp_sparse_mean_passes(calibration):
     assert audit(partial(_peel, calibration=calibration), D_MEAN, D2_MEAN) <= EPS
 
 
+@pytest.mark.slow
 def test_audit_catches_under_noised_peeling(monkeypatch):
     # a quarter of the noise makes the true ε of this pair ≈ 0.9: 30,000 draws find 0.38–0.61, so take more
-    monkeypatch.setattr(sparse_mean, "peeling_plan", _scaled_plan(accounting.peeling_plan, 0.25))
+    monkeypatch.setattr(sparse_mean, "peeling_plan", _scaled_plan(sparse_mean.peeling_plan, 0.25))
     assert audit(_peel, D_MEAN, D2_MEAN, n=120_000) > EPS
 
 
@@ -152,14 +160,16 @@ D_FW, D2_FW = np.array([[2.0], [2.0]]), np.array([[2.0], [-2.0]])
 
 
 def _fw(D, rng, calibration="tight"):
-    return sparse_mean.private_frank_wolfe_mean(D, epsilon=EPS, delta=DELTA, rng=rng, calibration=calibration, **FW)
+    return frank_wolfe.private_frank_wolfe_mean(D, privacy=Privacy(EPS, DELTA, calibration), rng=rng, **FW)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("calibration", ["paper", "tight"])
 def test_frank_wolfe_passes(calibration):
     assert audit(partial(_fw, calibration=calibration), D_FW, D2_FW) <= EPS
 
 
+@pytest.mark.slow
 def test_audit_catches_under_noised_frank_wolfe(monkeypatch):
-    monkeypatch.setattr(sparse_mean, "frank_wolfe_plan", _scaled_plan(accounting.frank_wolfe_plan, 0.25))
+    monkeypatch.setattr(frank_wolfe, "frank_wolfe_plan", _scaled_plan(frank_wolfe.frank_wolfe_plan, 0.25))
     assert audit(_fw, D_FW, D2_FW) > EPS

@@ -8,19 +8,25 @@ import numpy as np
 import pytest
 from scipy import linalg
 
-from dpcost import accounting, regression
-from dpcost.audit import epsilon_lower_bound
+from dpcost.dp.accountant import sampled_gaussian_epsilon
+from dpcost.dp.audit import epsilon_lower_bound
+from dpcost.dp.plan import Release, add_remove_budget
+from dpcost.dp.spec import Privacy
 from dpcost.errors import PrivacyError
-from dpcost.regression import (
+from dpcost.estimators import noisy_sgd, objpert, posterior, sheffet
+from dpcost.estimators.noisy_sgd import noisy_sgd_ols, noisy_sgd_plan
+from dpcost.estimators.objpert import objpert_plan
+from dpcost.estimators.ols import ols
+from dpcost.estimators.posterior import (
     _adaops_lambda,
-    _posterior_sample,
     adaops,
-    noisy_sgd_ols,
-    objpert,
-    ols,
+    adaops_plan,
     ops,
-    sheffet_jl_ols,
+    ops_gamma,
+    ops_plan,
+    posterior_sample,
 )
+from dpcost.estimators.sheffet import sheffet_jl_ols, sheffet_jl_plan
 
 from support import synthetic_regression
 
@@ -35,33 +41,31 @@ def _r11(gamma, L, h, B_X, log_term):
 
 def test_ops_gamma_meets_the_pdp_bound_with_equality_and_refuses_without_room():
     L, h, B_X, log_term = 7.0, 400.0, 1.5, math.log(2 / 1e-6)
-    g = accounting.ops_gamma(L=L, h=h, B_X=B_X, epsilon=0.5, log_term=log_term)
+    g = ops_gamma(L=L, h=h, B_X=B_X, epsilon=0.5, log_term=log_term)
     assert _r11(g, L, h, B_X, log_term) == pytest.approx(0.5, rel=1e-10)
     # the reference code's a = L²/(h + B_X²) is the conservative side
-    g_code = accounting.ops_gamma(L=L, h=h, B_X=B_X, epsilon=0.5, log_term=log_term, exact=False)
+    g_code = ops_gamma(L=L, h=h, B_X=B_X, epsilon=0.5, log_term=log_term, exact=False)
     assert g_code < g and _r11(g_code, L, h, B_X, log_term) < 0.5
     with pytest.raises(PrivacyError, match="no posterior temperature"):
-        accounting.ops_gamma(L=L, h=(1 + log_term) * B_X**2 / (2 * 0.5), B_X=B_X, epsilon=0.5, log_term=log_term)
+        ops_gamma(L=L, h=(1 + log_term) * B_X**2 / (2 * 0.5), B_X=B_X, epsilon=0.5, log_term=log_term)
 
 
 def test_group_privacy_budget_for_add_remove_proofs():
-    e0, d0 = accounting.add_remove_budget(1.0, 1e-6)
+    e0, d0 = add_remove_budget(1.0, 1e-6)
     assert e0 == 0.5 and d0 == pytest.approx(1e-6 / (1 + math.exp(0.5)))
-    rep = accounting.ops_balanced_plan(n=1000, d=5, epsilon=1.0, delta=1e-6, B_X=1.0, B_Y=1.0)
-    ar = accounting.ops_balanced_plan(n=1000, d=5, epsilon=0.5, delta=d0, B_X=1.0, B_Y=1.0, neighbours="add_remove")
+    rep = ops_plan(Privacy(1.0, 1e-6), 1000, 5, B_X=1.0, B_Y=1.0, B=1.0, rho=0.05)
+    ar = ops_plan(Privacy(0.5, d0, neighbours="add_remove"), 1000, 5, B_X=1.0, B_Y=1.0, B=1.0, rho=0.05)
     assert rep.parameters == ar.parameters
     assert rep.neighbours == "replace one record" and ar.neighbours == "add or remove one record"
 
 
 def test_ops_balanced_lambda_is_proposition_18_or_the_floor():
     n, d, eps, delta = 10_000, 5, 1.0, 1e-6
-    p = accounting.ops_balanced_plan(
-        n=n, d=d, epsilon=eps, delta=delta, B_X=1.0, B_Y=1.0, neighbours="add_remove"
-    ).parameters
+    p = ops_plan(Privacy(eps, delta, neighbours="add_remove"), n, d, B_X=1.0, B_Y=1.0, B=1.0, rho=0.05).parameters
     log_term = math.log(2 / delta)
     c1 = (d / 2 + math.sqrt(d * math.log(20)) + math.log(20)) * log_term / 1.0
     assert p["lambda"] == pytest.approx(max((c1 * n) ** (1 / 3), (1 + log_term) / eps))
-    small = accounting.ops_balanced_plan(n=2, d=d, epsilon=eps, delta=delta, B_X=1.0, B_Y=1.0, neighbours="add_remove")
+    small = ops_plan(Privacy(eps, delta, neighbours="add_remove"), 2, d, B_X=1.0, B_Y=1.0, B=1.0, rho=0.05)
     assert small.parameters["lambda"] == pytest.approx((1 + log_term) / eps)  # the floor that lets a γ exist
 
 
@@ -69,11 +73,11 @@ def test_adaops_as_printed_is_refused_and_tight_is_accepted():
     # the printed shift √log(6/δ)·σ leaves the lower bound on λ_min failing with probability ≈ Φ̄(√log(6/δ)), far
     # above the δ/3 the proof charges
     with pytest.raises(PrivacyError, match="fails with probability"):
-        accounting.adaops_plan(d=5, epsilon=0.5, delta=1e-6, B_X=1.0, B_Y=1.0)
+        adaops_plan(Privacy(0.5, 1e-6), 1000, 5, B_X=1.0, B_Y=1.0, rho=0.05)
     with pytest.warns(RuntimeWarning, match="PRIVACY WARNING"):
-        accounting.adaops_plan(d=5, epsilon=0.5, delta=1e-6, B_X=1.0, B_Y=1.0, on_invalid="warn")
-    tight = accounting.adaops_plan(d=5, epsilon=0.5, delta=1e-6, B_X=1.0, B_Y=1.0, calibration="tight")
-    e_a, d_a = accounting.add_remove_budget(0.5, 1e-6)
+        adaops_plan(Privacy(0.5, 1e-6, on_invalid="warn"), 1000, 5, B_X=1.0, B_Y=1.0, rho=0.05)
+    tight = adaops_plan(Privacy(0.5, 1e-6, "tight"), 1000, 5, B_X=1.0, B_Y=1.0, rho=0.05)
+    e_a, d_a = add_remove_budget(0.5, 1e-6)
     from scipy import stats
 
     assert stats.norm.sf(tight.parameters["bias"]) == pytest.approx(d_a / 5, rel=1e-6)
@@ -91,30 +95,31 @@ def test_adaops_lambda_is_the_minimiser_of_eq_7():
 
 
 def test_objpert_noise_is_kst_and_halved_only_for_add_remove():
-    plan = accounting.objpert_plan(epsilon=0.5, delta=1e-6, B_X=1.0, B_Y=1.0, C=1.0)
+    plan = objpert_plan(Privacy(0.5, 1e-6), 1000, 5, B_X=1.0, B_Y=1.0, C=1.0)
     zeta = 2.0
     assert plan.releases[0].noise_scale == pytest.approx(zeta * math.sqrt(8 * math.log(2e6) + 2.0) / 0.5)
     assert plan.parameters["Delta"] == pytest.approx(4.0)
-    ar = accounting.objpert_plan(epsilon=0.5, delta=1e-6, B_X=1.0, B_Y=1.0, C=1.0, neighbours="add_remove")
+    ar = objpert_plan(Privacy(0.5, 1e-6, neighbours="add_remove"), 1000, 5, B_X=1.0, B_Y=1.0, C=1.0)
     assert ar.releases[0].noise_scale == pytest.approx(plan.releases[0].noise_scale / 2)
 
 
+@pytest.mark.slow
 def test_noisy_sgd_paper_sigma_is_certified_and_tight_is_smaller():
     # T = ⌈3.2 · 2000 / 64⌉ = 100 steps, L = B_X(B_X C + B_Y) = 3
-    kw = dict(n=2000, epsilon=0.5, delta=1e-5, B_X=1.0, B_Y=1.0, C=2.0, passes=3.2, batch=64)
-    paper = accounting.noisy_sgd_plan(**kw)
-    tight = accounting.noisy_sgd_plan(**kw, calibration="tight")
+    kw = dict(B_X=1.0, B_Y=1.0, C=2.0, passes=3.2, batch=64)
+    paper = noisy_sgd_plan(Privacy(0.5, 1e-5), 2000, 5, **kw)
+    tight = noisy_sgd_plan(Privacy(0.5, 1e-5, "tight"), 2000, 5, **kw)
     assert tight.parameters == {"T": 100, "batch": 64, "L": 3.0}
     assert tight.releases[0].noise_scale < paper.releases[0].noise_scale
     z = tight.releases[0].noise_scale * 64 / (2 * 3.0)
-    eps = accounting._sampled_gaussian_epsilon(2000, 64, 100, z, 1e-5)
+    eps = sampled_gaussian_epsilon(2000, 64, 100, z, 1e-5)
     assert 0.49 < eps <= 0.5  # the smallest certified multiplier, to the 0.2 % bisection tolerance
     with pytest.raises(PrivacyError, match="batch"):
-        accounting.noisy_sgd_plan(**{**kw, "batch": 0})
+        noisy_sgd_plan(Privacy(0.5, 1e-5), 2000, 5, **{**kw, "batch": 0})
 
 
 def test_sheffet_constants():
-    plan = accounting.sheffet_jl_plan(epsilon=0.5, delta=1e-5, B_X=1.0, B_Y=1.0, r=50)
+    plan = sheffet_jl_plan(Privacy(0.5, 1e-5), 1000, 5, B_X=1.0, B_Y=1.0, r=50)
     B2, lt = 2.0, math.log(8e5)
     assert plan.parameters["w2"] == pytest.approx(8 * B2 / 0.5 * (math.sqrt(100 * lt) + 2 * lt))
     assert plan.parameters["laplace_scale"] == pytest.approx(4 * B2 / 0.5)
@@ -123,6 +128,7 @@ def test_sheffet_constants():
 # ------------------------------------------------------------------------------------------------ the named fixes
 
 
+@pytest.mark.slow
 def test_posterior_sample_has_covariance_h_inverse_over_gamma_unlike_the_reference_code():
     rng = np.random.default_rng(3)
     A = rng.normal(size=(40, 3)) @ np.array([[3.0, 2.5, 0.0], [0.0, 1.0, 0.9], [0.0, 0.0, 0.2]])  # correlated
@@ -130,7 +136,7 @@ def test_posterior_sample_has_covariance_h_inverse_over_gamma_unlike_the_referen
     H = G + lam * np.eye(3)
     L = np.linalg.cholesky(H)
     N = 40_000
-    draws = np.stack([_posterior_sample(G, b, lam, gamma, rng) for _ in range(N)])
+    draws = np.stack([posterior_sample(G, b, lam, gamma, rng) for _ in range(N)])
     # whitened draws √γ L'θ̃ are N(0, I) exactly when Cov θ̃ = H⁻¹/γ; each entry of their sample covariance has
     # sd ≤ sqrt(2/N): tolerance 5 sd
     W = math.sqrt(gamma) * draws @ L
@@ -146,13 +152,15 @@ def test_posterior_sample_has_covariance_h_inverse_over_gamma_unlike_the_referen
 ESTIMATORS = {
     "ops": (ops, dict(B_X=1.0, B_Y=2.0)),
     "adaops": (adaops, dict(B_X=1.0, B_Y=2.0)),
-    "objpert": (objpert, dict(B_X=1.0, B_Y=2.0, C=2.0)),
+    "objpert": (objpert.objpert, dict(B_X=1.0, B_Y=2.0, C=2.0)),
     "noisy_sgd": (noisy_sgd_ols, dict(B_X=1.0, B_Y=2.0, C=2.0, passes=10, batch=256)),
     "sheffet_jl": (sheffet_jl_ols, dict(B_X=1.0, B_Y=2.0, r=200)),
 }
 
 
-@pytest.mark.parametrize("name", ESTIMATORS)
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n == "noisy_sgd" else n for n in ESTIMATORS]
+)
 def test_recovers_beta_as_epsilon_grows(name):
     fn, kw = ESTIMATORS[name]
     X, y, beta = synthetic_regression()
@@ -160,9 +168,7 @@ def test_recovers_beta_as_epsilon_grows(name):
     med = []
     for eps in (0.25, 2.0, 64.0):
         e = [
-            np.linalg.norm(
-                fn(X, y, epsilon=eps, delta=1e-6, rng=np.random.default_rng(r), calibration="tight", **kw) - beta
-            )
+            np.linalg.norm(fn(X, y, privacy=Privacy(eps, 1e-6, "tight"), rng=np.random.default_rng(r), **kw) - beta)
             for r in range(12)
         ]
         med.append(np.median(e))
@@ -188,12 +194,13 @@ AUDIT_KW = {
 
 def _audit(name, n=30000, calibration="tight", y2=Y2_A):
     fn = ESTIMATORS[name][0]
-    kw = dict(epsilon=0.5, delta=1e-5, calibration=calibration, **AUDIT_KW[name])
+    kw = dict(privacy=Privacy(0.5, 1e-5, calibration), **AUDIT_KW[name])
     a = np.array([fn(X_A, Y_A, rng=np.random.default_rng(r), **kw)[0] for r in range(n)])
     b = np.array([fn(X_A, y2, rng=np.random.default_rng(n + r), **kw)[0] for r in range(n)])
     return epsilon_lower_bound(a, b, 1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["ops", "adaops", "objpert", "noisy_sgd", "sheffet_jl"])
 def test_audit_passes(name):
     # Measured: ε_lb = 0 for all five on this pair — their calibrations cover worst cases (gradient bounds on the
@@ -202,43 +209,47 @@ def test_audit_passes(name):
     assert _audit(name) <= 0.5
 
 
-def _planted(monkeypatch, plan_name: str, *, noise_divisor: float = 1.0, **parameters) -> None:
-    """Make regression.<plan_name> return its plan with the first release's noise divided, or parameters replaced."""
-    real = getattr(accounting, plan_name)
+def _planted(monkeypatch, module, plan_name: str, *, noise_divisor: float = 1.0, **parameters) -> None:
+    """Make <module>.<plan_name> return its plan with the first release's noise divided, or parameters replaced."""
+    real = getattr(module, plan_name)
 
-    def planted(**kw):
-        plan = real(**kw)
+    def planted(*args, **kw):
+        plan = real(*args, **kw)
         r = plan.releases[0]
-        rel = accounting.Release(r.mechanism, r.sensitivity, r.norm, r.noise_scale / noise_divisor)
+        rel = Release(r.mechanism, r.sensitivity, r.norm, r.noise_scale / noise_divisor)
         return dataclasses.replace(
             plan, releases=(rel, *plan.releases[1:]), parameters={**plan.parameters, **parameters}
         )
 
-    monkeypatch.setattr(regression, plan_name, planted)
+    monkeypatch.setattr(module, plan_name, planted)
 
 
+@pytest.mark.slow
 def test_audit_catches_ops_with_a_twentieth_of_the_noise(monkeypatch):
     # OPS's calibration is uniform over all data sets (λ_min = 0, the bound (23) on ||θ_λ||): on this small
     # neighbouring pair it is loose, so only a gross error shows
-    gamma = accounting.ops_balanced_plan(n=2, d=1, epsilon=0.5, delta=1e-5, B_X=1.0, B_Y=1.0, calibration="tight")
-    _planted(monkeypatch, "ops_balanced_plan", gamma=400 * gamma.parameters["gamma"])
+    gamma = ops_plan(Privacy(0.5, 1e-5, "tight"), 2, 1, B_X=1.0, B_Y=1.0, B=1.0, rho=0.05)
+    _planted(monkeypatch, posterior, "ops_plan", gamma=400 * gamma.parameters["gamma"])
     assert _audit("ops") > 0.5
 
 
+@pytest.mark.slow
 def test_audit_catches_noisy_sgd_with_a_tenth_of_the_noise(monkeypatch):
     # on this pair the gradient difference is 2B_X B_Y = 2, half the bound 2L = 4 the calibration must assume
     # (L covers every iterate of the ball), and the projection on the C ball hides the tails: a quarter of the
     # noise measured 0.19, a tenth 0.77, a twentieth 2.6
-    _planted(monkeypatch, "noisy_sgd_plan", noise_divisor=10)
+    _planted(monkeypatch, noisy_sgd, "noisy_sgd_plan", noise_divisor=10)
     assert _audit("noisy_sgd") > 0.5
 
 
+@pytest.mark.slow
 def test_audit_catches_objpert_with_a_tenth_of_the_noise(monkeypatch):
-    _planted(monkeypatch, "objpert_plan", noise_divisor=10)
+    _planted(monkeypatch, objpert, "objpert_plan", noise_divisor=10)
     assert _audit("objpert") > 0.5
 
 
+@pytest.mark.slow
 def test_audit_catches_sheffet_without_the_ridge_fallback(monkeypatch):
     # w² = 0: the JL projection of the raw [X, y] — on the pair y = x vs y ⊥ x it gives β̃ = 1 exactly on one side
-    _planted(monkeypatch, "sheffet_jl_plan", w2=0.0)
+    _planted(monkeypatch, sheffet, "sheffet_jl_plan", w2=0.0)
     assert _audit("sheffet_jl") > 0.5

@@ -1,10 +1,11 @@
 """The real download code against a real HTTP server on 127.0.0.1 (no internet is used)."""
 
 import hashlib
+import inspect
 
 import pytest
 
-from dpcost.download import download, download_first
+from dpcost.data.download import DEFAULTS, download, download_first, options
 from dpcost.errors import DataError, DownloadError
 
 from support import free_port
@@ -129,3 +130,23 @@ def test_hand_placed_copy_is_used_when_it_verifies(tmp_path):
     with pytest.raises(DownloadError, match="does not match the expected"):
         download_first(sources, tmp_path, manual_dir=manual, **FAST)
     assert (manual / "a.zip").exists()  # a user's file is never deleted
+
+
+def test_defaults_are_stated_once():
+    assert DEFAULTS == {"max_tries": 5, "backoff": 2.0, "timeout": 60.0}
+    sig = inspect.signature(download).parameters
+    assert sig["max_tries"].default == DEFAULTS["max_tries"]
+    assert sig["backoff"].default == DEFAULTS["backoff"]
+    assert sig["timeout"].default == (10.0, DEFAULTS["timeout"])  # (connect, read): the config's timeout is the read
+
+
+def test_options_fill_omitted_keys_from_the_defaults():
+    assert options({"max_tries": 2, "backoff": 0.5, "timeout": 30}) == {
+        "max_tries": 2,
+        "backoff": 0.5,
+        "timeout": (10.0, 30.0),
+    }
+    assert options({"timeout": 5}) == {"max_tries": 5, "backoff": 2.0, "timeout": (10.0, 5.0)}
+    assert options({}) == options(None) == {"max_tries": 5, "backoff": 2.0, "timeout": (10.0, 60.0)}
+    kw = options({"max_tries": "3", "backoff": 1})
+    assert type(kw["max_tries"]) is int and type(kw["backoff"]) is float and type(kw["timeout"][1]) is float

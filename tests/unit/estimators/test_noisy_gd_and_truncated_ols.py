@@ -5,21 +5,21 @@ import math
 import numpy as np
 import pytest
 
-from dpcost.accounting import (
+from dpcost.dp.mechanisms import gaussian_sigma
+from dpcost.dp.spec import Privacy
+from dpcost.errors import DataError, PrivacyError
+from dpcost.estimators.base import clip_rows, project_l2_ball
+from dpcost.estimators.noisy_gd import (
+    noisy_gd_from_stats,
     noisy_gd_plan,
     noisy_gd_step_sensitivity,
+    noisy_gradient_descent_ols,
+)
+from dpcost.estimators.ols import ols
+from dpcost.estimators.truncated_ols import (
+    noisy_truncated_ols,
     noisy_truncated_ols_plan,
     noisy_truncated_ols_sensitivity,
-)
-from dpcost.errors import DataError, PrivacyError
-from dpcost.mechanisms import gaussian_sigma
-from dpcost.regression import (
-    _noisy_gd_from_stats,
-    clip_rows,
-    noisy_gradient_descent_ols,
-    noisy_truncated_ols,
-    ols,
-    project_l2_ball,
     truncated_ridge_fit,
 )
 
@@ -87,18 +87,19 @@ def test_truncated_ridge_sensitivity_holds_for_adversarial_neighbours():
 
 
 def test_gd_noise_sd_is_the_printed_formula():
-    sd = noisy_gd_plan(epsilon=0.5, delta=1e-5, n=1000, **GD).releases[0].noise_scale
+    sd = noisy_gd_plan(Privacy(0.5, 1e-5), 1000, 5, B=None, **GD).releases[0].noise_scale
     B = 4 * (GD["R"] + GD["C"] * GD["c_x"]) * GD["c_x"]
     assert sd == pytest.approx(GD["eta0"] * B * math.sqrt(2 * math.log(2 * GD["T"] / 1e-5)) / (1000 * 0.5 / GD["T"]))
 
 
 def test_gd_tight_noise_is_the_pld_multiplier_times_the_sensitivity():
-    plan = noisy_gd_plan(epsilon=0.5, delta=1e-5, n=1000, calibration="tight", **GD)
+    plan = noisy_gd_plan(Privacy(0.5, 1e-5, "tight"), 1000, 5, B=None, **GD)
     sens = noisy_gd_step_sensitivity(R=GD["R"], C=GD["C"], c_x=GD["c_x"], eta0=GD["eta0"], n=1000)
     # golden number: dp-accounting's PLD calibration of 20 Gaussian steps at (0.5, 1e-5) is σ/Δ = 31.447
     assert plan.releases[0].noise_scale / sens == pytest.approx(31.447, rel=1e-3)
     assert (
-        plan.releases[0].noise_scale < noisy_gd_plan(epsilon=0.5, delta=1e-5, n=1000, **GD).releases[0].noise_scale / 5
+        plan.releases[0].noise_scale
+        < noisy_gd_plan(Privacy(0.5, 1e-5), 1000, 5, B=None, **GD).releases[0].noise_scale / 5
     )
 
 
@@ -109,15 +110,18 @@ def test_gd_injected_noise_has_the_stated_size():
     n = 20000
     X, y, _ = synthetic(n)
     eps, delta = 16.0, 1e-5
-    sd = noisy_gd_plan(epsilon=eps, delta=delta, n=n, **GD).releases[0].noise_scale
+    sd = noisy_gd_plan(Privacy(eps, delta), n, 5, B=None, **GD).releases[0].noise_scale
     G, h = X.T @ X, X.T @ np.clip(y, -GD["R"], GD["R"])
     A = np.eye(5) - GD["eta0"] * G / n
     expected = sd**2 * sum(np.trace(np.linalg.matrix_power(A, 2 * k)) for k in range(GD["T"]))
-    clean = _noisy_gd_from_stats(G[None], h[None], n, eta0=GD["eta0"], C=GD["C"], noise=np.zeros((1, GD["T"], 5)))[0]
+    clean = noisy_gd_from_stats(G[None], h[None], n, eta0=GD["eta0"], C=GD["C"], noise=np.zeros((1, GD["T"], 5)))[0]
     sq = np.array(
         [
             np.sum(
-                (noisy_gradient_descent_ols(X, y, epsilon=eps, delta=delta, rng=np.random.default_rng(r), **GD) - clean)
+                (
+                    noisy_gradient_descent_ols(X, y, privacy=Privacy(eps, delta), rng=np.random.default_rng(r), **GD)
+                    - clean
+                )
                 ** 2
             )
             for r in range(400)
@@ -133,10 +137,10 @@ def test_gd_batched_core_equals_one_at_a_time():
     G = np.stack([X[i::3].T @ X[i::3] for i in range(3)])
     h = np.stack([X[i::3].T @ y[i::3] for i in range(3)])
     noise = rng.normal(size=(3, 7, 5)) * 0.1
-    batched = _noisy_gd_from_stats(G, h, 100, eta0=0.5, C=1.0, noise=noise)
+    batched = noisy_gd_from_stats(G, h, 100, eta0=0.5, C=1.0, noise=noise)
     single = np.stack(
         [
-            _noisy_gd_from_stats(G[i : i + 1], h[i : i + 1], 100, eta0=0.5, C=1.0, noise=noise[i : i + 1])[0]
+            noisy_gd_from_stats(G[i : i + 1], h[i : i + 1], 100, eta0=0.5, C=1.0, noise=noise[i : i + 1])[0]
             for i in range(3)
         ]
     )
@@ -151,7 +155,7 @@ def _mean_error(fn, X, y, beta, reps=40, **kw):
 def test_gd_recovers_beta_as_epsilon_grows():
     X, y, beta = synthetic(20000)
     ols_err = np.linalg.norm(ols(X, y) - beta)
-    means = [_mean_error(noisy_gradient_descent_ols, X, y, beta, epsilon=e, delta=1e-6, **GD) for e in (1, 4, 16)]
+    means = [_mean_error(noisy_gradient_descent_ols, X, y, beta, privacy=Privacy(e, 1e-6), **GD) for e in (1, 4, 16)]
     for (m1, s1), (m2, s2) in zip(means, means[1:], strict=False):
         assert m2 < m1 - 3 * math.hypot(s1, s2)
     # at ε = 16 the noise term predicts ≈ 0.08; the error must be of that order, far below ‖β‖ = 1
@@ -162,11 +166,11 @@ def test_gd_error_decreases_with_n():
     errs = []
     for n in (2000, 20000):
         X, y, beta = synthetic(n, seed=1)
-        errs.append(_mean_error(noisy_gradient_descent_ols, X, y, beta, epsilon=4.0, delta=1 / n**1.1, **GD))
+        errs.append(_mean_error(noisy_gradient_descent_ols, X, y, beta, privacy=Privacy(4.0, 1 / n**1.1), **GD))
     assert errs[1][0] < errs[0][0] - 3 * math.hypot(errs[0][1], errs[1][1])
 
 
-TOLS = dict(R=2.0, C=3.0, c_x=1.0, kappa=0.01, calibration="tight")
+TOLS = dict(R=2.0, C=3.0, c_x=1.0, kappa=0.01)  # run with calibration "tight"
 
 
 def test_truncated_ols_noise_has_the_stated_size():
@@ -175,13 +179,17 @@ def test_truncated_ols_noise_has_the_stated_size():
     fit = truncated_ridge_fit(X, y, R=2.0, C=3.0, c_x=1.0, kappa=0.01)
     sd = gaussian_sigma(noisy_truncated_ols_sensitivity(R=2.0, C=3.0, c_x=1.0, kappa=0.01, n=n), 2.0, 1e-5)
     plan = noisy_truncated_ols_plan(
-        n=n, epsilon=2.0, delta=1e-5, R=2.0, C=3.0, c_x=1.0, kappa=0.01, calibration="tight"
+        Privacy(2.0, 1e-5, "tight"), n, 5, R=2.0, C=3.0, c_x=1.0, kappa=0.01, noise="derived"
     )
     assert plan.releases[0].noise_scale == sd  # tight = analytic Gaussian
     sq = np.array(
         [
             np.sum(
-                (noisy_truncated_ols(X, y, epsilon=2.0, delta=1e-5, rng=np.random.default_rng(r), **TOLS) - fit) ** 2
+                (
+                    noisy_truncated_ols(X, y, privacy=Privacy(2.0, 1e-5, "tight"), rng=np.random.default_rng(r), **TOLS)
+                    - fit
+                )
+                ** 2
             )
             for r in range(2000)
         ]
@@ -193,7 +201,9 @@ def test_truncated_ols_noise_has_the_stated_size():
 def test_truncated_ols_recovers_beta_as_epsilon_grows():
     X, y, beta = synthetic(20000)
     bias = np.linalg.norm(truncated_ridge_fit(X, y, R=2.0, C=3.0, c_x=1.0, kappa=0.01) - beta)
-    means = [_mean_error(noisy_truncated_ols, X, y, beta, epsilon=e, delta=1e-6, **TOLS) for e in (0.5, 2, 8)]
+    means = [
+        _mean_error(noisy_truncated_ols, X, y, beta, privacy=Privacy(e, 1e-6, "tight"), **TOLS) for e in (0.5, 2, 8)
+    ]
     for (m1, s1), (m2, s2) in zip(means, means[1:], strict=False):
         assert m2 < m1 - 3 * math.hypot(s1, s2)
     assert means[-1][0] < bias + 0.1  # only the ridge bias (≈ 0.13 here) and a little noise remain
@@ -202,31 +212,31 @@ def test_truncated_ols_recovers_beta_as_epsilon_grows():
 def test_truncated_ols_printed_noise_warns():
     X, y, _ = synthetic(200)
     with pytest.warns(RuntimeWarning, match="not a proven DP guarantee"):
-        noisy_truncated_ols(X, y, epsilon=0.5, delta=1e-5, rng=np.random.default_rng(0), noise="printed", **TOLS)
+        noisy_truncated_ols(
+            X, y, privacy=Privacy(0.5, 1e-5, "tight"), rng=np.random.default_rng(0), noise="printed", **TOLS
+        )
 
 
 def test_estimators_refuse_what_would_break_their_guarantee():
     X, y, _ = synthetic(100)
     rng = np.random.default_rng(0)
     with pytest.raises(PrivacyError, match="below the replace-one sensitivity"):
-        noisy_gradient_descent_ols(X, y, epsilon=0.5, delta=1e-5, rng=rng, B=0.1, **GD)
+        noisy_gradient_descent_ols(X, y, privacy=Privacy(0.5, 1e-5), rng=rng, B=0.1, **GD)
     with pytest.raises(PrivacyError, match="epsilon/T < 1"):
-        noisy_gradient_descent_ols(X, y, epsilon=30.0, delta=1e-5, rng=rng, **GD)
+        noisy_gradient_descent_ols(X, y, privacy=Privacy(30.0, 1e-5), rng=rng, **GD)
     with pytest.raises(PrivacyError, match="c_x"):
-        noisy_gradient_descent_ols(X, y, epsilon=0.5, delta=1e-5, rng=rng, **{**GD, "c_x": 0.0})
+        noisy_gradient_descent_ols(X, y, privacy=Privacy(0.5, 1e-5), rng=rng, **{**GD, "c_x": 0.0})
     with pytest.raises(PrivacyError, match="kappa"):
-        noisy_truncated_ols(X, y, epsilon=0.5, delta=1e-5, rng=rng, **{**TOLS, "kappa": 0})
+        noisy_truncated_ols(X, y, privacy=Privacy(0.5, 1e-5, "tight"), rng=rng, **{**TOLS, "kappa": 0})
     with pytest.raises(PrivacyError, match="epsilon < 1"):
-        noisy_truncated_ols(X, y, epsilon=2.0, delta=1e-5, rng=rng, **{**TOLS, "calibration": "paper"})
+        noisy_truncated_ols(X, y, privacy=Privacy(2.0, 1e-5, "paper"), rng=rng, **TOLS)
     with pytest.warns(RuntimeWarning, match="PRIVACY WARNING"):
-        noisy_truncated_ols(
-            X, y, epsilon=2.0, delta=1e-5, rng=rng, **{**TOLS, "calibration": "paper"}, on_invalid="warn"
-        )
+        noisy_truncated_ols(X, y, privacy=Privacy(2.0, 1e-5, "paper", on_invalid="warn"), rng=rng, **TOLS)
     with pytest.raises(PrivacyError, match="calibration must be one of"):
-        noisy_truncated_ols(X, y, epsilon=0.5, delta=1e-5, rng=rng, **{**TOLS, "calibration": "classic"})
+        noisy_truncated_ols(X, y, privacy=Privacy(0.5, 1e-5, "classic"), rng=rng, **TOLS)
     X2 = X.copy()
     X2[3, 1] = np.nan
     with pytest.raises(DataError, match="NaN"):
-        noisy_gradient_descent_ols(X2, y, epsilon=0.5, delta=1e-5, rng=rng, **GD)
+        noisy_gradient_descent_ols(X2, y, privacy=Privacy(0.5, 1e-5), rng=rng, **GD)
     with pytest.raises(DataError, match="shape"):
         ols(X, y[:-1])

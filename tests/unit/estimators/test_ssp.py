@@ -5,10 +5,14 @@ import math
 import numpy as np
 import pytest
 
-from dpcost import accounting, regression
-from dpcost.audit import epsilon_lower_bound
+from dpcost.dp.accountant import gaussian_noise_multiplier
+from dpcost.dp.audit import epsilon_lower_bound
+from dpcost.dp.spec import Privacy
 from dpcost.errors import PrivacyError
-from dpcost.regression import _symmetric_gaussian, adassp, clip_rows, ols, ssp
+from dpcost.estimators import ssp as ssp_module
+from dpcost.estimators.base import clip_rows
+from dpcost.estimators.ols import ols
+from dpcost.estimators.ssp import adassp, adassp_plan, ssp, symmetric_gaussian
 
 from support import synthetic_regression
 
@@ -33,7 +37,7 @@ def test_replace_one_sensitivities_hold_for_adversarial_neighbours():
                 abs(np.linalg.eigvalsh(G)[0] - np.linalg.eigvalsh(G2)[0]),
             ],
         )
-    plan = accounting.adassp_plan(epsilon=0.5, delta=1e-5, B_X=B_X, B_Y=B_Y)
+    plan = adassp_plan(Privacy(0.5, 1e-5), n, d, B_X=B_X, B_Y=B_Y)
     bounds = [r.sensitivity for r in plan.releases]  # λ_min, X'X, X'y
     assert worst[0] <= bounds[1] and worst[1] <= bounds[2] and worst[2] <= bounds[0]
     assert worst[0] > 0.5 * bounds[1] and worst[1] > 0.5 * bounds[2]  # the search reaches the worst case
@@ -42,18 +46,18 @@ def test_replace_one_sensitivities_hold_for_adversarial_neighbours():
 def test_wangs_printed_calibration_is_refused_where_it_is_not_private():
     # seed-001 notes §1: at δ = 1e-6 the calibration sqrt(log(2/δ'))/ε' breaks (ε/3, δ/3)-DP from ε ≈ 0.42
     with pytest.raises(PrivacyError, match="is not .*-DP: its exact delta"):
-        accounting.adassp_plan(epsilon=1.0, delta=1e-6, B_X=1.0, B_Y=1.0)
+        adassp_plan(Privacy(1.0, 1e-6), 1000, 5, B_X=1.0, B_Y=1.0)
     with pytest.warns(RuntimeWarning, match="PRIVACY WARNING"):
-        accounting.adassp_plan(epsilon=1.0, delta=1e-6, B_X=1.0, B_Y=1.0, on_invalid="warn")
-    accounting.adassp_plan(epsilon=0.3, delta=1e-6, B_X=1.0, B_Y=1.0)  # inside its range: accepted
-    tight = accounting.adassp_plan(epsilon=1.0, delta=1e-6, B_X=1.0, B_Y=1.0, calibration="tight")
-    mult = accounting.gaussian_noise_multiplier(3, 1.0, 1e-6)
+        adassp_plan(Privacy(1.0, 1e-6, on_invalid="warn"), 1000, 5, B_X=1.0, B_Y=1.0)
+    adassp_plan(Privacy(0.3, 1e-6), 1000, 5, B_X=1.0, B_Y=1.0)  # inside its range: accepted
+    tight = adassp_plan(Privacy(1.0, 1e-6, "tight"), 1000, 5, B_X=1.0, B_Y=1.0)
+    mult = gaussian_noise_multiplier(3, 1.0, 1e-6)
     assert [r.noise_scale for r in tight.releases] == pytest.approx([mult, 2 * mult, 2 * mult])
 
 
 def test_symmetric_noise_has_the_stated_variance_everywhere():
     rng = np.random.default_rng(1)
-    Z = np.stack([_symmetric_gaussian(4, 2.0, rng) for _ in range(20000)])
+    Z = np.stack([symmetric_gaussian(4, 2.0, rng) for _ in range(20000)])
     assert np.array_equal(Z, np.swapaxes(Z, 1, 2))
     var = Z.var(axis=0)
     # each entry's sample variance has relative sd sqrt(2/20000) = 1 %; tolerance 5 sd
@@ -67,8 +71,7 @@ def test_recovers_beta_as_epsilon_grows(fn):
     for eps in (0.25, 1.0, 4.0):
         e = [
             np.linalg.norm(
-                fn(X, y, epsilon=eps, delta=1e-6, B_X=1.0, B_Y=2.0, rng=np.random.default_rng(r), calibration="tight")
-                - beta
+                fn(X, y, privacy=Privacy(eps, 1e-6, "tight"), B_X=1.0, B_Y=2.0, rng=np.random.default_rng(r)) - beta
             )
             for r in range(40)
         ]
@@ -81,7 +84,7 @@ X_A, Y_A, Y2_A = np.ones((2, 1)), np.array([1.0, 1.0]), np.array([1.0, -1.0])
 
 
 def _run(fn, y, rng, X=X_A, calibration="tight"):
-    return fn(X, y, epsilon=0.5, delta=1e-5, B_X=1.0, B_Y=1.0, rng=rng, calibration=calibration)[0]
+    return fn(X, y, privacy=Privacy(0.5, 1e-5, calibration), B_X=1.0, B_Y=1.0, rng=rng)[0]
 
 
 def _audit(fn, y, y2, n=30000, **kw):
@@ -90,12 +93,14 @@ def _audit(fn, y, y2, n=30000, **kw):
     return epsilon_lower_bound(a, b, 1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fn", [ssp, adassp])
 @pytest.mark.parametrize("calibration", ["paper", "tight"])
 def test_audit_passes(fn, calibration):
     assert _audit(fn, Y_A, Y2_A, calibration=calibration) <= 0.5
 
 
+@pytest.mark.slow
 def test_audit_catches_adassp_without_y_clipping(monkeypatch):
-    monkeypatch.setattr(regression, "_clip_design", lambda X, y, B_X, B_Y: (clip_rows(X, B_X), y))
+    monkeypatch.setattr(ssp_module, "clip_design", lambda X, y, B_X, B_Y: (clip_rows(X, B_X), y))
     assert _audit(adassp, Y_A, np.array([1.0, 60.0])) > 0.5

@@ -6,14 +6,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcost.accounting import advanced_composition_epsilon0, peeling_plan, pure_steps_epsilon0
+from dpcost.dp.accountant import advanced_composition_epsilon0, pure_steps_epsilon0
+from dpcost.dp.spec import Privacy
 from dpcost.errors import DataError, PrivacyError
-from dpcost.sparse_mean import (
-    _peel_from_noise,
+from dpcost.estimators.frank_wolfe import private_frank_wolfe_mean
+from dpcost.estimators.sparse_mean import (
     dp_sparse_mean,
     hard_threshold,
+    peel_from_noise,
     peeling,
-    private_frank_wolfe_mean,
+    peeling_plan,
     private_max,
     top_s_sample_mean,
     truncated_mean,
@@ -30,7 +32,7 @@ def easy(n=400, d=500, s=20, signal=1.5, seed=0):
 
 def test_peeling_selects_the_true_support_on_easy_data():
     X, mu = easy()
-    est, chosen = dp_sparse_mean(X, s=20, epsilon=10.0, delta=1e-5, R=2.0, rng=np.random.default_rng(1))
+    est, chosen = dp_sparse_mean(X, privacy=Privacy(10.0, 1e-5), rng=np.random.default_rng(1), s=20, R=2.0)
     # |X̄_j| ≥ 1.35 on the support, ≤ 0.11 off it; Laplace scale (2R/n)·2√(3s log(1/δ))/ε = 0.053, so a wrong pick
     # needs w − w′ > 1.24: probability ≈ e^(−23.5) per comparison, ~2e5 comparisons
     assert set(chosen) == set(np.flatnonzero(mu))
@@ -40,11 +42,11 @@ def test_peeling_selects_the_true_support_on_easy_data():
 def test_peeling_release_noise_has_the_stated_scale():
     v = np.zeros(50)
     v[:5] = 100.0  # always selected, so the released noise is observed directly
-    b = peeling_plan(s=5, epsilon=1.0, delta=1e-5, lam=0.1).releases[0].noise_scale
+    b = peeling_plan(Privacy(1.0, 1e-5), s=5, lam=0.1).releases[0].noise_scale
     assert b == pytest.approx(0.1 * 2 * math.sqrt(3 * 5 * math.log(1e5)) / 1.0)  # 004 Alg. 3.2 as printed
     draws = []
     for r in range(4000):
-        est, chosen = peeling(v, s=5, epsilon=1.0, delta=1e-5, lam=0.1, rng=np.random.default_rng(r))
+        est, chosen = peeling(v, s=5, lam=0.1, privacy=Privacy(1.0, 1e-5), rng=np.random.default_rng(r))
         assert set(chosen) == set(range(5))
         draws.append(est[:5] - 100.0)
     draws = np.concatenate(draws)  # 20,000 Laplace(b) draws
@@ -56,9 +58,9 @@ def test_peeling_release_noise_has_the_stated_scale():
 def test_batched_peeling_equals_one_at_a_time():
     rng = np.random.default_rng(4)
     v, W, Wt = rng.normal(size=(3, 40)), rng.laplace(size=(3, 6, 40)), rng.laplace(size=(3, 6))
-    est, chosen = _peel_from_noise(v, W, Wt)
+    est, chosen = peel_from_noise(v, W, Wt)
     for r in range(3):
-        e1, c1 = _peel_from_noise(v[r : r + 1], W[r : r + 1], Wt[r : r + 1])
+        e1, c1 = peel_from_noise(v[r : r + 1], W[r : r + 1], Wt[r : r + 1])
         assert np.array_equal(est[r], e1[0]) and np.array_equal(chosen[r], c1[0])
     assert all(len(set(c)) == 6 for c in chosen)  # never picks a coordinate twice
 
@@ -91,7 +93,9 @@ def test_frank_wolfe_stays_in_the_ball_and_approaches_the_mean_as_epsilon_grows(
     errs = []
     for eps in (0.5, 50.0):
         thetas = [
-            private_frank_wolfe_mean(X, epsilon=eps, delta=1e-5, R=2.0, radius=2.5, T=30, rng=np.random.default_rng(r))
+            private_frank_wolfe_mean(
+                X, privacy=Privacy(eps, 1e-5), rng=np.random.default_rng(r), R=2.0, radius=2.5, T=30
+            )
             for r in range(20)
         ]
         for th in thetas:
@@ -109,8 +113,8 @@ def test_advanced_composition_solves_its_equation():
 
 
 def test_tight_peeling_needs_less_noise_than_printed():
-    paper = peeling_plan(s=20, epsilon=0.5, delta=1e-3, lam=1.0).releases[0].noise_scale
-    tight = peeling_plan(s=20, epsilon=0.5, delta=1e-3, lam=1.0, calibration="tight").releases[0].noise_scale
+    paper = peeling_plan(Privacy(0.5, 1e-3), s=20, lam=1.0).releases[0].noise_scale
+    tight = peeling_plan(Privacy(0.5, 1e-3, "tight"), s=20, lam=1.0).releases[0].noise_scale
     assert tight < paper / 1.5
 
 
@@ -125,17 +129,17 @@ def test_bad_input_is_refused():
     X, _ = easy(d=30)
     rng = np.random.default_rng(0)
     with pytest.raises(PrivacyError, match="sparsity s"):
-        dp_sparse_mean(X, s=31, epsilon=0.5, delta=1e-5, R=2.0, rng=rng)
+        dp_sparse_mean(X, privacy=Privacy(0.5, 1e-5), rng=rng, s=31, R=2.0)
     with pytest.raises(PrivacyError, match="sparsity s"):
-        dp_sparse_mean(X, s=0, epsilon=0.5, delta=1e-5, R=2.0, rng=rng)
+        dp_sparse_mean(X, privacy=Privacy(0.5, 1e-5), rng=rng, s=0, R=2.0)
     with pytest.raises(PrivacyError, match="delta"):
-        dp_sparse_mean(X, s=3, epsilon=0.5, delta=1.0, R=2.0, rng=rng)
+        dp_sparse_mean(X, privacy=Privacy(0.5, 1.0), rng=rng, s=3, R=2.0)
     with pytest.raises(PrivacyError, match="R must"):
-        dp_sparse_mean(X, s=3, epsilon=0.5, delta=1e-5, R=0.0, rng=rng)
+        dp_sparse_mean(X, privacy=Privacy(0.5, 1e-5), rng=rng, s=3, R=0.0)
     with pytest.raises(PrivacyError, match="lam"):
-        peeling(np.ones(5), s=2, epsilon=0.5, delta=1e-5, lam=0.0, rng=rng)
+        peeling(np.ones(5), s=2, lam=0.0, privacy=Privacy(0.5, 1e-5), rng=rng)
     X[0, 0] = np.nan
     with pytest.raises(DataError, match="NaN"):
-        dp_sparse_mean(X, s=3, epsilon=0.5, delta=1e-5, R=2.0, rng=rng)
+        dp_sparse_mean(X, privacy=Privacy(0.5, 1e-5), rng=rng, s=3, R=2.0)
     with pytest.raises(PrivacyError, match="T must"):
-        private_frank_wolfe_mean(np.ones((3, 4)), epsilon=0.5, delta=1e-5, R=2.0, radius=1.0, T=0, rng=rng)
+        private_frank_wolfe_mean(np.ones((3, 4)), privacy=Privacy(0.5, 1e-5), rng=rng, R=2.0, radius=1.0, T=0)

@@ -4,12 +4,13 @@ import io
 import zipfile
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from dpcost import housing
+from dpcost.data import housing
 from dpcost.errors import DataError
 
-from support import CONTENT_SHA256
+from support import CONTENT_SHA256, statlib_zip_bytes
 
 
 @pytest.fixture(params=["statlib", "figshare"])
@@ -56,8 +57,6 @@ def test_damaged_archives_fail_clearly(archive, damage):
 
 
 def test_wrong_row_count_is_refused(tmp_path, housing_df):
-    from support import statlib_zip_bytes
-
     path = tmp_path / "houses.zip"
     path.write_bytes(statlib_zip_bytes(housing_df.iloc[:-1]))
     with pytest.raises(DataError, match="expected 20640 rows of 9 numbers, found 20639"):
@@ -84,3 +83,43 @@ def test_preprocessing_standardizes_and_says_it_is_not_private(housing_df):
     assert meta["intercept"] is False and meta["y_scale"] == 1e5
     _, meta2 = housing.preprocess(housing_df, y_scale=1e5, center_y=False)
     assert meta2["y_center"] == 0.0
+
+
+def test_file_name_follows_the_format():
+    src = {"url": "https://example.org/x", "sha256": "0" * 64}
+    assert housing.with_filename({**src, "format": "statlib"}) == {**src, "format": "statlib", "filename": "houses.zip"}
+    assert housing.with_filename({**src, "format": "figshare"})["filename"] == "cal_housing.tgz"
+    given = {**src, "format": "statlib", "filename": "mirror.zip"}
+    out = housing.with_filename(given)
+    assert out == given and out is not given  # a given name is kept, on a copy
+    with pytest.raises(DataError, match="unknown housing archive format 'csv'"):
+        housing.with_filename({**src, "format": "csv"})
+    with pytest.raises(DataError, match="unknown housing archive format None"):
+        housing.with_filename(src)
+
+
+def test_prepare_records_source_content_and_the_ols_truth(tmp_path, housing_df):
+    from support import real_housing
+
+    path = tmp_path / "houses.zip"
+    path.write_bytes(statlib_zip_bytes(real_housing()))
+    manifest = {
+        "path": str(path),
+        "format": "statlib",
+        "url": "https://example.org/houses.zip",
+        "sha256": "a" * 64,
+        "bytes": path.stat().st_size,
+        "retrieved": "2026-01-01T00:00:00+00:00",
+    }
+    table, meta = housing.prepare(manifest, content_sha256=CONTENT_SHA256, y_scale=1e5, center_y=True)
+    expected, _ = housing.preprocess(housing_df, y_scale=1e5, center_y=True)
+    pd.testing.assert_frame_equal(table, expected)
+    X, y = table[housing.COVARIATES].to_numpy(), table["y"].to_numpy()
+    beta = np.linalg.lstsq(X, y, rcond=None)[0]
+    assert list(meta["truth"]) == housing.COVARIATES
+    assert np.array_equal(np.array(list(meta["truth"].values())), beta)
+    assert meta["source"] == {k: manifest[k] for k in ("url", "format", "sha256", "bytes", "retrieved")}
+    assert meta["content_sha256"] == CONTENT_SHA256
+    assert meta["private"] is False and "NOT PRIVATE" in meta["privacy_note"]
+    with pytest.raises(DataError, match="does not match"):
+        housing.prepare(manifest, content_sha256="0" * 64, y_scale=1e5, center_y=True)

@@ -4,7 +4,7 @@ import struct
 
 import pandas as pd
 
-from dpcost.plotting import error_curves
+from dpcost.analysis.plotting import error_curves
 
 
 def _summary(worst: float) -> pd.DataFrame:

@@ -4,10 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcost import peers
-from dpcost.audit import epsilon_lower_bound
-from dpcost.experiment import compare
-from dpcost.mechanisms import gaussian_sigma
+from dpcost.analysis.summaries import compare
+from dpcost.dp.audit import epsilon_lower_bound
+from dpcost.dp.mechanisms import gaussian_sigma
+from dpcost.dp.spec import Privacy
+from dpcost.estimators import peers
 
 if not all(peers.available().values()):
     pytest.skip(
@@ -32,9 +33,9 @@ def _data(n=3000, d=3, seed=0):
 @pytest.mark.parametrize("fn", [peers.diffprivlib_ols, peers.opendp_ssp_ols])
 def test_peers_are_reproducible_from_our_streams(fn):
     X, y = _data()
-    a = fn(X, y, epsilon=0.5, delta=1e-5, B_X=1.0, B_Y=1.0, rng=np.random.default_rng(7))
-    b = fn(X, y, epsilon=0.5, delta=1e-5, B_X=1.0, B_Y=1.0, rng=np.random.default_rng(7))
-    c = fn(X, y, epsilon=0.5, delta=1e-5, B_X=1.0, B_Y=1.0, rng=np.random.default_rng(8))
+    a = fn(X, y, privacy=Privacy(0.5, 1e-5), B_X=1.0, B_Y=1.0, rng=np.random.default_rng(7))
+    b = fn(X, y, privacy=Privacy(0.5, 1e-5), B_X=1.0, B_Y=1.0, rng=np.random.default_rng(7))
+    c = fn(X, y, privacy=Privacy(0.5, 1e-5), B_X=1.0, B_Y=1.0, rng=np.random.default_rng(8))
     assert np.array_equal(a, b) and not np.array_equal(a, c)
 
 
@@ -44,7 +45,8 @@ def test_opendp_ssp_passes_its_audit():
     X, y, y2 = np.ones((2, 1)), np.array([1.0, 1.0]), np.array([1.0, -1.0])
 
     def run(yy, r):
-        return peers.opendp_ssp_ols(X, yy, epsilon=0.5, delta=1e-5, B_X=1.0, B_Y=1.0, rng=np.random.default_rng(r))[0]
+        privacy = Privacy(0.5, 1e-5)
+        return peers.opendp_ssp_ols(X, yy, privacy=privacy, B_X=1.0, B_Y=1.0, rng=np.random.default_rng(r))[0]
 
     a = np.array([run(y, r) for r in range(4000)])
     b = np.array([run(y2, 10_000 + r) for r in range(4000)])
@@ -59,7 +61,8 @@ def test_comparison_ratios():
             "mean": [0.1, 0.5, 1.0, 20.0, 0.05, 0.4, 0.2, 10.0],
         }
     )
-    c = compare(summary, private=["adassp", "noisy_gd", "diffprivlib"]).set_index(["method", "m"])
+    # ours: this package's private methods, peers excluded (diffprivlib is the reference)
+    c = compare(summary, ours=["adassp", "noisy_gd"], reference="diffprivlib").set_index(["method", "m"])
     assert c.loc[("adassp", 100), "ratio_to_best_dp"] == 1.0 and c.loc[("noisy_gd", 100), "ratio_to_best_dp"] == 2.0
     assert c.loc[("noisy_gd", 200), "best_dp_method"] == "noisy_gd"  # best per m, peers excluded
     assert c.loc[("adassp", 100), "ratio_to_diffprivlib"] == pytest.approx(0.025)

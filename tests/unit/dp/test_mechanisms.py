@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpcost.dp.mechanisms import gaussian_mechanism, gaussian_sigma, laplace_mechanism, laplace_scale
 from dpcost.errors import PrivacyError
-from dpcost.mechanisms import gaussian_mechanism, gaussian_sigma, laplace_mechanism, laplace_scale
 
 N = 200_000  # draws per variance test
 

@@ -5,7 +5,7 @@ import gzip
 import numpy as np
 import pytest
 
-from dpcost import geo
+from dpcost.data import geo
 from dpcost.errors import DataError
 
 from geo_synth import STYLES, expected_selection, make_series, tokens, write_series_matrix

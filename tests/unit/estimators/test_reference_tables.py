@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcost import regression
+from dpcost.dp.spec import Privacy
+from dpcost.estimators import objpert, posterior, ssp
 
 # (Trivial, non-private, ObjPert, OPS, SSP, AdaOPS, AdaSSP), value and "±", housing row of Tables 3 (ε = 0.1) and 4
 TABLE = {
@@ -63,17 +64,16 @@ def _boston():
 
 
 def _fits(eps):
-    kw = dict(
-        epsilon=eps, delta=1e-6, B_X=1.0, B_Y=1.0, calibration="paper", on_invalid="warn", neighbours="add_remove"
-    )
+    privacy = Privacy(eps, 1e-6, calibration="paper", on_invalid="warn", neighbours="add_remove")
+    kw = dict(privacy=privacy, B_X=1.0, B_Y=1.0)
     return {
         "trivial": lambda X, y, g: np.zeros(X.shape[1]),
         # the reference code's non-private baseline is ridge with λ = 1
         "non_private": lambda X, y, g: np.linalg.solve(X.T @ X + np.eye(X.shape[1]), X.T @ y),
-        "objpert": lambda X, y, g: regression.objpert(X, y, rng=g, C=1.0, **kw),  # the code's ||θ|| ≤ 1
-        "ops": lambda X, y, g: regression.ops(X, y, rng=g, **kw),
-        "adaops": lambda X, y, g: regression.adaops(X, y, rng=g, **kw),
-        "adassp": lambda X, y, g: regression.adassp(X, y, rng=g, **kw),
+        "objpert": lambda X, y, g: objpert.objpert(X, y, rng=g, C=1.0, **kw),  # the code's ||θ|| ≤ 1
+        "ops": lambda X, y, g: posterior.ops(X, y, rng=g, **kw),
+        "adaops": lambda X, y, g: posterior.adaops(X, y, rng=g, **kw),
+        "adassp": lambda X, y, g: ssp.adassp(X, y, rng=g, **kw),
     }
 
 

@@ -1,0 +1,134 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcost.analysis.designs import RegressionDesign, TwoGroupMeanDesign
+from dpcost.analysis.engine import run_grid
+from dpcost.dp.spec import Privacy
+from dpcost.errors import ConfigError, DataError
+from dpcost.estimators.registry import METHODS, get
+
+
+def _data(n=3000, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-0.5, 0.5, size=(n, d))
+    beta = np.array([0.5, -0.3, 0.2])
+    return X, X @ beta + 0.1 * rng.normal(size=n), beta
+
+
+GD = dict(T=5, R=2.0, C=2.0, c_x=1.0, eta0=3.0)
+
+
+def _grid(X, y, beta, *, method, params, epsilon, delta, calibration="paper", on_invalid="refuse", **kw):
+    """The old ``run_regression_grid`` call, in the new API: the table alone."""
+    spec = get(method, "regression")
+    table, _ = run_grid(
+        RegressionDesign(X, y, beta),
+        spec,
+        tuning=spec.resolve_tuning(params),
+        params={},
+        privacy=Privacy(epsilon, delta, calibration, on_invalid),
+        dataset="housing",
+        **kw,
+    )
+    return table
+
+
+def test_grid_rows_do_not_depend_on_grid_order_or_other_m():
+    X, y, beta = _data()
+    kw = dict(method="noisy_gd", params=GD, reps=4, seed=3, epsilon=0.5, delta="10/n^1.1")
+    a = _grid(X, y, beta, m_grid=[200, 1000], **kw)
+    b = _grid(X, y, beta, m_grid=[1000, 50, 200], **kw)
+    merged = b[b.m != 50].sort_values(["m", "rep"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a.sort_values(["m", "rep"]).reset_index(drop=True), merged)
+    assert set(a.columns) >= {"method", "m", "rep", "epsilon", "delta", "error"}
+    assert np.allclose(a.delta, 10 / a.m**1.1)
+
+
+def test_nonprivate_rows_carry_no_privacy_parameters():
+    X, y, beta = _data()
+    out = _grid(X, y, beta, method="ols", params={}, m_grid=[100], reps=3, seed=0, epsilon=0.5, delta=1e-5)
+    assert out.epsilon.isna().all() and out.delta.isna().all()
+
+
+def test_grid_refuses_bad_input():
+    X, y, beta = _data()
+    kw = dict(params={}, m_grid=[100], seed=0, epsilon=0.5, delta=1e-5)
+    with pytest.raises(ConfigError, match="unknown method 'magic'"):
+        _grid(X, y, beta, method="magic", reps=2, **kw)
+    with pytest.raises(ConfigError, match="reps"):
+        _grid(X, y, beta, method="ols", reps=0, **kw)
+    y2 = y.copy()
+    y2[5] = np.inf
+    with pytest.raises(DataError):
+        _grid(X, y2, beta, method="ols", reps=2, **kw)
+    with pytest.raises(ConfigError, match="between 2 and the 3000 rows"):
+        _grid(X, y, beta, method="ols", reps=2, **{**kw, "m_grid": [3001]})
+
+
+def test_plans_are_one_per_m_of_a_private_method():
+    X, y, beta = _data()
+    spec = METHODS["noisy_gd"]
+    table, plans = run_grid(
+        RegressionDesign(X, y, beta),
+        spec,
+        tuning=spec.resolve_tuning(GD),
+        params={},
+        m_grid=[1000, 200],
+        reps=2,
+        seed=0,
+        privacy=Privacy(0.5, "10/n^1.1"),
+        dataset="housing",
+    )
+    assert [p["m"] for p in plans] == [1000, 200]
+    assert [p["delta"] for p in plans] == pytest.approx([10 / 1000**1.1, 10 / 200**1.1])
+    assert all(p["epsilon"] == 0.5 and p["proven"] and p["warnings"] == [] for p in plans)
+    _, none = run_grid(
+        RegressionDesign(X, y, beta),
+        METHODS["ols"],
+        tuning={},
+        params={},
+        m_grid=[100],
+        reps=1,
+        seed=0,
+        privacy=Privacy(0.5, 1e-5),
+        dataset="housing",
+    )
+    assert none == []
+
+
+def test_mean_grid_scores_error_and_recovered_support():
+    rng = np.random.default_rng(0)
+    d, s = 30, 3
+    mu = np.zeros(d)
+    mu[:s] = 1.0
+    A = rng.integers(0, 3, size=(200, d)).astype(np.int8)
+    B = rng.integers(0, 3, size=(150, d)).astype(np.int8)
+    design = TwoGroupMeanDesign(A, B, mu, s)
+    spec = METHODS["top_s_mean"]
+    table, plans = run_grid(
+        design,
+        spec,
+        tuning={},
+        params={"s": s},
+        m_grid=[50, 150],
+        reps=3,
+        seed=0,
+        privacy=Privacy(1.0, 1e-5),
+        dataset="snp",
+    )
+    assert list(table.columns) == ["method", "m", "rep", "epsilon", "delta", "error", "support_recovered"]
+    assert len(table) == 6 and plans == []
+    assert table.support_recovered.between(0, s).all()
+    with pytest.raises(ConfigError, match="between 2 and the 150 rows"):
+        run_grid(
+            design,
+            spec,
+            tuning={},
+            params={"s": s},
+            m_grid=[151],
+            reps=1,
+            seed=0,
+            privacy=Privacy(1.0, 1e-5),
+            dataset="snp",
+        )
