@@ -58,13 +58,6 @@ def add_remove_budget(epsilon: float, delta: float) -> tuple[float, float]:
     return e0, delta / (1 + math.exp(e0))
 
 
-def add_remove_privacy(privacy: Privacy) -> Privacy:
-    """The add/remove budget a mechanism proven only for add/remove neighbours must run at (δ already a number)."""
-    if privacy.neighbours == "add_remove":
-        return privacy
-    return privacy.with_budget(*add_remove_budget(privacy.epsilon, privacy.delta))
-
-
 def check_bounds(**bounds: float) -> None:
     """Public bounds must be finite and > 0: a zero bound would mean zero noise (cf. diffprivlib issue #105)."""
     for name, v in bounds.items():

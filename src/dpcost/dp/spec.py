@@ -65,10 +65,6 @@ class Privacy:
         """The neighbouring relation in words, as the ledger states it."""
         return NEIGHBOUR_RELATIONS[self.neighbours]
 
-    def with_budget(self, epsilon: float, delta: float) -> Privacy:
-        """The same calibration and relation at another (ε, δ), e.g. a share of the budget."""
-        return replace(self, epsilon=epsilon, delta=delta)
-
     def to_dict(self) -> dict:
         return asdict(self)
 

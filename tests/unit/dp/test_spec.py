@@ -1,5 +1,3 @@
-import math
-
 import pytest
 
 from dpcost.dp.delta import parse_delta, resolve_delta
@@ -90,9 +88,3 @@ def test_outside_validity_refuses_or_warns():
         Privacy(0.5, 1e-5).outside_validity("out of range")
     with pytest.warns(RuntimeWarning, match="PRIVACY WARNING: out of range"):
         Privacy(0.5, 1e-5, on_invalid="warn").outside_validity("out of range")
-
-
-def test_with_budget_keeps_calibration_and_relation():
-    p = Privacy(1.0, 1e-6, "tight", neighbours="add_remove").with_budget(0.5, 1e-7)
-    assert (p.epsilon, p.delta, p.calibration, p.neighbours) == (0.5, 1e-7, "tight", "add_remove")
-    assert math.isclose(p.to_dict()["epsilon"], 0.5)
