@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..dp.spec import NEIGHBOUR_RELATIONS
+
 
 def method_entry(record: dict) -> dict:
-    """One method's ledger entry from its plans file (see :func:`dpcost.scripting.plans_record`)."""
+    """One method's ledger entry from its plans file (as :func:`dpcost.scripting.estimate_job` writes it)."""
     if not record["private"]:
         return {"label": record["label"], "private": False, "guarantee": "none (non-private baseline)"}
     plans = record["plans"]
@@ -50,7 +52,7 @@ def build_ledger(
     """
     return {
         "dataset": dataset,
-        "neighbours": "replace one record" if privacy["neighbours"] == "replace" else "add or remove one record",
+        "neighbours": NEIGHBOUR_RELATIONS[privacy["neighbours"]],
         "epsilon": privacy["epsilon"],
         "delta": privacy["delta"],
         "delta_is_evaluated_at": "n = m, the number of records the estimator sees",

@@ -66,6 +66,12 @@ def gaussian_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
     return math.exp(special.log_ndtr(a - b)) - math.exp(epsilon + special.log_ndtr(-a - b))
 
 
+def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
+    """σ = Δ₂ √(2 log(1.25/δ)) / ε (Dwork & Roth 2014, Thm A.1), proven only for ε < 1: the caller checks that range
+    (:func:`gaussian_sigma` does; a plan does it once, in its own terms, through ``Privacy.outside_validity``)."""
+    return sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+
+
 def gaussian_sigma(
     sensitivity: float, epsilon: float, delta: float, calibration: str = "analytic", *, on_invalid: str = "refuse"
 ) -> float:
@@ -89,7 +95,7 @@ def gaussian_sigma(
             if on_invalid == "refuse":
                 raise PrivacyError(msg)
             warnings.warn("PRIVACY WARNING: " + msg, RuntimeWarning, stacklevel=2)
-        return sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+        return classic_gaussian_sigma(sensitivity, epsilon, delta)
     if calibration == "analytic":
         # δ(σ) decreases monotonically in σ; bracket the root on a log scale.
         def excess(log_sigma: float) -> float:

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from ..dp.mechanisms import check_positive, check_sensitivity, gaussian_sigma
+from ..dp.mechanisms import check_positive, check_sensitivity, classic_gaussian_sigma, gaussian_sigma
 from ..dp.plan import PrivacyPlan, Release
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
@@ -64,8 +64,8 @@ def noisy_truncated_ols_plan(
     if p.calibration == "paper" and epsilon >= 1:
         p.outside_validity(f"the classic Gaussian calibration is proven only for epsilon < 1 (got epsilon={epsilon})")
     classic = p.calibration == "paper"
-    # the classic formula's validity was settled just above, once, in the terms of this package's calibrations
-    sigma = sens * math.sqrt(2 * math.log(1.25 / delta)) / epsilon if classic else gaussian_sigma(sens, epsilon, delta)
+    # the classic formula's range was checked just above, once, in the terms of this package's calibrations
+    sigma = classic_gaussian_sigma(sens, epsilon, delta) if classic else gaussian_sigma(sens, epsilon, delta)
     comp = "single Gaussian release, " + ("classic calibration" if classic else "analytic Gaussian")
     assumption = (
         f"rows clipped to ||x||_2 <= c_x = {c_x}, y truncated to [-{R}, {R}], ridge kappa = {kappa}, "
