@@ -14,6 +14,7 @@ import numpy as np
 from scipy import optimize, special
 
 from ..errors import PrivacyError
+from .samplers import add_noise, grid_scale
 
 GAUSSIAN_CALIBRATIONS = ("classic", "analytic")
 
@@ -47,15 +48,23 @@ def laplace_scale(sensitivity: float, epsilon: float) -> float:
     return sensitivity / epsilon
 
 
-def laplace_mechanism(value, *, sensitivity: float, epsilon: float, rng: np.random.Generator):
-    """Release ``value`` + i.i.d. Laplace(Δ₁/ε) noise.
+def _coordinates(value: np.ndarray) -> int:
+    """Coordinates of one release: the last axis of ``value``; leading axes index independent releases (an audit's
+    draws, a batch of repetitions)."""
+    return value.shape[-1] if value.ndim else 1
 
+
+def laplace_mechanism(value, *, sensitivity: float, epsilon: float, rng: np.random.Generator, sampler: str = "exact"):
+    """Release ``value`` + i.i.d. Laplace noise of scale Δ₁/ε, drawn exactly on a grid (:mod:`.samplers`; the
+    scale is raised by the grid's rounding cost, a relative k·2⁻²⁰·(1/ε) for k coordinates).
+
+    The last axis of ``value`` holds the coordinates of one release (leading axes: independent releases).
     Guarantee: (ε, 0)-DP if ‖f(D) − f(D′)‖₁ ≤ ``sensitivity`` for every pair of neighbouring data sets D, D′
     (the caller's relation). Used by the Cost of Privacy papers (000 Alg. 1, 004 Alg. 3.2) with replace-one neighbours.
     """
-    b = laplace_scale(sensitivity, epsilon)
     value = np.asarray(value, dtype=float)
-    return value + rng.laplace(0.0, b, size=value.shape)
+    b = grid_scale(laplace_scale(sensitivity, epsilon), sensitivity, _coordinates(value), "l1", "laplace", sampler)
+    return add_noise(value, "laplace", b, rng, sampler)
 
 
 def gaussian_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
@@ -121,12 +130,16 @@ def gaussian_mechanism(
     delta: float,
     rng: np.random.Generator,
     calibration: str = "analytic",
+    sampler: str = "exact",
 ):
-    """Release ``value`` + i.i.d. N(0, σ²) noise, σ from :func:`gaussian_sigma`.
+    """Release ``value`` + i.i.d. Gaussian noise, σ from :func:`gaussian_sigma` raised by the grid's rounding cost
+    and margin (:mod:`.samplers`), drawn exactly as a discrete Gaussian on the grid.
 
+    The last axis of ``value`` holds the coordinates of one release (leading axes: independent releases).
     Guarantee: (ε, δ)-DP if ‖f(D) − f(D′)‖₂ ≤ ``sensitivity`` for every pair of neighbouring data sets
     (the caller's relation).
     """
-    sigma = gaussian_sigma(sensitivity, epsilon, delta, calibration)
     value = np.asarray(value, dtype=float)
-    return value + rng.normal(0.0, sigma, size=value.shape)
+    sigma = gaussian_sigma(sensitivity, epsilon, delta, calibration)
+    sigma = grid_scale(sigma, sensitivity, _coordinates(value), "l2", "gaussian", sampler)
+    return add_noise(value, "gaussian", sigma, rng, sampler)

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, replace
 
 from ..errors import PrivacyError
 from .delta import parse_delta, resolve_delta
+from .samplers import check_sampler
 
 CALIBRATIONS = ("paper", "tight")
 ON_INVALID = ("refuse", "warn")
@@ -31,6 +32,8 @@ class Privacy:
     on_invalid   a ``paper`` calibration used outside the range where its proof holds: ``"refuse"`` raises
                  :class:`PrivacyError`, ``"warn"`` runs with a PRIVACY WARNING.
     neighbours   ``"replace"`` (replace one record; the Cost of Privacy papers) or ``"add_remove"``.
+    sampler      ``"exact"``: floating-point-safe discrete noise on a grid (:mod:`dpcost.dp.samplers`);
+                 ``"float-unsafe"``: numpy's float samplers, NOT private on a computer, for speed comparisons only.
     """
 
     epsilon: float
@@ -38,6 +41,7 @@ class Privacy:
     calibration: str = "paper"
     on_invalid: str = "refuse"
     neighbours: str = "replace"
+    sampler: str = "exact"
 
     def __post_init__(self):
         e = self.epsilon
@@ -53,6 +57,7 @@ class Privacy:
             raise PrivacyError(f"on_invalid must be 'refuse' or 'warn', got {self.on_invalid!r}")
         if self.neighbours not in NEIGHBOUR_RELATIONS:
             raise PrivacyError(f"neighbours must be one of {tuple(NEIGHBOUR_RELATIONS)}, got {self.neighbours!r}")
+        check_sampler(self.sampler)
 
     def at(self, n: int) -> Privacy:
         """The same specification with δ a number: the formula evaluated at sample size n (a number is kept)."""

@@ -14,7 +14,7 @@ def test_laplace_noise_variance_matches_scale():
     # Var Laplace(b) = 2b²; the sample variance of N draws has relative sd sqrt(20/N)/2 (excess kurtosis 3):
     # 0.50 % at N = 2e5. Tolerance: 5 sd.
     rng = np.random.default_rng(1)
-    out = laplace_mechanism(np.zeros(N), sensitivity=2.0, epsilon=0.5, rng=rng)
+    out = laplace_mechanism(np.zeros((N, 1)), sensitivity=2.0, epsilon=0.5, rng=rng)[:, 0]
     b = laplace_scale(2.0, 0.5)
     assert b == 4.0
     rel_sd = math.sqrt(20 / N) / 2
@@ -23,7 +23,7 @@ def test_laplace_noise_variance_matches_scale():
 
 def test_laplace_noise_distribution_rejects_wrong_scale():
     rng = np.random.default_rng(2)
-    out = laplace_mechanism(np.zeros(N), sensitivity=1.0, epsilon=1.0, rng=rng)
+    out = laplace_mechanism(np.zeros((N, 1)), sensitivity=1.0, epsilon=1.0, rng=rng)[:, 0]
     assert stats.kstest(out, stats.laplace(scale=1.0).cdf).pvalue > 1e-3
     for wrong in (0.7, 1.3):
         assert stats.kstest(out, stats.laplace(scale=wrong).cdf).pvalue < 1e-6
@@ -33,7 +33,7 @@ def test_gaussian_classic_sigma_and_variance():
     sigma = gaussian_sigma(1.5, 0.5, 1e-5, "classic")
     assert sigma == pytest.approx(1.5 * math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.5, rel=1e-15)
     rng = np.random.default_rng(3)
-    out = gaussian_mechanism(np.zeros(N), sensitivity=1.5, epsilon=0.5, delta=1e-5, rng=rng, calibration="classic")
+    out = gaussian_mechanism(np.zeros((N, 1)), sensitivity=1.5, epsilon=0.5, delta=1e-5, rng=rng, calibration="classic")[:, 0]
     # relative sd of the sample variance of Gaussian draws: sqrt(2/N) = 0.32 %; tolerance 5 sd
     assert abs(out.var() / sigma**2 - 1) < 5 * math.sqrt(2 / N)
     assert stats.kstest(out / sigma, "norm").pvalue > 1e-3
