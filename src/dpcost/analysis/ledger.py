@@ -1,14 +1,74 @@
-"""The privacy ledger of a results table, built from the plans the estimate jobs wrote beside their tables."""
+"""The privacy ledger of a results table, built from the plans the estimate jobs wrote beside their tables.
+
+The ledger has three levels:
+
+* the header: the dataset's privacy specification (ε, δ or its formula in n, calibration, neighbours) and what is
+  not private (preprocessing, non-private baselines);
+* one entry per method (:func:`method_entry`): its guarantee, calibration, composition, enforced assumption,
+  tuning and plan warnings, and per m its (ε, δ(m)), releases and parameters, with every m where δ(m) ≥ 1/m flagged;
+* the table (:func:`table_entry`): the methods of one table are separate analyses of the same records, and every
+  number they publish is a release, so publishing them together composes. Per m: basic composition (Σε, Σδ) of the
+  private methods, and where the plans allow a tighter ε from composing privacy-loss distributions (PLDs).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import collections
+import functools
+import math
+import numbers
+from collections.abc import Mapping, Sequence
 
+from scipy import optimize
+
+from ..dp.mechanisms import gaussian_delta
 from ..dp.spec import NEIGHBOUR_RELATIONS
+
+# Methods whose recorded releases are their whole mechanism: additive Gaussian (or Laplace) noise on queries of the
+# recorded sensitivity, everything else post-processing. Only these are composed from their releases; a method
+# missing here enters the table's PLD at its stated (ε, δ), which is safe whatever its releases say. The releases
+# alone cannot tell: objpert's is an honest Gaussian on b, yet the regulariser carries part of its guarantee.
+EXACT_RELEASES: dict[str, str] = {
+    "noisy_gd": "T Gaussian gradient steps; the projections are post-processing",
+    "noisy_truncated_ols": "one Gaussian release of the clipped ridge fit",
+    "ssp": "Gaussian releases of X'X and X'y; the solve is post-processing",
+    "adassp": "Gaussian releases of lambda_min(X'X), X'X and X'y; the ridge and the solve are post-processing",
+    "opendp_ssp": "one Gaussian release of (X'X upper triangle, X'y)",
+}
+# why the other methods of the registry enter at their stated (ε, δ)
+STATED_REASONS: dict[str, str] = {
+    "objpert": "objective perturbation: the Gaussian on the linear term is not the whole mechanism (the regulariser "
+    "carries part of the guarantee)",
+    "noisy_sgd": "subsampled Gaussian steps: the releases do not record the sampling that the plan's RDP accounting "
+    "counts",
+    "ops": "a posterior sample is not an additive-noise release",
+    "adaops": "a posterior sample is not an additive-noise release",
+    "sheffet_jl": "a Gaussian JL projection behind a Laplace test is not an additive-noise release",
+    "peeling": "report-noisy-max selections are not additive-noise releases",
+    "frank_wolfe": "report-noisy-min selections are not additive-noise releases",
+    "diffprivlib": "diffprivlib's own accounting; no releases recorded",
+}
+# the norm a release's sensitivity must be measured in for each additive mechanism (first word of its "norm")
+_NORMS = {"gaussian": ("l2", "absolute"), "laplace": ("l1", "absolute")}
+# PLD grid: the discretisation is pessimistic (ε over-estimated by at most about this much per composed term)
+PLD_INTERVAL = 1e-3
+
+
+def _delta_warning(ms: Sequence[int], deltas: Sequence[float]) -> str:
+    where = ", ".join(f"m = {m} (delta = {d:.3g})" for m, d in zip(ms, deltas))
+    return (
+        f"PRIVACY WARNING: delta >= 1/m at {where}; a mechanism that publishes one random record in the clear "
+        "satisfies (0, 1/m)-DP, so a delta this large permits that kind of failure"
+    )
 
 
 def method_entry(record: dict) -> dict:
-    """One method's ledger entry from its plans file (as :func:`dpcost.scripting.estimate_job` writes it)."""
+    """One method's ledger entry from its plans file (as :func:`dpcost.scripting.estimate_job` writes it).
+
+    Private methods: ``per_m`` holds every m's (ε, δ(m)), releases and parameters and ``delta_ge_1_over_m`` (δ(m) ≥
+    1/m: a δ that large allows releasing a record outright); ``delta_warning`` names all such m (None if none).
+    A method with any unproven plan is entered with ``private: False`` and a guarantee saying NONE PROVEN.
+    """
     if not record["private"]:
         return {"label": record["label"], "private": False, "guarantee": "none (non-private baseline)"}
     plans = record["plans"]
@@ -20,6 +80,7 @@ def method_entry(record: dict) -> dict:
         guarantee = (
             "NONE PROVEN: the calibration as printed has a gap (see composition and warnings); kept for reproduction"
         )
+    large = [p for p in plans if p["delta"] >= 1 / p["m"]]
     return {
         "label": record["label"],
         "private": proven,
@@ -29,11 +90,13 @@ def method_entry(record: dict) -> dict:
         "assumption (enforced in code)": last["assumption"],
         "tuning": record["tuning"],
         "warnings": sorted({w for p in plans for w in p["warnings"]}),
+        "delta_warning": _delta_warning([p["m"] for p in large], [p["delta"] for p in large]) if large else None,
         "per_m": [
             {
                 "m": p["m"],
                 "epsilon": p["epsilon"],
                 "delta": p["delta"],
+                "delta_ge_1_over_m": p["delta"] >= 1 / p["m"],
                 "releases": p["releases"],
                 "parameters": p["parameters"],
             }
@@ -42,10 +105,223 @@ def method_entry(record: dict) -> dict:
     }
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# composition over the methods of a table
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _positive(x) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+
+
+def release_terms(method: str, plan: dict) -> tuple[float, dict[float, int]] | str:
+    """The privacy loss of a plan's releases, or why it cannot be read from them.
+
+    Returns (μ², {Laplace scale over sensitivity: count}): the Gaussian releases together are μ-GDP with
+    μ² = Σ count·(Δ/σ)² (Dong, Roth & Su 2022, Cor. 3.3: exact for Gaussian mechanisms, adaptive or not), the Laplace
+    ones are kept apart. A string instead says why not: the method is not in :data:`EXACT_RELEASES`, or a release is
+    not additive Gaussian/Laplace noise with a positive sensitivity (in ℓ2 resp. ℓ1), noise scale and count.
+    """
+    if method not in EXACT_RELEASES:
+        return STATED_REASONS.get(
+            method, "not known to be additive noise alone (not in the ledger's EXACT_RELEASES)"
+        )
+    if not plan["releases"]:
+        return "no releases recorded"
+    mu2, laplace = 0.0, collections.Counter()
+    for r in plan["releases"]:
+        kind = r["mechanism"].split(":")[0].strip()
+        norm = (r["norm"] or "").split(" ")[0].rstrip(",")
+        sens, scale, count = r["sensitivity"], r["noise_scale"], r["count"]
+        if kind not in _NORMS or norm not in _NORMS[kind]:
+            return f"release {r['mechanism']!r} ({r['norm']}) is not additive Gaussian (l2) or Laplace (l1) noise"
+        if not (_positive(sens) and _positive(scale) and isinstance(count, numbers.Integral) and count >= 1):
+            return f"release {r['mechanism']!r} does not record a sensitivity, noise scale and count"
+        if kind == "gaussian":
+            mu2 += count * (sens / scale) ** 2
+        else:
+            laplace[scale / sens] += count
+    return mu2, dict(laplace)
+
+
+def gaussian_epsilon(mu: float, delta: float) -> float:
+    """Smallest ε with δ(ε) ≤ ``delta`` for a μ-GDP mechanism (the Gaussian mechanism with Δ/σ = μ), from the exact
+    δ(ε) of Balle & Wang (2018); stepped up until it holds."""
+    if delta <= 0:
+        return math.inf
+    f = lambda e: gaussian_delta(1.0, mu, e) - delta  # noqa: E731
+    if f(0.0) <= 0:
+        return 0.0
+    hi = 1.0
+    while f(hi) > 0:
+        hi *= 2
+    eps = optimize.brentq(f, 0.0, hi, xtol=1e-12, rtol=1e-12)
+    while f(eps) > 0:
+        eps = eps * (1 + 1e-12) + 1e-15
+    return eps
+
+
+@functools.lru_cache(maxsize=1024)
+def _pld(kind: str, a: float, b: float = 0.0):
+    """One PLD on the ledger's grid: a Gaussian (σ/Δ = a), a Laplace (b/Δ = a) or a generic (ε, δ) = (a, b) pair."""
+    from dp_accounting.pld import common, privacy_loss_distribution as pld  # ~1 s to import: only when needed
+
+    if kind == "gaussian":
+        return pld.from_gaussian_mechanism(a, value_discretization_interval=PLD_INTERVAL)
+    if kind == "laplace":
+        return pld.from_laplace_mechanism(a, value_discretization_interval=PLD_INTERVAL)
+    return pld.from_privacy_parameters(common.DifferentialPrivacyParameters(a, b), PLD_INTERVAL)
+
+
+def composed_epsilon(
+    mu2: float, laplace: Mapping[float, int], stated: Sequence[tuple[float, float]], delta: float
+) -> tuple[float, str]:
+    """ε at ``delta`` of μ-GDP Gaussian releases, Laplace releases ({scale/Δ: count}) and mechanisms known only by
+    their (ε, δ), all composed; and how it was computed.
+
+    Gaussians alone: exact (:func:`gaussian_epsilon`). Otherwise dp-accounting's PLD composition, pessimistic: the
+    Gaussian as one μ-GDP PLD, each Laplace self-composed, each (ε, δ) pair as the worst-case privacy-loss
+    distribution of an (ε, δ)-DP mechanism (Kairouz, Oh & Viswanath 2015).
+    """
+    if not laplace and not stated:
+        return gaussian_epsilon(math.sqrt(mu2), delta), "exact: the Gaussian releases compose to one mu-GDP mechanism"
+    parts = [_pld("gaussian", 1 / math.sqrt(mu2))] if mu2 > 0 else []
+    parts += [_pld("laplace", s).self_compose(c) for s, c in sorted(laplace.items())]
+    for (e, d), c in sorted(collections.Counter(stated).items()):
+        p = _pld("generic", e, d)
+        parts.append(p.self_compose(c) if c > 1 else p)
+    total = functools.reduce(lambda x, y: x.compose(y), parts)
+    how = f"PLD composition (dp-accounting, pessimistic grid {PLD_INTERVAL:g})"
+    return float(total.get_epsilon_for_delta(delta)), how
+
+
+def _table_m(m: int, plans: dict[str, dict], missing: list[str]) -> tuple[dict, dict[str, str]]:
+    """The table-level entry at one m, and why each method entered at its stated (ε, δ)."""
+    basic_e = sum(p["epsilon"] for p in plans.values())
+    basic_d = sum(p["delta"] for p in plans.values())
+    terms = {k: release_terms(k, p) for k, p in plans.items()}
+    exact = [k for k, t in terms.items() if not isinstance(t, str)]
+    as_stated = {k: t for k, t in terms.items() if isinstance(t, str)}
+    warnings = []
+    flagged = [k for k, p in plans.items() if p["delta"] >= 1 / m]
+    if flagged:
+        warnings.append(f"PRIVACY WARNING: delta >= 1/m = {1 / m:.3g} for {', '.join(flagged)}")
+    if basic_d >= 1:
+        warnings.append(f"basic composition is vacuous: the deltas sum to {basic_d:.3g} >= 1")
+    elif basic_d >= 1 / m and not flagged:
+        warnings.append(f"PRIVACY WARNING: the composed delta {basic_d:.3g} is >= 1/m = {1 / m:.3g}")
+    # the releases of an exact method must not spend more than the plan says it does
+    for k in exact:
+        mu2, lap = terms[k]
+        own, how = composed_epsilon(mu2, lap, [], plans[k]["delta"])
+        tol = 1e-9 * plans[k]["epsilon"] if how.startswith("exact") else PLD_INTERVAL * (1 + sum(lap.values()))
+        if own > plans[k]["epsilon"] + tol:
+            warnings.append(
+                f"PRIVACY WARNING: the releases of {k} compose to epsilon = {own:.6g} at its delta = "
+                f"{plans[k]['delta']:.3g}, more than its stated epsilon = {plans[k]['epsilon']}"
+            )
+    tight, why = None, None
+    if not exact:
+        why = "only basic composition: no method's releases can be composed exactly (see as_stated)"
+    else:
+        delta = max(plans[k]["delta"] for k in exact) + sum(plans[k]["delta"] for k in as_stated)
+        if not 0 < delta < 1:
+            why = f"only basic composition: the delta to evaluate at, {delta:.3g}, is not in (0, 1)"
+        else:
+            mu2 = sum(terms[k][0] for k in exact)
+            lap = collections.Counter()
+            for k in exact:
+                lap.update(terms[k][1])
+            stated = [(plans[k]["epsilon"], plans[k]["delta"]) for k in as_stated]
+            eps, how = composed_epsilon(mu2, lap, stated, delta)
+            tight = {
+                "epsilon": eps,
+                "delta": delta,
+                "delta_ge_1_over_m": delta >= 1 / m,
+                "accounting": how,
+                "from_releases": exact,
+                "at_stated_epsilon_delta": sorted(as_stated),
+            }
+            if eps >= basic_e:
+                why = "the PLD epsilon is not below basic composition's here (at a smaller delta)"
+    entry = {
+        "m": m,
+        "methods": sorted(plans),
+        "not_run": missing,
+        "void": sorted(k for k, p in plans.items() if not p["proven"]),
+        "basic": {"epsilon": basic_e, "delta": basic_d, "delta_ge_1_over_m": basic_d >= 1 / m},
+        "tight": tight,
+        "note": why,
+        "delta_ge_1_over_m": flagged,
+        "warnings": warnings,
+    }
+    return entry, as_stated
+
+
+def table_entry(records: Sequence[dict]) -> dict:
+    """What publishing every private method of the table together guarantees, per m.
+
+    The methods are separate analyses of the same records: each released number is a release and releases on the
+    same data compose, so the table as a whole is only as private as their composition.
+
+    * ``basic``: (Σ ε_i, Σ δ_i) over the private methods' plans at m (each (ε_i, δ_i)-DP as stated).
+    * ``tight``: a PLD composition at δ = max δ_i of the methods composed from their releases + Σ δ_j of the others.
+      Methods in :data:`EXACT_RELEASES` whose releases are all Gaussian (ℓ2) or Laplace (ℓ1) with sensitivity, noise
+      scale and count enter through those releases (the Gaussians exactly, as one μ-GDP mechanism); the others
+      (``at_stated_epsilon_delta``, reasons in ``as_stated``) as generic (ε_j, δ_j)-DP mechanisms. With Gaussians
+      only the ε is exact; null (with a ``note`` why) when no method can be read from its releases.
+    * ``void``: methods whose plan is not proven: publishing them makes the composed guarantee void (the numbers
+      count them at their nominal (ε, δ)). Non-private baselines are listed in ``not_included``.
+    * per m, ``delta_ge_1_over_m`` names the methods with δ(m) ≥ 1/m, and ``warnings`` say so, flag a composed δ ≥
+      1/m, and any exact method whose releases compose to more than its stated ε.
+    """
+    private = [r for r in records if r["private"]]
+    not_included = {r["method"]: "not private (non-private baseline): nothing to compose" for r in records if not r["private"]}
+    by_m: dict[int, dict[str, dict]] = collections.defaultdict(dict)
+    for r in private:
+        for p in r["plans"]:
+            by_m[p["m"]][r["method"]] = p
+    names = [r["method"] for r in private]
+    per_m, as_stated = [], {}
+    for m in sorted(by_m):
+        entry, reasons = _table_m(m, by_m[m], [k for k in names if k not in by_m[m]])
+        per_m.append(entry)
+        for k, why in reasons.items():
+            as_stated.setdefault(k, why)
+    void = sorted({k for e in per_m for k in e["void"]})
+    if not private:
+        guarantee = "no private method: nothing is composed"
+    elif void:
+        guarantee = (
+            f"VOID: {', '.join(void)} {'has' if len(void) == 1 else 'have'} no proven guarantee (proven: false); "
+            "publishing it with the others voids the composed guarantee (the numbers below count it at its nominal "
+            "epsilon and delta)"
+        )
+    else:
+        guarantee = (
+            "all private outputs published together are (basic.epsilon, basic.delta)-DP and, where given, "
+            "(tight.epsilon, tight.delta)-DP at each m, delta evaluated at n = m"
+        )
+    return {
+        "what": "the methods of this table are separate analyses of the same records: publishing all their outputs "
+        "composes their releases",
+        "methods": names,
+        "not_included": not_included,
+        "void": void,
+        "guarantee": guarantee,
+        "accounting": "basic: sum of epsilons and deltas; tight: privacy-loss distributions composed at delta = the "
+        "largest delta of the methods composed from their releases + the deltas of those at their stated "
+        "(epsilon, delta)",
+        "as_stated": as_stated,
+        "per_m": per_m,
+    }
+
+
 def build_ledger(
     *, dataset: str, records: Sequence[dict], privacy: dict, not_private: Sequence[str], notes: Sequence[str] = ()
 ) -> dict:
-    """A JSON-ready ledger: the dataset's privacy specification, what is not private, and one entry per method.
+    """A JSON-ready ledger: the dataset's privacy specification, what is not private, one entry per method
+    (:func:`method_entry`) and the table-level composition of all private methods (:func:`table_entry`).
 
     ``records`` are the plans files of the estimate jobs, ``privacy`` the specification they ran under (ε, δ or its
     formula, calibration, on_invalid, neighbours), ``notes`` start-up warnings such as δ ≥ 1/n.
@@ -61,4 +337,5 @@ def build_ledger(
         "not_private": list(not_private),
         "notes": list(notes),
         "methods": {r["method"]: method_entry(r) for r in records},
+        "table": table_entry(records),
     }

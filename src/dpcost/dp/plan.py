@@ -27,6 +27,7 @@ class Release:
     count: int = 1
     epsilon: float | None = None  # budget charged per release, where the calibration assigns one
     delta: float | None = None
+    sampler: str | None = None  # how the noise is drawn (dpcost.dp.samplers.describe); None: not an additive release
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import numpy as np
 from ..dp.accountant import dpa, largest_below, rdp_epsilon
 from ..dp.mechanisms import check_epsilon_delta, check_positive, check_sensitivity
 from ..dp.plan import PrivacyPlan, Release
+from ..dp.samplers import GridNoise, add_noise, describe, draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import DataError, PrivacyError
 from .base import check_matrix, check_s
@@ -31,18 +32,26 @@ def truncated_mean(X: np.ndarray, R: float) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def private_max(f, *, B: float, epsilon: float, rng: np.random.Generator) -> tuple[int, float]:
-    """PrivateMax — Cai, Wang & Zhang (2019 preprint), Algorithm 1.
+def private_max(f, *, B: float, epsilon: float, rng: np.random.Generator, sampler: str = "exact"):
+    """PrivateMax — Cai, Wang & Zhang (2019 preprint), Algorithm 1, with the scale corrected to 3B/ε.
 
-    Adds Laplace(2B/ε) to every |f_j|, returns the index of the largest and f at that index plus a fresh
-    Laplace(2B/ε). Guarantee (Lemma 3.2.3, after Dwork et al.): (ε, 0)-DP when ‖f(x) − f(x′)‖∞ ≤ B for every pair
-    of neighbouring data sets; the caller must make that bound true.
+    Adds Laplace noise to every |f_j|, returns the index of the largest and f at that index plus fresh Laplace noise.
+    The preprint prints scale 2B/ε for both and claims ε-DP (Lemma 3.2.3); but the selection alone spends ε at that
+    scale (report-noisy-max on scores of ℓ∞ sensitivity B) and the released value ε/2 more: the printed algorithm is
+    1.5ε-DP (on f = (B, 0, …, 0) against (0, B, …, B) the event {index 0, value > B} has privacy loss → 0.75 at a
+    claimed 0.5). Here both use scale 3B/ε: 2B/b + B/b = ε. Guarantee: (ε, 0)-DP when ‖f(x) − f(x′)‖∞ ≤ B for every
+    pair of neighbouring data sets; the caller must make that bound true. Noise is exact discrete Laplace on a grid
+    (:mod:`dpcost.dp.samplers`, ties broken by lowest index; the +1 grid step of rounding is paid in the scale).
+    ``f`` of shape (d,) gives (index, value); (r, d) gives r independent releases as two arrays.
     """
     f = np.asarray(f, dtype=float)
     check_epsilon_delta(epsilon)
-    b = 2 * check_positive("B", B) / epsilon
-    j = int(np.argmax(np.abs(f) + rng.laplace(0.0, b, size=f.shape)))
-    return j, float(f[j] + rng.laplace(0.0, b))
+    B = check_positive("B", B)
+    b = grid_scale(3 * B / epsilon, B, 1, "linf", "laplace", sampler)
+    rows = np.atleast_2d(f)
+    j = np.argmax(draw("laplace", b, rows.shape, rng, sampler).add(np.abs(rows)), axis=1)
+    value = add_noise(rows[np.arange(len(rows)), j], "laplace", b, rng, sampler)
+    return (int(j[0]), float(value[0])) if f.ndim == 1 else (j, value)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -91,32 +100,37 @@ def peeling_plan(privacy: Privacy, *, s: int, lam: float, method: str = "peeling
             f"{s} report-noisy-max selections and {s} Laplace releases: the better of basic composition and RDP "
             "accounting (dp-accounting)"
         )
+    # the grid adds one step to each score and each released coordinate (samplers.grid_scale); the budget per
+    # release is then that of the continuous scale b0 (to within the 1e-6 margin)
+    b0, b = b, grid_scale(b, lam, 1, "linf", "laplace", privacy.sampler)
+    how = describe("laplace", 1, "linf", privacy.sampler)
     rels = (
-        Release("report-noisy-max (Laplace)", lam, "linf", b, s, 2 * lam / b),
-        Release("laplace", lam, "l1 per coordinate", b, s, lam / b),
+        Release("report-noisy-max (Laplace)", lam, "linf", b, s, 2 * lam / b0, sampler=how),
+        Release("laplace", lam, "l1 per coordinate", b, s, lam / b0, sampler=how),
     )
     assumption = f"||v(Z) - v(Z')||_inf <= {lam}"
     return PrivacyPlan(method, epsilon, delta, privacy.calibration, comp, assumption, rels, privacy.relation)
 
 
-def peel_from_noise(v: np.ndarray, W: np.ndarray, W_tilde: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def peel_from_noise(v: np.ndarray, W: GridNoise, W_tilde: GridNoise) -> tuple[np.ndarray, np.ndarray]:
     """Peeling from pre-drawn noise, batched over a leading axis.
 
     v: (r, d) values, W: (r, s, d) selection noise, W_tilde: (r, s) release noise (one per selected coordinate,
-    in selection order). Returns the estimates (r, d) and the selected indices (r, s).
+    in selection order). On the exact grid the noisy scores are integers: ties go to the lowest index, which keeps
+    report-noisy-max (2λ/b)-DP. Returns the estimates (r, d) and the selected indices (r, s).
     """
     r, d = v.shape
-    s = W.shape[1]
+    s = W.steps.shape[1]
     score = np.abs(v)
     taken = np.zeros((r, d), dtype=bool)
     chosen = np.empty((r, s), dtype=np.int64)
     rows = np.arange(r)
     for i in range(s):
-        j = np.argmax(np.where(taken, -np.inf, score + W[:, i, :]), axis=1)
+        j = np.argmax(np.where(taken, -np.inf, W[:, i, :].add(score)), axis=1)
         chosen[:, i] = j
         taken[rows, j] = True
     out = np.zeros_like(v)
-    out[rows[:, None], chosen] = v[rows[:, None], chosen] + W_tilde
+    out[rows[:, None], chosen] = W_tilde.add(v[rows[:, None], chosen])
     return out, chosen
 
 
@@ -134,8 +148,8 @@ def peeling(v, *, s: int, lam: float, privacy: Privacy, rng: np.random.Generator
         raise DataError(f"peeling expects a vector, got shape {v.shape}")
     s = check_s(s, v.size)
     b = peeling_plan(privacy, s=s, lam=check_positive("lam", lam)).releases[0].noise_scale
-    W = rng.laplace(0.0, b, size=(1, s, v.size))
-    W_tilde = rng.laplace(0.0, b, size=(1, s))
+    W = draw("laplace", b, (1, s, v.size), rng, privacy.sampler)
+    W_tilde = draw("laplace", b, (1, s), rng, privacy.sampler)
     est, chosen = peel_from_noise(v[None], W, W_tilde)
     return est[0], chosen[0]
 
