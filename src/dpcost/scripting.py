@@ -52,9 +52,9 @@ def write_json_atomic(path: str | Path, record: dict) -> None:
     os.replace(tmp, path)
 
 
-def privacy_spec(privacy: Mapping, calibration: str, on_invalid: str) -> Privacy:
+def privacy_spec(privacy: Mapping, calibration: str, on_invalid: str, sampler: str = "exact") -> Privacy:
     """The :class:`Privacy` of a dataset's config block (``privacy: {epsilon, delta}``) and the run's options."""
-    return Privacy(privacy["epsilon"], privacy["delta"], calibration, on_invalid)
+    return Privacy(privacy["epsilon"], privacy["delta"], calibration, on_invalid, sampler=sampler)
 
 
 def estimate_job(

@@ -47,7 +47,10 @@ def calibration(dataset):
 
 def privacy(dataset):
     return privacy_spec(
-        config[dataset]["privacy"], calibration(dataset), config["on_invalid"]
+        config[dataset]["privacy"],
+        calibration(dataset),
+        config["on_invalid"],
+        config.get("sampler", "exact"),
     )
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 from ..dp.spec import Privacy
 from ..errors import ConfigError
 from ..estimators.registry import Method
-from .streams import rng_for
+from .streams import noise_rng
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def run_grid(
             # said once per m by the plan above; the estimator repeats it on every call
             warnings.filterwarnings("ignore", message="PRIVACY WARNING")
             for rep in range(reps):
-                rng = rng_for(seed, dataset, "noise", method.name, m, rep)
+                rng = noise_rng(seed, dataset, method.name, m, rep, privacy=privacy, tuning=tuning, params=params)
                 data = design.draw(m, rep, seed=seed, dataset=dataset)
                 est, support = method.estimate(*data, privacy=p_m, rng=rng, tuning=tuning, params=params)
                 rows.append((method.name, m, rep, eps_m, d_m, *design.score(est, support)))

@@ -2,13 +2,14 @@
 
 The ledger has three levels:
 
-* the header: the dataset's privacy specification (ε, δ or its formula in n, calibration, neighbours) and what is
-  not private (preprocessing, non-private baselines);
+* the header: the dataset's privacy specification (ε, δ or its formula in n, calibration, neighbours, sampler) and
+  what is not private (preprocessing, non-private baselines);
 * one entry per method (:func:`method_entry`): its guarantee, calibration, composition, enforced assumption,
   tuning and plan warnings, and per m its (ε, δ(m)), releases and parameters, with every m where δ(m) ≥ 1/m flagged;
 * the table (:func:`table_entry`): the methods of one table are separate analyses of the same records, and every
   number they publish is a release, so publishing them together composes. Per m: basic composition (Σε, Σδ) of the
-  private methods, and where the plans allow a tighter ε from composing privacy-loss distributions (PLDs).
+  private methods, and where the plans allow a tighter ε from composing privacy-loss distributions (PLDs); the
+  methods that void the composed guarantee (unproven plans, float-unsafe noise) are named.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from ..dp.spec import NEIGHBOUR_RELATIONS
 
 # Methods whose recorded releases are their whole mechanism: additive Gaussian (or Laplace) noise on queries of the
 # recorded sensitivity, everything else post-processing. Only these are composed from their releases; a method
-# missing here enters the table's PLD at its stated (ε, δ), which is safe whatever its releases say. The releases
-# alone cannot tell: objpert's is an honest Gaussian on b, yet the regulariser carries part of its guarantee.
+# missing here enters the table's PLD at its stated (ε, δ), as sound as that statement whatever its releases say.
+# The releases alone cannot tell: objpert's is an honest Gaussian on b, yet the regulariser carries part of its
+# guarantee; noisy_sgd's Gaussian steps are subsampled, which the release does not record.
 EXACT_RELEASES: dict[str, str] = {
     "noisy_gd": "T Gaussian gradient steps; the projections are post-processing",
     "noisy_truncated_ols": "one Gaussian release of the clipped ridge fit",
@@ -55,7 +57,7 @@ PLD_INTERVAL = 1e-3
 
 
 def _delta_warning(ms: Sequence[int], deltas: Sequence[float]) -> str:
-    where = ", ".join(f"m = {m} (delta = {d:.3g})" for m, d in zip(ms, deltas))
+    where = ", ".join(f"m = {m} (delta = {d:.3g})" for m, d in zip(ms, deltas, strict=True))
     return (
         f"PRIVACY WARNING: delta >= 1/m at {where}; a mechanism that publishes one random record in the clear "
         "satisfies (0, 1/m)-DP, so a delta this large permits that kind of failure"
@@ -117,18 +119,17 @@ def _positive(x) -> bool:
 def release_terms(method: str, plan: dict) -> tuple[float, dict[float, int]] | str:
     """The privacy loss of a plan's releases, or why it cannot be read from them.
 
-    Returns (μ², {Laplace scale over sensitivity: count}): the Gaussian releases together are μ-GDP with
-    μ² = Σ count·(Δ/σ)² (Dong, Roth & Su 2022, Cor. 3.3: exact for Gaussian mechanisms, adaptive or not), the Laplace
-    ones are kept apart. A string instead says why not: the method is not in :data:`EXACT_RELEASES`, or a release is
-    not additive Gaussian/Laplace noise with a positive sensitivity (in ℓ2 resp. ℓ1), noise scale and count.
+    Returns (μ², {ε₀: count}). The Gaussian releases together are μ-GDP with μ² = Σ count·(Δ/σ)² (Dong, Roth & Su
+    2022, Cor. 3.3: exact for Gaussian mechanisms, adaptively composed or not). Each Laplace release is (Δ/b)-DP,
+    ε₀ = Δ/b, which holds for the continuous and the discrete (grid) Laplace alike. A string instead says why not:
+    the method is not in :data:`EXACT_RELEASES`, or a release is not additive Gaussian/Laplace noise with a positive
+    sensitivity (in ℓ2 resp. ℓ1), noise scale and count.
     """
     if method not in EXACT_RELEASES:
-        return STATED_REASONS.get(
-            method, "not known to be additive noise alone (not in the ledger's EXACT_RELEASES)"
-        )
+        return STATED_REASONS.get(method, "not known to be additive noise alone (not in the ledger's EXACT_RELEASES)")
     if not plan["releases"]:
         return "no releases recorded"
-    mu2, laplace = 0.0, collections.Counter()
+    mu2, pure = 0.0, collections.Counter()
     for r in plan["releases"]:
         kind = r["mechanism"].split(":")[0].strip()
         norm = (r["norm"] or "").split(" ")[0].rstrip(",")
@@ -140,13 +141,15 @@ def release_terms(method: str, plan: dict) -> tuple[float, dict[float, int]] | s
         if kind == "gaussian":
             mu2 += count * (sens / scale) ** 2
         else:
-            laplace[scale / sens] += count
-    return mu2, dict(laplace)
+            pure[sens / scale] += int(count)
+    return mu2, dict(pure)
 
 
 def gaussian_epsilon(mu: float, delta: float) -> float:
     """Smallest ε with δ(ε) ≤ ``delta`` for a μ-GDP mechanism (the Gaussian mechanism with Δ/σ = μ), from the exact
     δ(ε) of Balle & Wang (2018); stepped up until it holds."""
+    if mu == 0:
+        return 0.0
     if delta <= 0:
         return math.inf
     f = lambda e: gaussian_delta(1.0, mu, e) - delta  # noqa: E731
@@ -163,36 +166,91 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
 
 @functools.lru_cache(maxsize=1024)
 def _pld(kind: str, a: float, b: float = 0.0):
-    """One PLD on the ledger's grid: a Gaussian (σ/Δ = a), a Laplace (b/Δ = a) or a generic (ε, δ) = (a, b) pair."""
-    from dp_accounting.pld import common, privacy_loss_distribution as pld  # ~1 s to import: only when needed
+    """One PLD on the ledger's grid: a Gaussian (σ/Δ = a) or the worst case of an (ε, δ) = (a, b)-DP mechanism."""
+    # dp-accounting takes about a second to import: only tables that need a PLD pay it
+    from dp_accounting.pld import common
+    from dp_accounting.pld import privacy_loss_distribution as pld
 
     if kind == "gaussian":
         return pld.from_gaussian_mechanism(a, value_discretization_interval=PLD_INTERVAL)
-    if kind == "laplace":
-        return pld.from_laplace_mechanism(a, value_discretization_interval=PLD_INTERVAL)
     return pld.from_privacy_parameters(common.DifferentialPrivacyParameters(a, b), PLD_INTERVAL)
 
 
-def composed_epsilon(
-    mu2: float, laplace: Mapping[float, int], stated: Sequence[tuple[float, float]], delta: float
-) -> tuple[float, str]:
-    """ε at ``delta`` of μ-GDP Gaussian releases, Laplace releases ({scale/Δ: count}) and mechanisms known only by
-    their (ε, δ), all composed; and how it was computed.
+def composed_epsilon(mu2: float, pairs: Mapping[tuple[float, float], int], delta: float) -> tuple[float, bool]:
+    """ε at ``delta`` of a μ-GDP mechanism (the Gaussian releases) composed with ``count`` copies of each (ε, δ)-DP
+    mechanism in ``pairs`` (Laplace releases as (Δ/b, 0), methods known only by their stated (ε, δ)); and whether
+    that ε is exact.
 
-    Gaussians alone: exact (:func:`gaussian_epsilon`). Otherwise dp-accounting's PLD composition, pessimistic: the
-    Gaussian as one μ-GDP PLD, each Laplace self-composed, each (ε, δ) pair as the worst-case privacy-loss
-    distribution of an (ε, δ)-DP mechanism (Kairouz, Oh & Viswanath 2015).
+    Gaussians alone: exact (:func:`gaussian_epsilon`). Otherwise dp-accounting's PLD composition on a pessimistic
+    grid (ε over-estimated by at most about :data:`PLD_INTERVAL` per composed term): the Gaussian as one PLD, each
+    pair as the worst-case privacy-loss distribution of an (ε, δ)-DP mechanism (Kairouz, Oh & Viswanath 2015).
     """
-    if not laplace and not stated:
-        return gaussian_epsilon(math.sqrt(mu2), delta), "exact: the Gaussian releases compose to one mu-GDP mechanism"
+    if not pairs:
+        return gaussian_epsilon(math.sqrt(mu2), delta), True
     parts = [_pld("gaussian", 1 / math.sqrt(mu2))] if mu2 > 0 else []
-    parts += [_pld("laplace", s).self_compose(c) for s, c in sorted(laplace.items())]
-    for (e, d), c in sorted(collections.Counter(stated).items()):
-        p = _pld("generic", e, d)
+    for (e, d), c in sorted(pairs.items()):
+        p = _pld("pair", e, d)
         parts.append(p.self_compose(c) if c > 1 else p)
     total = functools.reduce(lambda x, y: x.compose(y), parts)
-    how = f"PLD composition (dp-accounting, pessimistic grid {PLD_INTERVAL:g})"
-    return float(total.get_epsilon_for_delta(delta)), how
+    return float(total.get_epsilon_for_delta(delta)), False
+
+
+def releases_epsilon(mu2: float, pure: Mapping[float, int], delta: float) -> tuple[float, float]:
+    """ε of one method's releases at its own δ, and the numerical tolerance of that ε. Laplace releases alone: the sum
+    of their ε₀ (exact pure DP), or their PLD at δ > 0 if that is smaller."""
+    total_pure = sum(e * c for e, c in pure.items())
+    if mu2 == 0 and delta <= 0:
+        return total_pure, 1e-9 * max(total_pure, 1.0)
+    eps, exact = composed_epsilon(mu2, {(e, 0.0): c for e, c in pure.items()}, delta)
+    if exact:
+        return eps, 1e-9 * max(eps, 1.0)
+    if mu2 == 0 and total_pure <= eps:
+        return total_pure, 1e-9 * max(total_pure, 1.0)
+    return eps, PLD_INTERVAL * (1 + sum(pure.values()))
+
+
+def void_reason(plan: dict) -> str | None:
+    """Why publishing this plan's output voids any composed guarantee: an unproven plan, or noise drawn by numpy's
+    float samplers (:mod:`dpcost.dp.samplers`: not private on a computer). None if neither."""
+    if not plan["proven"]:
+        return "no proven guarantee (proven: false)"
+    if any("float-unsafe" in (r.get("sampler") or "") for r in plan["releases"]):
+        return "noise drawn by the float-unsafe sampler: not private on a computer"
+    return None
+
+
+def _tight(m: int, plans: dict[str, dict], terms: dict, basic_epsilon: float) -> tuple[dict | None, str | None]:
+    """The PLD composition of one m's methods (None if there is none), and a note on it (None if nothing to say)."""
+    exact = [k for k, t in terms.items() if not isinstance(t, str)]
+    as_stated = sorted(k for k, t in terms.items() if isinstance(t, str))
+    if not exact:
+        return None, "only basic composition: no method's releases can be composed exactly (see as_stated)"
+    delta = max(plans[k]["delta"] for k in exact) + sum(plans[k]["delta"] for k in as_stated)
+    if not 0 < delta < 1:
+        return None, f"only basic composition: the delta to evaluate at, {delta:.3g}, is not in (0, 1)"
+    pairs = collections.Counter()
+    for k in exact:
+        pairs.update({(e, 0.0): c for e, c in terms[k][1].items()})
+    pairs.update((plans[k]["epsilon"], plans[k]["delta"]) for k in as_stated)
+    eps, is_exact = composed_epsilon(sum(terms[k][0] for k in exact), pairs, delta)
+    if not math.isfinite(eps):
+        return None, f"only basic composition: the composed epsilon at delta = {delta:.3g} is not finite"
+    how = (
+        "exact: the Gaussian releases compose to one mu-GDP mechanism"
+        if is_exact
+        else f"PLD composition (dp-accounting, pessimistic grid {PLD_INTERVAL:g})"
+    )
+    tight = {
+        "epsilon": eps,
+        "delta": delta,
+        "delta_ge_1_over_m": delta >= 1 / m,
+        "accounting": how,
+        "from_releases": exact,
+        "at_stated_epsilon_delta": as_stated,
+    }
+    if eps >= basic_epsilon:
+        return tight, "the PLD epsilon is not below basic composition's here (it holds at a smaller delta)"
+    return tight, None
 
 
 def _table_m(m: int, plans: dict[str, dict], missing: list[str]) -> tuple[dict, dict[str, str]]:
@@ -200,8 +258,6 @@ def _table_m(m: int, plans: dict[str, dict], missing: list[str]) -> tuple[dict, 
     basic_e = sum(p["epsilon"] for p in plans.values())
     basic_d = sum(p["delta"] for p in plans.values())
     terms = {k: release_terms(k, p) for k, p in plans.items()}
-    exact = [k for k, t in terms.items() if not isinstance(t, str)]
-    as_stated = {k: t for k, t in terms.items() if isinstance(t, str)}
     warnings = []
     flagged = [k for k, p in plans.items() if p["delta"] >= 1 / m]
     if flagged:
@@ -210,52 +266,29 @@ def _table_m(m: int, plans: dict[str, dict], missing: list[str]) -> tuple[dict, 
         warnings.append(f"basic composition is vacuous: the deltas sum to {basic_d:.3g} >= 1")
     elif basic_d >= 1 / m and not flagged:
         warnings.append(f"PRIVACY WARNING: the composed delta {basic_d:.3g} is >= 1/m = {1 / m:.3g}")
-    # the releases of an exact method must not spend more than the plan says it does
-    for k in exact:
-        mu2, lap = terms[k]
-        own, how = composed_epsilon(mu2, lap, [], plans[k]["delta"])
-        tol = 1e-9 * plans[k]["epsilon"] if how.startswith("exact") else PLD_INTERVAL * (1 + sum(lap.values()))
+    # the releases of a method composed from them must not spend more than its plan says it does
+    for k, t in terms.items():
+        if isinstance(t, str):
+            continue
+        own, tol = releases_epsilon(*t, plans[k]["delta"])
         if own > plans[k]["epsilon"] + tol:
             warnings.append(
                 f"PRIVACY WARNING: the releases of {k} compose to epsilon = {own:.6g} at its delta = "
                 f"{plans[k]['delta']:.3g}, more than its stated epsilon = {plans[k]['epsilon']}"
             )
-    tight, why = None, None
-    if not exact:
-        why = "only basic composition: no method's releases can be composed exactly (see as_stated)"
-    else:
-        delta = max(plans[k]["delta"] for k in exact) + sum(plans[k]["delta"] for k in as_stated)
-        if not 0 < delta < 1:
-            why = f"only basic composition: the delta to evaluate at, {delta:.3g}, is not in (0, 1)"
-        else:
-            mu2 = sum(terms[k][0] for k in exact)
-            lap = collections.Counter()
-            for k in exact:
-                lap.update(terms[k][1])
-            stated = [(plans[k]["epsilon"], plans[k]["delta"]) for k in as_stated]
-            eps, how = composed_epsilon(mu2, lap, stated, delta)
-            tight = {
-                "epsilon": eps,
-                "delta": delta,
-                "delta_ge_1_over_m": delta >= 1 / m,
-                "accounting": how,
-                "from_releases": exact,
-                "at_stated_epsilon_delta": sorted(as_stated),
-            }
-            if eps >= basic_e:
-                why = "the PLD epsilon is not below basic composition's here (at a smaller delta)"
+    tight, note = _tight(m, plans, terms, basic_e)
     entry = {
         "m": m,
         "methods": sorted(plans),
         "not_run": missing,
-        "void": sorted(k for k, p in plans.items() if not p["proven"]),
+        "void": sorted(k for k, p in plans.items() if void_reason(p)),
         "basic": {"epsilon": basic_e, "delta": basic_d, "delta_ge_1_over_m": basic_d >= 1 / m},
         "tight": tight,
-        "note": why,
+        "note": note,
         "delta_ge_1_over_m": flagged,
         "warnings": warnings,
     }
-    return entry, as_stated
+    return entry, {k: t for k, t in terms.items() if isinstance(t, str)}
 
 
 def table_entry(records: Sequence[dict]) -> dict:
@@ -265,18 +298,21 @@ def table_entry(records: Sequence[dict]) -> dict:
     same data compose, so the table as a whole is only as private as their composition.
 
     * ``basic``: (Σ ε_i, Σ δ_i) over the private methods' plans at m (each (ε_i, δ_i)-DP as stated).
-    * ``tight``: a PLD composition at δ = max δ_i of the methods composed from their releases + Σ δ_j of the others.
+    * ``tight``: an (ε, δ) at δ = max δ_i over the methods composed from their releases + Σ δ_j over the others.
       Methods in :data:`EXACT_RELEASES` whose releases are all Gaussian (ℓ2) or Laplace (ℓ1) with sensitivity, noise
-      scale and count enter through those releases (the Gaussians exactly, as one μ-GDP mechanism); the others
-      (``at_stated_epsilon_delta``, reasons in ``as_stated``) as generic (ε_j, δ_j)-DP mechanisms. With Gaussians
-      only the ε is exact; null (with a ``note`` why) when no method can be read from its releases.
-    * ``void``: methods whose plan is not proven: publishing them makes the composed guarantee void (the numbers
-      count them at their nominal (ε, δ)). Non-private baselines are listed in ``not_included``.
-    * per m, ``delta_ge_1_over_m`` names the methods with δ(m) ≥ 1/m, and ``warnings`` say so, flag a composed δ ≥
-      1/m, and any exact method whose releases compose to more than its stated ε.
+      scale and count enter through those releases (the Gaussians exactly, as one μ-GDP mechanism; each Laplace as
+      (Δ/b, 0)); the others (``at_stated_epsilon_delta``, reasons in ``as_stated``) as worst-case (ε_j, δ_j)-DP
+      mechanisms; composed by dp-accounting's PLD, or exactly when there are only Gaussians. Null, with a ``note``
+      why, when no method can be composed from its releases.
+    * ``void``: the methods whose plan is unproven (or whose noise is drawn by the float-unsafe sampler), with the
+      reason: publishing them voids the composed guarantee (the numbers count them at their nominal (ε, δ)).
+    * ``not_included``: the non-private baselines.
+    * per m, ``delta_ge_1_over_m`` names the methods with δ(m) ≥ 1/m; ``warnings`` say so, flag a composed δ ≥ 1/m,
+      and any method whose releases compose to more than its stated ε.
     """
     private = [r for r in records if r["private"]]
-    not_included = {r["method"]: "not private (non-private baseline): nothing to compose" for r in records if not r["private"]}
+    baseline = "not private (non-private baseline): no guarantee, nothing to compose"
+    not_included = {r["method"]: baseline for r in records if not r["private"]}
     by_m: dict[int, dict[str, dict]] = collections.defaultdict(dict)
     for r in private:
         for p in r["plans"]:
@@ -288,14 +324,17 @@ def table_entry(records: Sequence[dict]) -> dict:
         per_m.append(entry)
         for k, why in reasons.items():
             as_stated.setdefault(k, why)
-    void = sorted({k for e in per_m for k in e["void"]})
+    void = {}
+    for r in private:
+        reasons = sorted({why for p in r["plans"] if (why := void_reason(p))})
+        if reasons:
+            void[r["method"]] = "; ".join(reasons)
     if not private:
         guarantee = "no private method: nothing is composed"
     elif void:
         guarantee = (
-            f"VOID: {', '.join(void)} {'has' if len(void) == 1 else 'have'} no proven guarantee (proven: false); "
-            "publishing it with the others voids the composed guarantee (the numbers below count it at its nominal "
-            "epsilon and delta)"
+            f"VOID: publishing {', '.join(void)} with the others voids the composed guarantee (see void); the numbers "
+            f"count {'it' if len(void) == 1 else 'them'} at the nominal epsilon and delta"
         )
     else:
         guarantee = (
@@ -324,7 +363,7 @@ def build_ledger(
     (:func:`method_entry`) and the table-level composition of all private methods (:func:`table_entry`).
 
     ``records`` are the plans files of the estimate jobs, ``privacy`` the specification they ran under (ε, δ or its
-    formula, calibration, on_invalid, neighbours), ``notes`` start-up warnings such as δ ≥ 1/n.
+    formula, calibration, on_invalid, neighbours, sampler), ``notes`` start-up warnings such as δ ≥ 1/n.
     """
     return {
         "dataset": dataset,
@@ -334,6 +373,7 @@ def build_ledger(
         "delta_is_evaluated_at": "n = m, the number of records the estimator sees",
         "calibration": privacy["calibration"],
         "on_invalid": privacy["on_invalid"],
+        "sampler": privacy.get("sampler"),
         "not_private": list(not_private),
         "notes": list(notes),
         "methods": {r["method"]: method_entry(r) for r in records},

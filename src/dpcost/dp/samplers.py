@@ -54,16 +54,23 @@ def check_sampler(sampler: str) -> None:
 def _bernoulli_exp_frac(num: np.ndarray, den: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Bernoulli(exp(−num/den)) elementwise for integers 0 ≤ num ≤ den (CKS Algorithm 1, γ ≤ 1).
 
-    K counts successes of Bernoulli(γ/K), K = 1, 2, …: P(K ≥ k) = γ^{k−1}/(k−1)!, so P(K odd) = e^{−γ}.
+    K is the index of the first failure of Bernoulli(γ/k), k = 1, 2, …: P(K > k) = γ^k/k!, so P(K odd) = e^{−γ}.
+    The trials are drawn ``width`` at a time (one numpy round instead of one per k; trials after the first failure
+    are drawn and ignored, which does not change the distribution).
     """
     num = np.asarray(num, dtype=np.int64).ravel()
     den = np.broadcast_to(np.asarray(den, dtype=np.int64), num.shape).ravel()
+    width = 8 if num.size < 1000 else 2
     K = np.ones(num.size, dtype=np.int64)
     live = np.arange(num.size)
+    k0 = 1
     while live.size:
-        success = rng.integers(0, den[live] * K[live]) < num[live]  # Bernoulli(γ/K), exact
-        live = live[success]
-        K[live] += 1
+        ks = np.arange(k0, k0 + width, dtype=np.int64)
+        success = rng.integers(0, den[live, None] * ks) < num[live, None]  # Bernoulli(γ/k), exact
+        first = np.where(success.all(axis=1), width, np.argmin(success, axis=1))
+        K[live] = k0 + first
+        live = live[first == width]
+        k0 += width
     return K % 2 == 1
 
 

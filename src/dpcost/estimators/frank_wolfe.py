@@ -8,6 +8,7 @@ import numpy as np
 from ..dp.accountant import advanced_composition_epsilon0, pure_steps_epsilon0
 from ..dp.mechanisms import check_positive, check_sensitivity
 from ..dp.plan import PrivacyPlan, Release
+from ..dp.samplers import describe, draw, grid_scale
 from ..dp.spec import Privacy
 from .base import check_count, check_matrix
 from .sparse_mean import truncated_mean
@@ -27,7 +28,9 @@ def frank_wolfe_plan(privacy: Privacy, n: int, d: int, *, R: float, radius: floa
     else:
         e0 = pure_steps_epsilon0(T, epsilon, delta)
         comp = f"{T} selections: the better of basic composition and zCDP/RDP accounting (dp-accounting)"
-    rel = Release("report-noisy-min (Laplace)", sens, "linf over vertex scores", 2 * sens / e0, T, e0)
+    b = grid_scale(2 * sens / e0, sens, 1, "linf", "laplace", p.sampler)  # + one grid step per rounded score
+    how = describe("laplace", 1, "linf", p.sampler)
+    rel = Release("report-noisy-min (Laplace)", sens, "linf over vertex scores", b, T, e0, sampler=how)
     return PrivacyPlan(
         "frank_wolfe",
         epsilon,
@@ -62,11 +65,12 @@ def private_frank_wolfe_mean(
     T = check_count("T", T)
     mean = truncated_mean(X, R)
     b = frank_wolfe_plan(privacy, n, d, R=R, radius=radius, T=T).releases[0].noise_scale
-    noise = rng.laplace(0.0, b, size=(T, 2 * d))
+    noise = draw("laplace", b, (T, 2 * d), rng, privacy.sampler)
     theta = np.zeros(d)
     for t in range(1, T + 1):
         grad = theta - mean
-        alpha = np.concatenate([radius * grad, -radius * grad]) + noise[t - 1]  # vertices +r e_j, then −r e_j
+        # vertices +r e_j, then −r e_j; noisy scores on the grid, ties to the lowest index (still ε₀-DP)
+        alpha = noise[t - 1].add(np.concatenate([radius * grad, -radius * grad]))
         k = int(np.argmin(alpha))
         vertex = np.zeros(d)
         vertex[k % d] = radius if k < d else -radius

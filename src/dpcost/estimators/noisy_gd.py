@@ -10,6 +10,7 @@ import numpy as np
 from ..dp.accountant import gaussian_noise_multiplier
 from ..dp.mechanisms import check_positive, check_sensitivity
 from ..dp.plan import PrivacyPlan, Release
+from ..dp.samplers import GridNoise, describe, draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_design, clip_rows, project_l2_ball
@@ -46,31 +47,39 @@ def noisy_gd_plan(
     B = 4 * (R + C * c_x) * c_x if B is None else B
     if not (math.isfinite(B) and B >= B_min * (1 - 1e-12)):
         raise PrivacyError(f"noise scale B={B} is below the replace-one sensitivity bound 2(R + C c_x)c_x = {B_min}")
+    how = describe("gaussian", d, "l2", p.sampler)
     if p.calibration == "tight":
-        sigma = sens * gaussian_noise_multiplier(T, epsilon, delta)
-        rel = Release("gaussian", sens, "l2", sigma, T)
+        sigma = grid_scale(sens * gaussian_noise_multiplier(T, epsilon, delta), sens, d, "l2", "gaussian", p.sampler)
+        rel = Release("gaussian", sens, "l2", sigma, T, sampler=how)
         comp = f"PLD accounting of {T} Gaussian steps (dp-accounting)"
         return PrivacyPlan("noisy_gd", epsilon, delta, "tight", comp, assumption, (rel,), p.relation)
     if epsilon / T >= 1:
         p.outside_validity(f"Alg. 4.1's per-step calibration needs epsilon/T < 1, got epsilon={epsilon}, T={T}")
+    # the paper derives σ from η⁰B/n; with its B = 4(R + C c_x)c_x that is twice the true sensitivity, which is
+    # what the plan records (the larger constant is kept in the parameters, as the paper's)
     sigma = eta0 * B * math.sqrt(2 * math.log(2 * T / delta)) / (n * epsilon / T)
-    rel = Release("gaussian", eta0 * B / n, "l2", sigma, T, epsilon / T, delta / T)
+    sigma = grid_scale(sigma, sens, d, "l2", "gaussian", p.sampler)
+    rel = Release("gaussian", sens, "l2", sigma, T, epsilon / T, delta / T, sampler=how)
     comp = f"basic composition of {T} steps at (eps/T, delta/T)"
-    return PrivacyPlan("noisy_gd", epsilon, delta, "paper", comp, assumption, (rel,), p.relation)
+    params = {
+        "B": B,
+        "noise derived from eta0 B / n": eta0 * B / n,
+        "true sensitivity / (eta0 B / n)": sens * n / (eta0 * B),
+    }
+    return PrivacyPlan("noisy_gd", epsilon, delta, "paper", comp, assumption, (rel,), p.relation, params)
 
 
-def noisy_gd_from_stats(
-    G: np.ndarray, h: np.ndarray, n: int, *, eta0: float, C: float, noise: np.ndarray
-) -> np.ndarray:
+def noisy_gd_from_stats(G: np.ndarray, h: np.ndarray, n: int, *, eta0: float, C: float, noise: GridNoise) -> np.ndarray:
     """Run the T updates of Alg. 4.1 from sufficient statistics, batched over a leading axis.
 
     Σ_i (x_i'β − Π_R(y_i)) x_i = Gβ − h with G = X'X and h = X'Π_R(y), so one update costs O(d²) whatever n is.
+    Each step releases the noisy gradient step −(η⁰/n)∇ + w_t on the noise grid; the iterate is post-processing.
     G: (r, d, d), h: (r, d), noise: (r, T, d) → β^T: (r, d).
     """
     beta = np.zeros_like(h)
-    for t in range(noise.shape[1]):
+    for t in range(noise.steps.shape[1]):
         grad = np.einsum("rij,rj->ri", G, beta) - h
-        beta = project_l2_ball(beta - (eta0 / n) * grad + noise[:, t, :], C)
+        beta = project_l2_ball(beta + noise[:, t, :].add(-(eta0 / n) * grad), C)
     return beta
 
 
@@ -110,5 +119,5 @@ def noisy_gradient_descent_ols(
     sd = plan.releases[0].noise_scale
     Xc = clip_rows(X, c_x)
     yt = np.clip(y, -R, R)
-    noise = rng.normal(0.0, sd, size=(1, T, d))
+    noise = draw("gaussian", sd, (1, T, d), rng, privacy.sampler)
     return noisy_gd_from_stats((Xc.T @ Xc)[None], (Xc.T @ yt)[None], n, eta0=eta0, C=C, noise=noise)[0]

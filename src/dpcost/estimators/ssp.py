@@ -10,6 +10,7 @@ import numpy as np
 from ..dp.accountant import gaussian_noise_multiplier
 from ..dp.mechanisms import check_sensitivity, gaussian_delta
 from ..dp.plan import PrivacyPlan, Release
+from ..dp.samplers import add_noise, describe, draw, grid_scale
 from ..dp.spec import Privacy
 from .base import clip_design
 
@@ -22,9 +23,11 @@ def xx_xy_sensitivities(B_X: float, B_Y: float, neighbours: str) -> tuple[float,
 
 
 def gaussian_releases_plan(
-    method: str, releases: list[tuple[str, float, str]], p: Privacy, assumption: str
+    method: str, releases: list[tuple[str, float, str, int]], p: Privacy, assumption: str
 ) -> PrivacyPlan:
-    """k Gaussian releases (name, sensitivity under the relation of ``p``, norm) sharing (ε, δ); δ a number.
+    """k Gaussian releases (name, sensitivity under the relation of ``p``, norm, coordinates) sharing (ε, δ); δ a
+    number. Each σ is then paid for the noise grid's rounding of its coordinates
+    (:func:`~dpcost.dp.samplers.grid_scale`).
 
     paper: each at (ε/k, δ/k) with Wang's σ = Δ√(log(2/δ′))/ε′ — which is NOT (ε′, δ′)-DP for moderate ε′ (see
     ../shared/notes/seed-001.md §1); its exact δ is checked here and a violation refused or warned about.
@@ -32,24 +35,30 @@ def gaussian_releases_plan(
     """
     epsilon, delta = p.epsilon, p.delta
     k = len(releases)
-    for _, sens, _ in releases:
+    for _, sens, _, _ in releases:
         check_sensitivity(sens)
+
+    def release(name, sens, norm, dims, sigma, eps_i=None, delta_i=None):
+        sigma = grid_scale(sigma, sens, dims, "l2", "gaussian", p.sampler)
+        how = describe("gaussian", dims, "l2", p.sampler)
+        return Release(f"gaussian: {name}", sens, norm, sigma, 1, eps_i, delta_i, sampler=how)
+
     if p.calibration == "tight":
         rho = gaussian_noise_multiplier(k, epsilon, delta)
-        rels = tuple(Release(f"gaussian: {name}", sens, norm, rho * sens) for name, sens, norm in releases)
+        rels = tuple(release(name, sens, norm, dims, rho * sens) for name, sens, norm, dims in releases)
         comp = f"PLD accounting of {k} Gaussian releases with a common noise multiplier (dp-accounting)"
     else:
         e_k, d_k = epsilon / k, delta / k
-        rels = tuple(
-            Release(f"gaussian: {name}", sens, norm, sens * math.sqrt(math.log(2 / d_k)) / e_k, 1, e_k, d_k)
-            for name, sens, norm in releases
-        )
-        actual = gaussian_delta(rels[0].noise_scale / rels[0].sensitivity, 1.0, e_k)
+        multiplier = math.sqrt(math.log(2 / d_k)) / e_k
+        actual = gaussian_delta(multiplier, 1.0, e_k)
         if actual > d_k:
             p.outside_validity(
                 f"Wang (2018)'s calibration sqrt(log(2/delta'))/eps' is not ({e_k:.3g}, {d_k:.3g})-DP: its exact "
                 f"delta is {actual:.3g}"
             )
+        rels = tuple(
+            release(name, sens, norm, dims, sens * multiplier, e_k, d_k) for name, sens, norm, dims in releases
+        )
         comp = f"basic composition of {k} Gaussian releases at (eps/{k}, delta/{k}), Wang (2018) calibration"
     return PrivacyPlan(method, epsilon, delta, p.calibration, comp, assumption, rels, p.relation)
 
@@ -63,7 +72,7 @@ def ssp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float) -> Pri
     replace-one (the default here) the sensitivities double: ‖xx' − x'x''‖_F ≤ 2B_X², ‖xy − x'y'‖ ≤ 2B_X B_Y."""
     p = privacy.at(n)
     s_xx, s_xy = xx_xy_sensitivities(B_X, B_Y, p.neighbours)
-    rels = [("X'X upper triangle", s_xx, "l2 (Frobenius)"), ("X'y", s_xy, "l2")]
+    rels = [("X'X upper triangle", s_xx, "l2 (Frobenius)", d * (d + 1) // 2), ("X'y", s_xy, "l2", d)]
     return gaussian_releases_plan("ssp", rels, p, _assumption(B_X, B_Y))
 
 
@@ -74,18 +83,22 @@ def adassp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float) -> 
     p = privacy.at(n)
     s_xx, s_xy = xx_xy_sensitivities(B_X, B_Y, p.neighbours)
     rels = [
-        ("lambda_min(X'X)", B_X**2, "absolute"),
-        ("X'X upper triangle", s_xx, "l2 (Frobenius)"),
-        ("X'y", s_xy, "l2"),
+        ("lambda_min(X'X)", B_X**2, "absolute", 1),
+        ("X'X upper triangle", s_xx, "l2 (Frobenius)", d * (d + 1) // 2),
+        ("X'y", s_xy, "l2", d),
     ]
     return gaussian_releases_plan("adassp", rels, p, _assumption(B_X, B_Y))
 
 
-def symmetric_gaussian(d: int, sigma: float, rng: np.random.Generator) -> np.ndarray:
-    """Symmetric d × d matrix with i.i.d. N(0, σ²) on and above the diagonal (the privacy analysis's noise; the
-    reference code's (Z + Z')/2 has off-diagonal variance σ²/2 instead, seed-001 notes pitfall 8)."""
-    upper = np.triu(rng.normal(0.0, sigma, size=(d, d)))
-    return upper + np.triu(upper, 1).T
+def noisy_symmetric(G: np.ndarray, sigma: float, rng: np.random.Generator, sampler: str = "exact") -> np.ndarray:
+    """The symmetric d × d matrix G released with i.i.d. N(0, σ²) noise on and above the diagonal, mirrored below
+    (the privacy analysis's noise; the reference code's (Z + Z')/2 has off-diagonal variance σ²/2 instead, seed-001
+    notes pitfall 8). The d(d+1)/2 upper entries are one release on the noise grid."""
+    d = G.shape[0]
+    iu = np.triu_indices(d)
+    A = np.zeros((d, d))
+    A[iu] = draw("gaussian", sigma, len(iu[0]), rng, sampler).add(G[iu])
+    return A + np.triu(A, 1).T
 
 
 def ssp(X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float) -> np.ndarray:
@@ -100,8 +113,8 @@ def ssp(X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: fl
     n, d = Xc.shape
     plan = ssp_plan(privacy, n, d, B_X=B_X, B_Y=B_Y)
     s_xx, s_xy = (r.noise_scale for r in plan.releases)
-    A = Xc.T @ Xc + symmetric_gaussian(d, s_xx, rng)
-    b = Xc.T @ yc + rng.normal(0.0, s_xy, size=d)
+    A = noisy_symmetric(Xc.T @ Xc, s_xx, rng, privacy.sampler)
+    b = add_noise(Xc.T @ yc, "gaussian", s_xy, rng, privacy.sampler)
     return np.linalg.lstsq(A, b, rcond=None)[0]
 
 
@@ -124,8 +137,9 @@ def adassp(
     s_min, s_xx, s_xy = (r.noise_scale for r in plan.releases)
     G = Xc.T @ Xc
     lam_min = max(np.linalg.eigvalsh(G)[0], 0.0)
-    lam_min_t = max(lam_min + s_min * rng.normal() - s_min * math.sqrt(math.log(6 / plan.delta)), 0.0)
+    noisy_min = float(add_noise(lam_min, "gaussian", s_min, rng, privacy.sampler))
+    lam_min_t = max(noisy_min - s_min * math.sqrt(math.log(6 / plan.delta)), 0.0)
     lam = max(0.0, math.sqrt(d * math.log(2 * d**2 / rho)) * s_xx - lam_min_t)
-    A = G + symmetric_gaussian(d, s_xx, rng) + lam * np.eye(d)
-    b = Xc.T @ yc + rng.normal(0.0, s_xy, size=d)
+    A = noisy_symmetric(G, s_xx, rng, privacy.sampler) + lam * np.eye(d)
+    b = add_noise(Xc.T @ yc, "gaussian", s_xy, rng, privacy.sampler)
     return np.linalg.lstsq(A, b, rcond=None)[0]

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..dp.mechanisms import check_positive, check_sensitivity, classic_gaussian_sigma, gaussian_sigma
 from ..dp.plan import PrivacyPlan, Release
+from ..dp.samplers import add_noise, describe, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_design, clip_rows, ridge_in_ball
@@ -55,7 +56,18 @@ def noisy_truncated_ols_plan(
             p.calibration,
             "NONE PROVEN: the paper's printed noise variance d R^2 log(1.25/delta)/(n eps)^2 on unregularised OLS",
             f"y truncated to [-{R}, {R}]; no bound on the design (the paper's eigenvalue conditions are not enforced)",
-            (Release("gaussian (printed variance, no proven sensitivity)", None, "l2", sd, 1, epsilon, delta),),
+            (
+                Release(
+                    "gaussian (printed variance, no proven sensitivity)",
+                    None,
+                    "l2",
+                    sd,
+                    1,
+                    epsilon,
+                    delta,
+                    sampler=f"exact discrete gaussian on a grid of scale/2^20 ({p.sampler}); no sensitivity to pay for",
+                ),
+            ),
             p.relation,
             proven=False,
         )
@@ -71,7 +83,8 @@ def noisy_truncated_ols_plan(
         f"rows clipped to ||x||_2 <= c_x = {c_x}, y truncated to [-{R}, {R}], ridge kappa = {kappa}, "
         f"estimate constrained to ||b||_2 <= {C}"
     )
-    rel = Release("gaussian", sens, "l2", sigma, 1, epsilon, delta)
+    sigma = grid_scale(sigma, sens, d, "l2", "gaussian", p.sampler)
+    rel = Release("gaussian", sens, "l2", sigma, 1, epsilon, delta, sampler=describe("gaussian", d, "l2", p.sampler))
     return PrivacyPlan("noisy_truncated_ols", epsilon, delta, p.calibration, comp, assumption, (rel,), p.relation)
 
 
@@ -117,6 +130,6 @@ def noisy_truncated_ols(
     plan = noisy_truncated_ols_plan(privacy, n, d, R=R, C=C, c_x=c_x, kappa=kappa, noise=noise)
     sd = plan.releases[0].noise_scale
     if noise == "printed":  # the plan has warned: not a proven guarantee
-        return ols(X, np.clip(y, -R, R)) + rng.normal(0.0, sd, size=d)
+        return add_noise(ols(X, np.clip(y, -R, R)), "gaussian", sd, rng, privacy.sampler)
     beta = truncated_ridge_fit(X, y, R=R, C=C, c_x=c_x, kappa=kappa)
-    return beta + rng.normal(0.0, sd, size=d)
+    return add_noise(beta, "gaussian", sd, rng, privacy.sampler)

@@ -7,7 +7,8 @@ import pytest
 
 from dpcost.analysis.designs import RegressionDesign
 from dpcost.analysis.engine import run_grid
-from dpcost.analysis.ledger import build_ledger
+from dpcost.analysis.ledger import EXACT_RELEASES, STATED_REASONS, build_ledger, gaussian_epsilon, method_entry
+from dpcost.dp.mechanisms import gaussian_delta, gaussian_sigma
 from dpcost.dp.spec import Privacy
 from dpcost.estimators.registry import METHODS
 
@@ -64,7 +65,8 @@ def test_header_states_the_specification(ledger):
     assert ledger["delta_is_evaluated_at"].startswith("n = m")
     assert ledger["calibration"] == "paper" and ledger["on_invalid"] == "refuse"
     assert ledger["not_private"] == ["standardization with full-sample statistics"] and ledger["notes"] == ["a note"]
-    assert list(ledger["methods"]) == list(TUNING)
+    assert ledger["sampler"] == "exact"
+    assert list(ledger["methods"]) == list(TUNING) and "per_m" in ledger["table"]
     json.dumps(ledger, allow_nan=False)  # JSON-ready
 
 
@@ -120,3 +122,243 @@ def test_privacy_warnings_of_the_plans_are_collected():
     assert entry["private"] is True and entry["guarantee"].startswith("(2.0, delta(n = m))-DP")
     assert entry["warnings"] == sorted(per_m[0])  # said once, not once per m
     assert all(w.startswith("PRIVACY WARNING") and "proven only for epsilon < 1" in w for w in entry["warnings"])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# per-m δ ≥ 1/m flags and the table-level composition, on small hand-built records
+# ---------------------------------------------------------------------------------------------------------------
+
+EXACT_SAMPLER = "exact discrete gaussian on a grid of scale/2^20"
+SIGMA0 = gaussian_sigma(1.0, 0.5, 1e-5)  # one Gaussian release of sensitivity 1 at (0.5, 1e-5), analytic
+MU0 = 1 / SIGMA0
+
+
+def _rel(mechanism, sensitivity, scale, count=1, norm="l2", sampler=EXACT_SAMPLER):
+    return {
+        "mechanism": mechanism,
+        "sensitivity": sensitivity,
+        "norm": norm,
+        "noise_scale": scale,
+        "count": count,
+        "epsilon": None,
+        "delta": None,
+        "sampler": sampler,
+    }
+
+
+def _plan(m, releases, epsilon=0.5, delta=1e-5, proven=True):
+    return {
+        "m": m,
+        "method": "x",
+        "epsilon": epsilon,
+        "delta": delta,
+        "calibration": "tight",
+        "composition": "as built by hand",
+        "assumption": "none",
+        "releases": releases,
+        "neighbours": "replace one record",
+        "parameters": {},
+        "proven": proven,
+        "warnings": [],
+    }
+
+
+def _hand(method, plans, private=True):
+    privacy = {"epsilon": 0.5, "delta": 1e-5, "calibration": "tight", "on_invalid": "refuse", "neighbours": "replace"}
+    return {
+        "dataset": "toy",
+        "method": method,
+        "label": method,
+        "private": private,
+        "privacy": {**privacy, "sampler": "exact"},
+        "tuning": {},
+        "params": {},
+        "plans": plans if private else [],
+    }
+
+
+def _gaussian_methods(m=1000, delta=1e-5):
+    """Three methods, each exactly (0.5, 1e-5)-DP by its releases: 1, 2 and 4 Gaussians of μ² summing to μ₀²."""
+    return [
+        _hand("noisy_truncated_ols", [_plan(m, [_rel("gaussian", 1.0, SIGMA0)], delta=delta)]),
+        _hand(
+            "ssp",
+            [
+                _plan(
+                    m,
+                    [_rel("gaussian: X'X", 2.0, 2 * SIGMA0 * 2**0.5), _rel("gaussian: X'y", 3.0, 3 * SIGMA0 * 2**0.5)],
+                    delta=delta,
+                )
+            ],
+        ),
+        _hand("noisy_gd", [_plan(m, [_rel("gaussian", 0.1, 0.2 * SIGMA0, count=4)], delta=delta)]),
+    ]
+
+
+def _table(records):
+    t = build_ledger(dataset="toy", records=records, privacy=records[0]["privacy"], not_private=[])["table"]
+    json.dumps(t, allow_nan=False)
+    return t
+
+
+def _pld_epsilon(noise_multiplier, delta):
+    """Independent reference: dp-accounting's own PLD accountant on one Gaussian event (pessimistic)."""
+    import dp_accounting
+    from dp_accounting import pld
+
+    acc = pld.PLDAccountant(value_discretization_interval=1e-4)
+    acc.compose(dp_accounting.GaussianDpEvent(noise_multiplier))
+    return acc.get_epsilon(delta)
+
+
+def test_per_m_flags_delta_at_least_one_over_m():
+    rec = _hand("ssp", [_plan(10, [], delta=0.2), _plan(1000, [], delta=1e-4)])
+    e = method_entry(rec)
+    assert [p["delta_ge_1_over_m"] for p in e["per_m"]] == [True, False]
+    assert e["delta_warning"].startswith("PRIVACY WARNING: delta >= 1/m at m = 10 (delta = 0.2)")
+    assert "m = 1000" not in e["delta_warning"]
+    rec["plans"] = rec["plans"][1:]
+    assert method_entry(rec)["delta_warning"] is None
+    # the table names the methods flagged at each m
+    t = _table([rec, _hand("adassp", [_plan(1000, [], delta=2e-3)])])
+    assert [p["delta_ge_1_over_m"] for p in t["per_m"]] == [["adassp"]]
+    assert any("delta >= 1/m = 0.001 for adassp" in w for w in t["per_m"][0]["warnings"])
+
+
+def test_composed_delta_at_least_one_over_m_is_flagged_even_when_no_method_is():
+    recs = [_hand(k, [_plan(1000, [], delta=4e-4)]) for k in ("ops", "adaops", "objpert")]
+    (p,) = _table(recs)["per_m"]
+    assert p["delta_ge_1_over_m"] == [] and p["basic"]["delta"] == pytest.approx(1.2e-3)
+    assert p["basic"]["delta_ge_1_over_m"] is True
+    assert any("composed delta 0.0012 is >= 1/m" in w for w in p["warnings"])
+    # and a sum of deltas >= 1 says basic composition is vacuous
+    recs = [_hand(k, [_plan(10, [], delta=0.4)]) for k in ("ops", "adaops", "objpert")]
+    assert any("vacuous" in w for w in _table(recs)["per_m"][0]["warnings"])
+
+
+def test_table_composes_gaussian_methods_exactly():
+    recs = [*_gaussian_methods(), _hand("ols", [], private=False)]
+    t = _table(recs)
+    assert t["methods"] == ["noisy_truncated_ols", "ssp", "noisy_gd"]
+    assert t["not_included"] == {"ols": "not private (non-private baseline): no guarantee, nothing to compose"}
+    assert t["void"] == {} and t["guarantee"].startswith("all private outputs published together")
+    (p,) = t["per_m"]
+    assert p["m"] == 1000 and p["warnings"] == [] and p["note"] is None and p["not_run"] == []
+    assert p["basic"] == {"epsilon": 1.5, "delta": pytest.approx(3e-5), "delta_ge_1_over_m": False}
+    tight = p["tight"]
+    assert tight["accounting"].startswith("exact") and tight["delta"] == 1e-5  # the largest delta of the table
+    assert (
+        tight["from_releases"] == ["noisy_truncated_ols", "ssp", "noisy_gd"] and tight["at_stated_epsilon_delta"] == []
+    )
+    # 3 methods of mu0 each are one sqrt(3) mu0-GDP mechanism: its exact epsilon, and the smallest one
+    mu = 3**0.5 * MU0
+    assert gaussian_delta(1.0, mu, tight["epsilon"]) <= 1e-5 < gaussian_delta(1.0, mu, tight["epsilon"] - 1e-6)
+    ref = _pld_epsilon(1 / mu, 1e-5)
+    assert tight["epsilon"] <= ref <= tight["epsilon"] + 1e-2
+    assert 0.5 < tight["epsilon"] < 1.0 < p["basic"]["epsilon"]  # far below basic composition's 1.5
+
+
+def test_methods_known_only_by_their_guarantee_enter_as_stated():
+    # objpert's release is a Gaussian, yet not its whole mechanism; ops releases a posterior sample
+    objpert = _hand("objpert", [_plan(1000, [_rel("gaussian: linear term b", 2.0, 5.0, sampler=None)])])
+    ops = _hand("ops", [_plan(1000, [_rel("posterior sample", None, None, norm="Lipschitz", sampler=None)], 0.25)])
+    t = _table([*_gaussian_methods(), objpert, ops])
+    assert set(t["as_stated"]) == {"objpert", "ops"} and "regulariser" in t["as_stated"]["objpert"]
+    (p,) = t["per_m"]
+    tight = p["tight"]
+    assert tight["at_stated_epsilon_delta"] == ["objpert", "ops"] and tight["accounting"].startswith("PLD")
+    assert tight["delta"] == pytest.approx(3e-5)  # the exact methods' largest delta + the stated ones' deltas
+    assert p["basic"] == {"epsilon": 2.25, "delta": pytest.approx(5e-5), "delta_ge_1_over_m": False}
+    # bounded below by the Gaussian part alone, above by basic composition of the Gaussian part and the others
+    gauss = gaussian_epsilon(3**0.5 * MU0, 1e-5)
+    assert gaussian_epsilon(3**0.5 * MU0, 3e-5) < tight["epsilon"] <= gauss + 0.75 + 1e-2
+    assert tight["epsilon"] < p["basic"]["epsilon"]
+
+
+def test_an_unknown_release_or_method_is_taken_at_its_stated_guarantee():
+    odd = _hand("ssp", [_plan(1000, [_rel("gaussian: X'X", 2.0, 5.0), _rel("exponential", 1.0, 1.0)])])
+    unknown = _hand("brand_new", [_plan(1000, [_rel("gaussian", 1.0, SIGMA0)])])
+    no_sens = _hand("adassp", [_plan(1000, [_rel("gaussian: X'y", None, 5.0)])])
+    laplace_l2 = _hand("noisy_gd", [_plan(1000, [_rel("laplace", 1.0, 5.0, norm="l2")])])
+    t = _table([_gaussian_methods()[0], odd, unknown, no_sens, laplace_l2])
+    assert "'exponential'" in t["as_stated"]["ssp"]
+    assert "not in the ledger's EXACT_RELEASES" in t["as_stated"]["brand_new"]
+    assert "does not record a sensitivity, noise scale and count" in t["as_stated"]["adassp"]
+    assert "(l2) is not additive Gaussian (l2) or Laplace (l1)" in t["as_stated"]["noisy_gd"]
+    assert t["per_m"][0]["tight"]["from_releases"] == ["noisy_truncated_ols"]
+
+
+def test_laplace_releases_compose_as_pure_dp(monkeypatch):
+    monkeypatch.setitem(EXACT_RELEASES, "toy_laplace", "five Laplace releases")
+    lap = [_rel("laplace", 2.0, 40.0, count=5, norm="l1 per coordinate")]  # 5 x (0.05, 0)
+    t = _table([_hand("toy_laplace", [_plan(1000, lap, epsilon=0.25, delta=1e-5)])])
+    (p,) = t["per_m"]
+    assert p["warnings"] == [] and p["tight"]["accounting"].startswith("PLD")
+    assert p["tight"]["epsilon"] <= 0.25 + 5e-3
+    # a plan that claims less than its releases spend is flagged
+    t = _table([_hand("toy_laplace", [_plan(1000, lap, epsilon=0.2, delta=1e-5)])])
+    assert any("the releases of toy_laplace compose to epsilon = 0.24" in w for w in t["per_m"][0]["warnings"])
+
+
+def test_releases_spending_more_than_stated_are_flagged():
+    short = _hand("noisy_truncated_ols", [_plan(1000, [_rel("gaussian", 1.0, 0.8 * SIGMA0)])])
+    (p,) = _table([short])["per_m"]
+    (w,) = p["warnings"]
+    assert w.startswith("PRIVACY WARNING: the releases of noisy_truncated_ols compose to epsilon = 0.6")
+    assert "more than its stated epsilon = 0.5" in w
+    assert p["tight"]["epsilon"] == pytest.approx(gaussian_epsilon(1 / (0.8 * SIGMA0), 1e-5))
+
+
+def test_unproven_or_float_unsafe_methods_void_the_composed_guarantee():
+    printed = _hand(
+        "noisy_truncated_ols",
+        [_plan(1000, [_rel("gaussian (printed variance, no proven sensitivity)", None, 0.1)], proven=False)],
+    )
+    unsafe = _gaussian_methods()[1]
+    unsafe["plans"][0]["releases"][0]["sampler"] = "float-unsafe numpy gaussian (NOT private on a computer)"
+    t = _table([printed, unsafe, _gaussian_methods()[2]])
+    assert t["void"] == {
+        "noisy_truncated_ols": "no proven guarantee (proven: false)",
+        "ssp": "noise drawn by the float-unsafe sampler: not private on a computer",
+    }
+    assert t["guarantee"].startswith("VOID: publishing noisy_truncated_ols, ssp with the others voids")
+    assert t["per_m"][0]["void"] == ["noisy_truncated_ols", "ssp"]
+    assert "is not additive Gaussian" in t["as_stated"]["noisy_truncated_ols"]
+    assert t["per_m"][0]["basic"]["epsilon"] == 1.5  # counted at its nominal budget
+
+
+def test_only_basic_composition_when_no_method_composes_from_its_releases():
+    peeling = _hand(
+        "peeling", [_plan(m, [_rel("report-noisy-max (Laplace)", 1.0, 9.0, 20, "linf")]) for m in (50, 100)]
+    )
+    fw = _hand("frank_wolfe", [_plan(100, [_rel("report-noisy-min (Laplace)", 1.0, 9.0, 20, "linf")])])
+    t = _table([peeling, fw])
+    assert [p["m"] for p in t["per_m"]] == [50, 100]
+    assert t["per_m"][0]["not_run"] == ["frank_wolfe"] and t["per_m"][0]["basic"]["epsilon"] == 0.5
+    for p in t["per_m"]:
+        assert p["tight"] is None and p["note"].startswith("only basic composition")
+    assert "report-noisy-max" in t["as_stated"]["peeling"]
+
+
+def test_table_of_the_run_grid_records(ledger):
+    t = ledger["table"]
+    assert t["methods"] == ["adassp", "noisy_truncated_ols"] and list(t["not_included"]) == ["ols"]
+    assert t["void"] == {"noisy_truncated_ols": "no proven guarantee (proven: false)"}
+    assert t["guarantee"].startswith("VOID: publishing noisy_truncated_ols")
+    assert [p["m"] for p in t["per_m"]] == M_GRID
+    for p in t["per_m"]:
+        # delta = 10/m^1.1 >= 1/m at both m, for both methods
+        assert p["delta_ge_1_over_m"] == ["adassp", "noisy_truncated_ols"]
+        assert p["basic"]["epsilon"] == 1.0 and p["basic"]["delta"] == pytest.approx(2 * 10 / p["m"] ** 1.1)
+        assert p["tight"]["from_releases"] == ["adassp"] and p["tight"]["at_stated_epsilon_delta"] == [
+            "noisy_truncated_ols"
+        ]
+        assert p["tight"]["epsilon"] < p["basic"]["epsilon"]
+    assert [p["delta_ge_1_over_m"] for p in ledger["methods"]["adassp"]["per_m"]] == [True, True]
+
+
+def test_every_private_method_of_the_registry_is_classified():
+    """A new estimator must be placed deliberately: composed from its releases, or at its stated (ε, δ) and why."""
+    private = {k for k, m in METHODS.items() if m.private}
+    assert set(EXACT_RELEASES) | set(STATED_REASONS) == private
+    assert not set(EXACT_RELEASES) & set(STATED_REASONS)

@@ -33,7 +33,9 @@ def test_gaussian_classic_sigma_and_variance():
     sigma = gaussian_sigma(1.5, 0.5, 1e-5, "classic")
     assert sigma == pytest.approx(1.5 * math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.5, rel=1e-15)
     rng = np.random.default_rng(3)
-    out = gaussian_mechanism(np.zeros((N, 1)), sensitivity=1.5, epsilon=0.5, delta=1e-5, rng=rng, calibration="classic")[:, 0]
+    out = gaussian_mechanism(
+        np.zeros((N, 1)), sensitivity=1.5, epsilon=0.5, delta=1e-5, rng=rng, calibration="classic"
+    )[:, 0]
     # relative sd of the sample variance of Gaussian draws: sqrt(2/N) = 0.32 %; tolerance 5 sd
     assert abs(out.var() / sigma**2 - 1) < 5 * math.sqrt(2 / N)
     assert stats.kstest(out / sigma, "norm").pvalue > 1e-3

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from dpcost.dp.mechanisms import gaussian_sigma
+from dpcost.dp.samplers import GridNoise, draw, grid_scale
 from dpcost.dp.spec import Privacy
 from dpcost.errors import DataError, PrivacyError
 from dpcost.estimators.base import clip_rows, project_l2_ball
@@ -89,7 +90,12 @@ def test_truncated_ridge_sensitivity_holds_for_adversarial_neighbours():
 def test_gd_noise_sd_is_the_printed_formula():
     sd = noisy_gd_plan(Privacy(0.5, 1e-5), 1000, 5, B=None, **GD).releases[0].noise_scale
     B = 4 * (GD["R"] + GD["C"] * GD["c_x"]) * GD["c_x"]
-    assert sd == pytest.approx(GD["eta0"] * B * math.sqrt(2 * math.log(2 * GD["T"] / 1e-5)) / (1000 * 0.5 / GD["T"]))
+    printed = GD["eta0"] * B * math.sqrt(2 * math.log(2 * GD["T"] / 1e-5)) / (1000 * 0.5 / GD["T"])
+    sens = noisy_gd_step_sensitivity(R=GD["R"], C=GD["C"], c_x=GD["c_x"], eta0=GD["eta0"], n=1000)
+    assert sd == grid_scale(printed, sens, 5, "l2", "gaussian")  # the printed σ, paid for the grid's rounding
+    plan = noisy_gd_plan(Privacy(0.5, 1e-5), 1000, 5, B=None, **GD)
+    assert plan.releases[0].sensitivity == sens  # the true one, not the η⁰B/n the paper derives σ from
+    assert plan.parameters["noise derived from eta0 B / n"] == pytest.approx(2 * sens)
 
 
 def test_gd_tight_noise_is_the_pld_multiplier_times_the_sensitivity():
@@ -114,7 +120,8 @@ def test_gd_injected_noise_has_the_stated_size():
     G, h = X.T @ X, X.T @ np.clip(y, -GD["R"], GD["R"])
     A = np.eye(5) - GD["eta0"] * G / n
     expected = sd**2 * sum(np.trace(np.linalg.matrix_power(A, 2 * k)) for k in range(GD["T"]))
-    clean = noisy_gd_from_stats(G[None], h[None], n, eta0=GD["eta0"], C=GD["C"], noise=np.zeros((1, GD["T"], 5)))[0]
+    NO_NOISE = GridNoise(np.zeros((1, GD["T"], 5)), 1.0, exact=False)  # the continuous, noiseless iterates
+    clean = noisy_gd_from_stats(G[None], h[None], n, eta0=GD["eta0"], C=GD["C"], noise=NO_NOISE)[0]
     sq = np.array(
         [
             np.sum(
@@ -136,7 +143,7 @@ def test_gd_batched_core_equals_one_at_a_time():
     X, y, _ = synthetic(300)
     G = np.stack([X[i::3].T @ X[i::3] for i in range(3)])
     h = np.stack([X[i::3].T @ y[i::3] for i in range(3)])
-    noise = rng.normal(size=(3, 7, 5)) * 0.1
+    noise = draw("gaussian", 0.1, (3, 7, 5), rng)
     batched = noisy_gd_from_stats(G, h, 100, eta0=0.5, C=1.0, noise=noise)
     single = np.stack(
         [
@@ -181,7 +188,9 @@ def test_truncated_ols_noise_has_the_stated_size():
     plan = noisy_truncated_ols_plan(
         Privacy(2.0, 1e-5, "tight"), n, 5, R=2.0, C=3.0, c_x=1.0, kappa=0.01, noise="derived"
     )
-    assert plan.releases[0].noise_scale == sd  # tight = analytic Gaussian
+    # tight = analytic Gaussian, paid for the grid's rounding
+    assert plan.releases[0].noise_scale == grid_scale(sd, plan.releases[0].sensitivity, 5, "l2", "gaussian")
+    sd = plan.releases[0].noise_scale
     sq = np.array(
         [
             np.sum(

@@ -12,7 +12,7 @@ from dpcost.errors import PrivacyError
 from dpcost.estimators import ssp as ssp_module
 from dpcost.estimators.base import clip_rows
 from dpcost.estimators.ols import ols
-from dpcost.estimators.ssp import adassp, adassp_plan, ssp, symmetric_gaussian
+from dpcost.estimators.ssp import adassp, adassp_plan, noisy_symmetric, ssp
 
 from support import synthetic_regression
 
@@ -52,16 +52,17 @@ def test_wangs_printed_calibration_is_refused_where_it_is_not_private():
     adassp_plan(Privacy(0.3, 1e-6), 1000, 5, B_X=1.0, B_Y=1.0)  # inside its range: accepted
     tight = adassp_plan(Privacy(1.0, 1e-6, "tight"), 1000, 5, B_X=1.0, B_Y=1.0)
     mult = gaussian_noise_multiplier(3, 1.0, 1e-6)
-    assert [r.noise_scale for r in tight.releases] == pytest.approx([mult, 2 * mult, 2 * mult])
+    # the common multiplier, raised by the grid's rounding (≤ √15 steps of 2^20) and margin only
+    assert [r.noise_scale for r in tight.releases] == pytest.approx([mult, 2 * mult, 2 * mult], rel=1e-4)
 
 
 def test_symmetric_noise_has_the_stated_variance_everywhere():
     rng = np.random.default_rng(1)
-    Z = np.stack([symmetric_gaussian(4, 2.0, rng) for _ in range(20000)])
+    Z = np.stack([noisy_symmetric(np.zeros((4, 4)), 2.0, rng) for _ in range(5000)])
     assert np.array_equal(Z, np.swapaxes(Z, 1, 2))
     var = Z.var(axis=0)
-    # each entry's sample variance has relative sd sqrt(2/20000) = 1 %; tolerance 5 sd
-    assert np.all(np.abs(var / 4.0 - 1) < 5 * math.sqrt(2 / 20000))
+    # each entry's sample variance has relative sd sqrt(2/5000) = 2 %; tolerance 5 sd
+    assert np.all(np.abs(var / 4.0 - 1) < 5 * math.sqrt(2 / 5000))
 
 
 @pytest.mark.parametrize("fn", [adassp, ssp])
@@ -93,14 +94,15 @@ def _audit(fn, y, y2, n=30000, **kw):
     return epsilon_lower_bound(a, b, 1e-5)
 
 
+# Each call draws exact discrete noise (~0.5 ms of fixed cost a call on a 2-core machine): 15,000 draws a side,
+# one calibration per estimator; the exact noise's calibration is audited with more power in tests/unit/dp.
 @pytest.mark.slow
-@pytest.mark.parametrize("fn", [ssp, adassp])
-@pytest.mark.parametrize("calibration", ["paper", "tight"])
+@pytest.mark.parametrize("fn,calibration", [(ssp, "paper"), (adassp, "tight")])
 def test_audit_passes(fn, calibration):
-    assert _audit(fn, Y_A, Y2_A, calibration=calibration) <= 0.5
+    assert _audit(fn, Y_A, Y2_A, n=15_000, calibration=calibration) <= 0.5
 
 
 @pytest.mark.slow
 def test_audit_catches_adassp_without_y_clipping(monkeypatch):
     monkeypatch.setattr(ssp_module, "clip_design", lambda X, y, B_X, B_Y: (clip_rows(X, B_X), y))
-    assert _audit(adassp, Y_A, np.array([1.0, 60.0])) > 0.5
+    assert _audit(adassp, Y_A, np.array([1.0, 60.0]), n=10_000) > 0.5
