@@ -157,7 +157,7 @@ def _gd_case(calibration):
     sens = noisy_gd.noisy_gd_step_sensitivity(R=1.0, C=0.02, c_x=1.0, eta0=1.0, n=N_GD)
     sample = _calls(lambda y, rng, f: _gd(y, rng, f, calibration), Y_GD, Y2_GD, lambda out: out[0])
     event = _gaussian_event(1e-3, sens, *GD_PRIVACY, 0.6)
-    return Case(f"noisy_gd[{calibration}]", sample, *GD_PRIVACY, event, 4000 if calibration == "tight" else 2000)
+    return Case(f"noisy_gd[{calibration}]", sample, *GD_PRIVACY, event, 3000 if calibration == "tight" else 2000)
 
 
 # Noisy truncated OLS, d = 1, n = 200, κ = 1: rows but the last have x = 0; the last is (1, 1) against (1, −1).
@@ -220,7 +220,9 @@ def _fw(D, rng, factor=1.0, calibration="tight"):
 
 def _fw_case(calibration):
     sample = _calls(lambda D, rng, f: _fw(D, rng, f, calibration), D_FW, D2_FW, lambda out: out[0])
-    return Case(f"frank_wolfe[{calibration}]", sample, 2.0, 1e-5, Event(0.0, 1, 0), 20_000)
+    return Case(
+        f"frank_wolfe[{calibration}]", sample, 2.0, 1e-5, Event(0.0, 1, 0), 10_000 if calibration == "tight" else 3000
+    )
 
 
 CASES = {
@@ -251,9 +253,30 @@ def test_clopper_pearson_is_exact():
     assert clopper_pearson(0, 10, 0.05)[0] == 0.0 and clopper_pearson(10, 10, 0.05)[1] == 1.0
 
 
+# ---- measured power ---------------------------------------------------------------------------------------------
+# benchmarks/audit_power.py, 40 seeds a case (0–39 at ÷1.5, 1000–1039 at ÷1), this 2-core machine, 25 min in all:
+#
+#   case                          draws a side  claim (ε, δ)  caught at ÷1.5  false alarms  ε_lb at ÷1.5: median (min)
+#                                                                             at ÷1         at ÷1: median (max)
+#   gaussian_mechanism[analytic]  1,000,000     (0.5, 1e-5)   40/40           0/40          0.583 (0.519)  0.298 (0.309)
+#   gaussian_mechanism[classic]   1,000,000     (0.5, 1e-5)   -               0/40          -              0.174 (0.186)
+#   laplace_mechanism               200,000     (1, 0)        40/40           0/40          1.486 (1.476)  0.986 (1.000)
+#   private_max                     100,000     (1, 0)        40/40           0/40          1.164 (1.141)  0.743 (0.765)
+#   noisy_gd[tight]                   3,000     (0.9, 0.03)   40/40           0/40          1.156 (0.991)  0.592 (0.681)
+#   noisy_gd[paper]                   2,000     (0.9, 0.03)   -               0/40          -              0.000 (0.064)
+#   noisy_truncated_ols[tight]        4,000     (0.9, 0.03)   40/40           0/40          1.251 (1.022)  0.614 (0.727)
+#   noisy_truncated_ols[paper]        2,000     (0.9, 0.03)   -               0/40          -              0.130 (0.229)
+#   peeling[tight]                   10,000     (2, 1e-5)     40/40           0/40          2.263 (2.088)  1.452 (1.569)
+#   peeling[paper]                    3,000     (2, 1e-5)     -               0/40          -              0.229 (0.320)
+#   frank_wolfe[tight]               10,000     (2, 1e-5)     40/40           0/40          2.201 (2.057)  1.376 (1.475)
+#   frank_wolfe[paper]                3,000     (2, 1e-5)     -               0/40          -              0.130 (0.212)
+#   former audit (Gaussian, split-half selection, 3·10⁴ draws)  0/40 (1/40 in another run)  0.272 (0.070)
+#
+# A ÷1.5 bug leaves the paper calibrations private (they are 1.3–6 times noisier than needed): only their passing is
+# audited. The Laplace audit is tight by construction — on {x > 1} the loss is exactly ε — so its false-alarm rate is
+# the Clopper–Pearson error, ≤ 2.5 %, not ~0 as for the others. The tests below run seed 1 (÷1) and seed 2 (÷1.5).
+
 # ---- closed-form (vectorised) mechanisms ---------------------------------------------------------------------------
-# Measured by benchmarks/audit_power.py, 40 seeds each: caught at ÷1.5 in 40/40, false alarms at ÷1 0/40 (Gaussian
-# analytic, 10⁶ draws a side; Laplace, 2·10⁵; PrivateMax, 10⁵).
 
 FAST = ["gaussian_mechanism[analytic]", "gaussian_mechanism[classic]", "laplace_mechanism", "private_max"]
 
@@ -270,9 +293,7 @@ def test_mechanism_with_two_thirds_of_its_noise_is_caught(name):
     assert case.epsilon_lb(seed=2, factor=BUG) > case.epsilon
 
 
-# ---- estimators, one call per draw ----------------------------------------------------------------------------------
-# Measured by benchmarks/audit_power.py, 40 seeds each (draws a side as in CASES): caught at ÷1.5 in 40/40 and no
-# false alarm at ÷1 in 40 seeds, for each tight case below.
+# ---- estimators, one call per draw (slow: 2–12 s each) -------------------------------------------------------------
 
 SLOW = [n for n in CASES if n not in FAST]
 
