@@ -15,14 +15,11 @@ The ledger has three levels:
 from __future__ import annotations
 
 import collections
-import functools
 import math
 import numbers
 from collections.abc import Mapping, Sequence
 
-from scipy import optimize
-
-from ..dp.mechanisms import gaussian_delta
+from ..dp.accountant import PLD_INTERVAL, composed_epsilon
 from ..dp.spec import NEIGHBOUR_RELATIONS
 
 # Methods whose recorded releases are their whole mechanism: additive Gaussian (or Laplace) noise on queries of the
@@ -53,7 +50,6 @@ STATED_REASONS: dict[str, str] = {
 # the norm a release's sensitivity must be measured in for each additive mechanism (first word of its "norm")
 _NORMS = {"gaussian": ("l2", "absolute"), "laplace": ("l1", "absolute")}
 # PLD grid: the discretisation is pessimistic (ε over-estimated by at most about this much per composed term)
-PLD_INTERVAL = 1e-3
 
 
 def _delta_warning(ms: Sequence[int], deltas: Sequence[float]) -> str:
@@ -143,56 +139,6 @@ def release_terms(method: str, plan: dict) -> tuple[float, dict[float, int]] | s
         else:
             pure[sens / scale] += int(count)
     return mu2, dict(pure)
-
-
-def gaussian_epsilon(mu: float, delta: float) -> float:
-    """Smallest ε with δ(ε) ≤ ``delta`` for a μ-GDP mechanism (the Gaussian mechanism with Δ/σ = μ), from the exact
-    δ(ε) of Balle & Wang (2018); stepped up until it holds."""
-    if mu == 0:
-        return 0.0
-    if delta <= 0:
-        return math.inf
-    f = lambda e: gaussian_delta(1.0, mu, e) - delta  # noqa: E731
-    if f(0.0) <= 0:
-        return 0.0
-    hi = 1.0
-    while f(hi) > 0:
-        hi *= 2
-    eps = optimize.brentq(f, 0.0, hi, xtol=1e-12, rtol=1e-12)
-    while f(eps) > 0:
-        eps = eps * (1 + 1e-12) + 1e-15
-    return eps
-
-
-@functools.lru_cache(maxsize=1024)
-def _pld(kind: str, a: float, b: float = 0.0):
-    """One PLD on the ledger's grid: a Gaussian (σ/Δ = a) or the worst case of an (ε, δ) = (a, b)-DP mechanism."""
-    # dp-accounting takes about a second to import: only tables that need a PLD pay it
-    from dp_accounting.pld import common
-    from dp_accounting.pld import privacy_loss_distribution as pld
-
-    if kind == "gaussian":
-        return pld.from_gaussian_mechanism(a, value_discretization_interval=PLD_INTERVAL)
-    return pld.from_privacy_parameters(common.DifferentialPrivacyParameters(a, b), PLD_INTERVAL)
-
-
-def composed_epsilon(mu2: float, pairs: Mapping[tuple[float, float], int], delta: float) -> tuple[float, bool]:
-    """ε at ``delta`` of a μ-GDP mechanism (the Gaussian releases) composed with ``count`` copies of each (ε, δ)-DP
-    mechanism in ``pairs`` (Laplace releases as (Δ/b, 0), methods known only by their stated (ε, δ)); and whether
-    that ε is exact.
-
-    Gaussians alone: exact (:func:`gaussian_epsilon`). Otherwise dp-accounting's PLD composition on a pessimistic
-    grid (ε over-estimated by at most about :data:`PLD_INTERVAL` per composed term): the Gaussian as one PLD, each
-    pair as the worst-case privacy-loss distribution of an (ε, δ)-DP mechanism (Kairouz, Oh & Viswanath 2015).
-    """
-    if not pairs:
-        return gaussian_epsilon(math.sqrt(mu2), delta), True
-    parts = [_pld("gaussian", 1 / math.sqrt(mu2))] if mu2 > 0 else []
-    for (e, d), c in sorted(pairs.items()):
-        p = _pld("pair", e, d)
-        parts.append(p.self_compose(c) if c > 1 else p)
-    total = functools.reduce(lambda x, y: x.compose(y), parts)
-    return float(total.get_epsilon_for_delta(delta)), False
 
 
 def releases_epsilon(mu2: float, pure: Mapping[float, int], delta: float) -> tuple[float, float]:

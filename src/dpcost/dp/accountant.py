@@ -1,7 +1,8 @@
 """Wrappers around Google's dp-accounting: the numerics every tight calibration shares.
 
 PLD accounting of composed Gaussian mechanisms, the analytic Gaussian for a single release, zCDP/RDP accounting of
-pure-DP steps, advanced composition, and RDP accounting of sampled Gaussian steps. Results are cached: they depend
+pure-DP steps, advanced composition, RDP accounting of sampled Gaussian steps, and the composition of a whole
+table's releases that the privacy ledger reports. Results are cached: they depend
 on public parameters only. Which of them an estimator uses is its plan's business (in its own module).
 """
 
@@ -9,11 +10,15 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 
 from scipy import optimize
 
 from ..errors import PrivacyError
-from .mechanisms import check_epsilon_delta, gaussian_sigma
+from .mechanisms import check_epsilon_delta, gaussian_delta, gaussian_sigma
+
+# PLD grid of the ledger's composition of a whole table (pessimistic: ε over-estimated, never under)
+PLD_INTERVAL = 1e-3
 
 
 def dpa():
@@ -118,3 +123,51 @@ def sampled_gaussian_multiplier(n: int, b: int, T: int, epsilon: float, delta: f
     while sampled_gaussian_epsilon(n, b, T, z, delta) > epsilon:
         z *= 1.002
     return z
+
+
+def gaussian_epsilon(mu: float, delta: float) -> float:
+    """Smallest ε with δ(ε) ≤ ``delta`` for a μ-GDP mechanism (the Gaussian mechanism with Δ/σ = μ), from the exact
+    δ(ε) of Balle & Wang (2018); stepped up until it holds."""
+    if mu == 0:
+        return 0.0
+    if delta <= 0:
+        return math.inf
+    f = lambda e: gaussian_delta(1.0, mu, e) - delta  # noqa: E731
+    if f(0.0) <= 0:
+        return 0.0
+    hi = 1.0
+    while f(hi) > 0:
+        hi *= 2
+    eps = optimize.brentq(f, 0.0, hi, xtol=1e-12, rtol=1e-12)
+    while f(eps) > 0:
+        eps = eps * (1 + 1e-12) + 1e-15
+    return eps
+
+
+@functools.lru_cache(maxsize=1024)
+def _pld(kind: str, a: float, b: float = 0.0):
+    """One PLD on the ledger's grid: a Gaussian (σ/Δ = a) or the worst case of an (ε, δ) = (a, b)-DP mechanism."""
+    pld = dpa()[1]
+    if kind == "gaussian":
+        return pld.privacy_loss_distribution.from_gaussian_mechanism(a, value_discretization_interval=PLD_INTERVAL)
+    params = pld.common.DifferentialPrivacyParameters(a, b)
+    return pld.privacy_loss_distribution.from_privacy_parameters(params, PLD_INTERVAL)
+
+
+def composed_epsilon(mu2: float, pairs: Mapping[tuple[float, float], int], delta: float) -> tuple[float, bool]:
+    """ε at ``delta`` of a μ-GDP mechanism (the Gaussian releases) composed with ``count`` copies of each (ε, δ)-DP
+    mechanism in ``pairs`` (Laplace releases as (Δ/b, 0), methods known only by their stated (ε, δ)); and whether
+    that ε is exact.
+
+    Gaussians alone: exact (:func:`gaussian_epsilon`). Otherwise dp-accounting's PLD composition on a pessimistic
+    grid (ε over-estimated by at most about :data:`PLD_INTERVAL` per composed term): the Gaussian as one PLD, each
+    pair as the worst-case privacy-loss distribution of an (ε, δ)-DP mechanism (Kairouz, Oh & Viswanath 2015).
+    """
+    if not pairs:
+        return gaussian_epsilon(math.sqrt(mu2), delta), True
+    parts = [_pld("gaussian", 1 / math.sqrt(mu2))] if mu2 > 0 else []
+    for (e, d), c in sorted(pairs.items()):
+        p = _pld("pair", e, d)
+        parts.append(p.self_compose(c) if c > 1 else p)
+    total = functools.reduce(lambda x, y: x.compose(y), parts)
+    return float(total.get_epsilon_for_delta(delta)), False

@@ -179,7 +179,7 @@ def draw(kind: str, scale: float, shape, rng: np.random.Generator, sampler: str 
     check_sampler(sampler)
     if not (math.isfinite(scale) and scale > 0):
         raise PrivacyError(f"noise scale must be a finite number > 0, got {scale!r}")
-    shape = tuple(np.atleast_1d(shape)) if np.ndim(shape) else (int(shape),)
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
     size = math.prod(shape)
     if kind not in ("laplace", "gaussian"):
         raise ValueError(f"unknown noise kind {kind!r}")
@@ -225,9 +225,11 @@ def grid_scale(scale: float, sensitivity: float, k: int, norm: str, kind: str, s
 
 
 def describe(kind: str, k: int, norm: str, sampler: str) -> str:
-    """How a release's noise was drawn, for its plan and the ledger."""
+    """How a release's noise was drawn, for its plan and the ledger (k = 0: a release without a sensitivity)."""
     if sampler == "float-unsafe":
         return f"float-unsafe numpy {kind} (NOT private on a computer: Mironov 2012)"
+    if k == 0:  # a release with no sensitivity (a paper's printed noise): nothing to pay for
+        return f"exact discrete {kind} on a grid of scale/2^{GRID_BITS}; no sensitivity, so no rounding cost"
     r = rounding_steps(k, norm)
     return (
         f"exact discrete {kind} on a grid of scale/2^{GRID_BITS}; sensitivity inflated by {r:.3g} grid steps "

@@ -65,7 +65,7 @@ def noisy_truncated_ols_plan(
                     1,
                     epsilon,
                     delta,
-                    sampler=f"exact discrete gaussian on a grid of scale/2^20 ({p.sampler}); no sensitivity to pay for",
+                    sampler=describe("gaussian", 0, "l2", p.sampler),
                 ),
             ),
             p.relation,

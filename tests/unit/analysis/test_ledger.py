@@ -7,7 +7,8 @@ import pytest
 
 from dpcost.analysis.designs import RegressionDesign
 from dpcost.analysis.engine import run_grid
-from dpcost.analysis.ledger import EXACT_RELEASES, STATED_REASONS, build_ledger, gaussian_epsilon, method_entry
+from dpcost.analysis.ledger import EXACT_RELEASES, STATED_REASONS, build_ledger, method_entry
+from dpcost.dp.accountant import gaussian_epsilon
 from dpcost.dp.mechanisms import gaussian_delta, gaussian_sigma
 from dpcost.dp.spec import Privacy
 from dpcost.estimators.registry import METHODS
