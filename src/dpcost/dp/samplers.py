@@ -29,6 +29,7 @@ comparisons only: its guarantee does not hold on a computer.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -49,55 +50,98 @@ def check_sampler(sampler: str) -> None:
 
 
 # ---- exact integer samplers (Canonne, Kamath & Steinke 2020) --------------------------------------------------
+# The order, arguments and shapes of the ``rng.integers`` calls below fix every draw, and results computed from them
+# are pinned by digests: a change here must keep that sequence (and the generator's final state) exactly.
+
+# Constants that spare small batches numpy calls (about a microsecond each, most of the cost of a small batch besides
+# the ``rng.integers`` calls): lookup tables indexed by a count 0 … 8 of trials, and read-only arrays that are sliced
+# instead of built on every call.
+_EVEN = np.arange(9) % 2 == 0  # _EVEN[count]: count is even
+_ALL = {width: np.arange(9) == width for width in (1, 2, 8)}  # _ALL[width][count]: count == width
+_ROWS = 1024  # rows of trial bounds kept per (den, k0, width)
+_ONES = np.ones(8 * _ROWS, dtype=np.int64)
+_ONES.flags.writeable = False
 
 
-def _bernoulli_exp_frac(num: np.ndarray, den: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Bernoulli(exp(−num/den)) elementwise for integers 0 ≤ num ≤ den (CKS Algorithm 1, γ ≤ 1).
+@functools.lru_cache(maxsize=256)
+def _bound_rows(den, k0: int, width: int) -> np.ndarray:
+    """``_ROWS`` identical rows of den·k, k = k0 … k0 + width − 1, as int64 (read-only: shared between calls)."""
+    row = np.asarray(den, dtype=np.int64) * np.arange(k0, k0 + width, dtype=np.int64)
+    rows = np.tile(row, (_ROWS, 1))
+    rows.flags.writeable = False
+    return rows
+
+
+def _bounds(den, k0: int, width: int, n: int) -> np.ndarray:
+    """The exclusive upper bounds den·k of n rows of trials Bernoulli(num/(den·k)), k = k0 … k0 + width − 1."""
+    if n <= _ROWS:
+        return _bound_rows(den, k0, width)[:n]
+    return np.tile(_bound_rows(den, k0, width)[0], (n, 1))
+
+
+def _bernoulli_exp_frac(num: np.ndarray, den, rng: np.random.Generator) -> np.ndarray:
+    """Bernoulli(exp(−num/den)) elementwise for integers 0 ≤ num ≤ den and a scalar den (CKS Algorithm 1, γ ≤ 1).
 
     K is the index of the first failure of Bernoulli(γ/k), k = 1, 2, …: P(K > k) = γ^k/k!, so P(K odd) = e^{−γ}.
-    The trials are drawn ``width`` at a time (one numpy round instead of one per k; trials after the first failure
-    are drawn and ignored, which does not change the distribution).
+    The trials are drawn ``width`` at a time, 8 (2 from 1,000 elements on): one numpy round instead of one per k;
+    trials after the first failure are drawn and ignored, which does not change the distribution.
     """
     num = np.asarray(num, dtype=np.int64).ravel()
-    den = np.broadcast_to(np.asarray(den, dtype=np.int64), num.shape).ravel()
-    width = 8 if num.size < 1000 else 2
-    K = np.ones(num.size, dtype=np.int64)
-    live = np.arange(num.size)
-    k0 = 1
-    while live.size:
-        ks = np.arange(k0, k0 + width, dtype=np.int64)
-        success = rng.integers(0, den[live, None] * ks) < num[live, None]  # Bernoulli(γ/k), exact
-        first = np.where(success.all(axis=1), width, np.argmin(success, axis=1))
-        K[live] = k0 + first
-        live = live[first == width]
-        k0 += width
-    return K % 2 == 1
+    if not num.size:
+        return np.zeros(0, dtype=bool)
+    return _frac_rounds(num, den, 1, 8 if num.size < 1000 else 2, rng)
 
 
-def _bernoulli_exp(num: np.ndarray, den: int, rng: np.random.Generator) -> np.ndarray:
+def _frac_rounds(num: np.ndarray, den, k0: int, width: int, rng: np.random.Generator) -> np.ndarray:
+    """Whether K is odd (:func:`_bernoulli_exp_frac`), from the trials k = k0 … k0 + width − 1 of every element and,
+    for the elements without a failure among them, from further rounds of ``width`` trials."""
+    success = np.zeros((num.size, width + 1), dtype=bool)  # the last column, never set, ends every row with a failure
+    bounds = _bounds(den, k0, width, num.size)
+    np.less(rng.integers(0, bounds), num[:, None], out=success[:, :width])  # Bernoulli(γ/k), exact
+    first = success.argmin(axis=1)  # the first failure is trial k0 + first; first = width: none yet
+    odd = _EVEN[first]  # K = k0 + first is odd, as k0 is (the width is even)
+    more = _ALL[width][first]
+    if np.count_nonzero(more):
+        odd[more] = _frac_rounds(num[more], den, k0 + width, width, rng)
+    return odd
+
+
+def _bernoulli_exp_one(n: int, rng: np.random.Generator) -> np.ndarray:
+    """n i.i.d. Bernoulli(e^{−1})."""
+    return _bernoulli_exp_frac(_ONES[:n] if n <= _ONES.size else np.ones(n, dtype=np.int64), 1, rng)
+
+
+def _bernoulli_exp(num: np.ndarray, den, rng: np.random.Generator) -> np.ndarray:
     """Bernoulli(exp(−num/den)) for integers num ≥ 0, den > 0: ⌊γ⌋ Bernoulli(e^{−1}) trials must all succeed, and one
     Bernoulli(exp(−(γ − ⌊γ⌋)))."""
-    num = np.asarray(num, dtype=np.int64)
+    num = np.asarray(num, dtype=np.int64).ravel()
     whole, rest = np.divmod(num, den)
     ok = _bernoulli_exp_frac(rest, den, rng)
-    trials = _bernoulli_exp_frac(np.ones(int(whole.sum())), 1, rng)  # all the e^{-1} trials at once
-    owner = np.repeat(np.arange(num.size), whole)
-    ok &= np.bincount(owner[~trials], minlength=num.size) == 0
+    m = int(np.add.reduce(whole))
+    if m:  # all the e^{-1} trials at once; an element with a failed one is rejected
+        trials = _bernoulli_exp_one(m, rng)
+        ok[np.repeat(np.arange(num.size), whole)[~trials]] = False
     return ok
 
 
 def _geometric(k: int, rng: np.random.Generator) -> np.ndarray:
     """k draws of the number of successes of Bernoulli(e^{−1}) before the first failure. Small batches draw 8 trials
     a round (fewer numpy calls), large ones 1 (fewer wasted trials)."""
-    width = 8 if k < 1000 else 1
-    V = np.zeros(k, dtype=np.int64)
-    live = np.arange(k)
-    while live.size:
-        trials = _bernoulli_exp_frac(np.ones(live.size * width), 1, rng).reshape(-1, width)
-        lead = np.where(trials.all(axis=1), width, np.argmin(trials, axis=1))  # leading successes
-        V[live] += lead
-        live = live[lead == width]
-    return V
+    return _geometric_rounds(k, 8 if k < 1000 else 1, rng)
+
+
+def _geometric_rounds(k: int, width: int, rng: np.random.Generator) -> np.ndarray:
+    """:func:`_geometric` with ``width`` trials a round: the successes among the first ``width`` trials of each draw,
+    plus those of further rounds for the draws without a failure yet."""
+    if not k:
+        return np.zeros(0, dtype=np.int64)
+    trials = np.zeros((k, width + 1), dtype=bool)  # the last column, never set, ends every row with a failure
+    trials[:, :width] = _bernoulli_exp_one(k * width, rng).reshape(k, width)
+    lead = trials.argmin(axis=1)  # leading successes
+    more = _ALL[width][lead]
+    if again := np.count_nonzero(more):
+        lead[more] += _geometric_rounds(again, width, rng)
+    return lead
 
 
 def _batch(need: int, rate: float) -> int:
@@ -109,9 +153,11 @@ def _collect(need: int, rate: float, attempt) -> np.ndarray:
     """The first ``need`` accepted values of i.i.d. rejection-sampling attempts, made in oversized batches."""
     parts, have = [], 0
     while have < need:
-        values = attempt(_batch(need - have, rate))
-        parts.append(values[: need - have])
-        have += len(parts[-1])
+        values = attempt(_batch(need - have, rate))[: need - have]
+        parts.append(values)
+        have += len(values)
+    if len(parts) == 1:  # the usual case: one batch was enough
+        return parts[0]
     return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
 
 
@@ -121,12 +167,12 @@ def discrete_laplace(t: int, size: int, rng: np.random.Generator) -> np.ndarray:
     def attempt(k: int) -> np.ndarray:
         U = rng.integers(0, t, size=k)
         keep = _bernoulli_exp_frac(U, t, rng)  # accept U with probability exp(−U/t)
-        V = np.zeros(k, dtype=np.int64)
-        V[keep] = _geometric(int(keep.sum()), rng)
-        X = U + t * V
-        negative = rng.integers(0, 2, size=k) == 1
-        keep &= ~(negative & (X == 0))  # −0 is rejected so that 0 is not counted twice
-        return np.where(negative, -X, X)[keep]
+        X = U[keep] + t * _geometric(np.count_nonzero(keep), rng)
+        negative = rng.integers(0, 2, size=k)[keep].astype(bool)
+        np.negative(X, out=X, where=negative)
+        if np.count_nonzero(U) == k:  # no U = 0, so no X = 0
+            return X
+        return X[~negative | (X != 0)]  # −0 is rejected so that 0 is not counted twice
 
     return _collect(size, 0.6, attempt)  # acceptance ≈ 1 − 1/e
 
@@ -139,7 +185,7 @@ def discrete_gaussian(t: int, size: int, rng: np.random.Generator) -> np.ndarray
         Y = discrete_laplace(t, k, rng)
         a = np.abs(Y) - t
         # (|Y| − t)² must fit in int64: |Y| ≥ 2^31 has probability below exp(−2^11) at t = 2^20.
-        if np.any(np.abs(a) >= 2**31):
+        if np.maximum.reduce(np.abs(a)) >= 2**31:
             raise RuntimeError("discrete Gaussian: a Laplace proposal beyond 2^31 (probability < exp(-2048))")
         return Y[_bernoulli_exp(a * a, 2 * t * t, rng)]
 
@@ -166,7 +212,7 @@ class GridNoise:
         if not self.exact:
             return value + self.step * self.steps
         k = value / self.step
-        if not np.all(np.abs(k) < _SAFE):
+        if np.count_nonzero(np.abs(k) < _SAFE) < k.size:  # not all below (NaN included)
             raise PrivacyError(
                 "a value to be released is not finite or exceeds 2^52 grid steps of its noise: "
                 "its true value is not bounded as its sensitivity assumes"
