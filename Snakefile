@@ -16,6 +16,7 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/download.smk"
 include: "workflow/rules/preprocess.smk"
+include: "workflow/rules/tune.smk"
 include: "workflow/rules/estimate.smk"
 include: "workflow/rules/aggregate.smk"
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from .analysis import datasets
+from .analysis import tuning as tuning_mod
 from .analysis.engine import run_grid
 from .dp.spec import Privacy
 from .errors import DPCostError
@@ -57,12 +58,41 @@ def privacy_spec(privacy: Mapping, calibration: str, on_invalid: str, sampler: s
     return Privacy(privacy["epsilon"], privacy["delta"], calibration, on_invalid, sampler=sampler)
 
 
+def tune_job(
+    *,
+    dataset: str,
+    method: str,
+    inputs: Mapping[str, str],
+    mode: str,
+    tuning: Mapping | None,
+    search: Mapping | None,
+    decoys: Mapping | None,
+    private_tuning: Mapping | None,
+    params: Mapping,
+    m_grid: Sequence[int],
+    seed: int,
+    privacy: Privacy,
+    out_json: str,
+    out_table: str,
+) -> None:
+    """One (dataset, method) tuning job: the constants of every m (:mod:`dpcost.analysis.tuning`) to ``out_json``,
+    and every candidate's decoy score (decoy mode; an empty table otherwise) to ``out_table``."""
+    analysis = datasets.get(dataset)
+    spec = methods_of(analysis.family)[method]
+    record = tuning_mod.tune(
+        analysis, spec, inputs, mode=mode, tuning=tuning, search=search, decoys=decoys,
+        private_tuning=private_tuning, params=dict(params), m_grid=m_grid, seed=seed, privacy=privacy,
+    )  # fmt: skip
+    record.pop("table").to_csv(out_table, index=False)
+    write_json_atomic(out_json, record)
+
+
 def estimate_job(
     *,
     dataset: str,
     method: str,
     inputs: Mapping[str, str],
-    tuning: Mapping | None,
+    tuning_file: str,
     params: Mapping,
     m_grid: Sequence[int],
     reps: int,
@@ -72,18 +102,22 @@ def estimate_job(
     out_plans: str,
 ) -> None:
     """One (dataset, method) job: every m and repetition; the tidy table to ``out_table`` and the plans it used,
-    one per m, to ``out_plans`` (the ledger is built from them). ``tuning`` is the method's block of the config
-    (defaults from code fill what it omits); ``params`` the analysis parameters (e.g. ``{"s": 20}``)."""
+    one per m, to ``out_plans`` (the ledger is built from them). ``tuning_file`` is the tuning job's record (the
+    constants of every m, or the candidates of a private selection); ``params`` the analysis parameters (e.g.
+    ``{"s": 20}``)."""
     analysis = datasets.get(dataset)
     spec = methods_of(analysis.family)[method]
-    tuning = spec.resolve_tuning(tuning, f"{dataset}.tuning.{method}")
+    with open(tuning_file) as fh:
+        tuned = json.load(fh)
+    runner, tuning, by_m = tuning_mod.runner(spec, tuned, m_grid)
     params = dict(params)
     t0 = time.perf_counter()
     design = analysis.load(inputs, params)
     table, plans = run_grid(
         design,
-        spec,
+        runner,
         tuning=tuning,
+        tuning_by_m=by_m,
         params=params,
         m_grid=m_grid,
         reps=reps,
@@ -99,7 +133,7 @@ def estimate_job(
         "label": spec.label,
         "private": spec.private,
         "privacy": privacy.to_dict(),
-        "tuning": tuning,
+        "tuning": {k: v for k, v in tuned.items() if k != "candidates"},
         "params": params,
         "plans": plans,
     }

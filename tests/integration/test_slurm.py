@@ -52,6 +52,8 @@ def config(housing_archives, tmp_path_factory):
                     }
                 ],
                 "m": [200, 2000],
+                # decoy tuning on one decoy: the tune jobs run on the cluster too, in seconds
+                "decoys": {"kinds": ["interaction"], "radius": [1.0], "noise_sd": [0.5], "reps": 1},
             },
             "snp": {"matrix_url": srv.base + "/s/", "n_snps": 100, "m": [10, 40], "s": 5},
         }

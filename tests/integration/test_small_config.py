@@ -55,4 +55,4 @@ def test_every_output_of_both_analyses(run):
         assert set(ledger["methods"]) == methods
         for name in ("summary.csv", "error_curves.png", "error_curves.pdf"):
             assert (run / f"results/{dataset}" / name).stat().st_size > 0
-    assert len(pd.read_csv(run / "results/housing/comparison.csv")) == 12 * 3
+    assert len(pd.read_csv(run / "results/housing/comparison.csv")) == 15 * 3

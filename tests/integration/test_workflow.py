@@ -30,6 +30,7 @@ def override(base, archives, **housing):
             "m": M,
             "methods": METHODS,
             "peers": "never",
+            "tuning_mode": "fixed",  # the config's constants as written (decoy tuning: test_small_config.py)
             **housing,
         },
     }
@@ -179,12 +180,14 @@ def test_report_builds_with_figures_tables_ledger_config_and_provenance(run):
 
 def test_comparison_table(run):
     c = pd.read_csv(run / "results/housing/comparison.csv")
-    assert list(c.columns) == ["method", "m", "mean", "best_dp_method", "ratio_to_best_dp", "ratio_to_diffprivlib"]
+    assert list(c.columns) == [
+        "method", "m", "mean", "best_dp_method", "ratio_to_best_dp", "ratio_to_adassp", "ratio_to_diffprivlib"
+    ]  # fmt: skip
     assert set(c.method) == set(METHODS) and len(c) == len(METHODS) * len(M)
     for _, g in c.groupby("m"):
         best = g.set_index("method").loc[g.best_dp_method.iloc[0]]
         assert best.ratio_to_best_dp == 1.0 and best.name in ("noisy_gd", "noisy_truncated_ols")
-    assert c.ratio_to_diffprivlib.isna().all()  # peers: never in this run
+    assert c.ratio_to_diffprivlib.isna().all() and c.ratio_to_adassp.isna().all()  # neither ran here
 
 
 def test_workflow_profiles_plan_the_run(tmp_path):

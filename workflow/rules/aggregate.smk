@@ -37,6 +37,13 @@ rule plot:
             labels={"dataset": "{dataset}", "output": "error curves"},
         ),
         pdf="results/{dataset}/error_curves.pdf",
+        png_all=report(
+            "results/{dataset}/error_curves_all.png",
+            caption="../report/error_curves_all.rst",
+            category="{dataset}",
+            labels={"dataset": "{dataset}", "output": "error curves, every method"},
+        ),
+        pdf_all="results/{dataset}/error_curves_all.pdf",
     log:
         "logs/{dataset}/plot.log",
     benchmark:
@@ -48,6 +55,7 @@ rule plot:
     params:
         privacy=lambda wc: config[wc.dataset]["privacy"],
         calibration=lambda wc: calibration(wc.dataset),
+        tuning=lambda wc: config[wc.dataset].get("tuning_mode", "fixed"),
     script:
         "../scripts/plot_error_curves.py"
 

@@ -99,6 +99,35 @@ def estimate_params(dataset):
     }
 
 
+def data_inputs(wildcards):
+    """The preprocessed data of a dataset, under the names its loader reads."""
+    if wildcards.dataset == "housing":
+        return {
+            "table": "results/housing/data.parquet",
+            "meta": "results/housing/preprocessing.json",
+        }
+    return {
+        "genotypes": "results/snp/genotypes.parquet",
+        "meta": "results/snp/preprocessing.json",
+    }
+
+
+def tune_params(dataset, method):
+    """The plain arguments of a tune job (dpcost.scripting.tune_job)."""
+    block = config[dataset]
+    return {
+        "mode": block.get("tuning_mode", "fixed"),
+        "tuning": block.get("tuning", {}).get(method),
+        "search": block.get("search", {}).get(method),
+        "decoys": block.get("decoys"),
+        "private_tuning": block.get("private_tuning"),
+        "params": ANALYSES[dataset].params_from(block),
+        "m": block["m"],
+        "seed": config["seed"],
+        "privacy": privacy(dataset).to_dict(),
+    }
+
+
 def final_outputs():
     files = ["results/config_used.yaml"]
     for ds in DATASETS:
@@ -109,6 +138,8 @@ def final_outputs():
                 "summary.csv",
                 "error_curves.png",
                 "error_curves.pdf",
+                "error_curves_all.png",
+                "error_curves_all.pdf",
                 "privacy_ledger.json",
             )
         ]

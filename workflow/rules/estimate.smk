@@ -1,4 +1,4 @@
-# One job per (dataset, method): it loops over the m grid and the repetitions. Each (m, rep) draws from its own
+# One job per (dataset, method): it loops over the m grid and the repetitions, with the constants its tune job chose. Each (m, rep) draws from its own
 # stream, so splitting or merging jobs never changes a number. Beside its table each job writes the privacy plans
 # it used (one per m); the ledger is built from them.
 
@@ -7,6 +7,7 @@ rule estimate_housing:
     input:
         table="results/housing/data.parquet",
         meta="results/housing/preprocessing.json",
+        tuning="results/housing/tuning/{method}.json",
     output:
         table="results/housing/estimates/{method}.parquet",
         plans="results/housing/estimates/{method}.plans.json",
@@ -21,7 +22,6 @@ rule estimate_housing:
     params:
         **estimate_params("housing"),
         dataset="housing",
-        tuning=lambda wc: config["housing"].get("tuning", {}).get(wc.method),
     script:
         "../scripts/estimate.py"
 
@@ -30,6 +30,7 @@ rule estimate_snp:
     input:
         genotypes="results/snp/genotypes.parquet",
         meta="results/snp/preprocessing.json",
+        tuning="results/snp/tuning/{method}.json",
     output:
         table="results/snp/estimates/{method}.parquet",
         plans="results/snp/estimates/{method}.plans.json",
@@ -44,6 +45,5 @@ rule estimate_snp:
     params:
         **estimate_params("snp"),
         dataset="snp",
-        tuning=lambda wc: config["snp"].get("tuning", {}).get(wc.method),
     script:
         "../scripts/estimate.py"

@@ -9,7 +9,7 @@ run(
         dataset=p.dataset,
         method=snakemake.wildcards.method,
         inputs={k: v for k, v in snakemake.input.items()},
-        tuning=p.tuning,
+        tuning_file=snakemake.input.tuning,
         params=dict(p.params),
         m_grid=list(p.m),
         reps=p.reps,

@@ -1,4 +1,5 @@
-"""Log-log error curves, one per method with its 5–95 % band, and the error of the trivial estimate 0."""
+"""Log-log error curves, one per method with its 5–95 % band, and the error of the trivial estimate 0: the headline
+methods (at most ~7 curves) in one figure, the full field in a second."""
 
 import json
 
@@ -6,24 +7,26 @@ import numpy as np
 import pandas as pd
 
 from dpcost.analysis.datasets import ANALYSES
-from dpcost.analysis.plotting import error_curves
+from dpcost.analysis.plotting import error_curves, headline
 from dpcost.scripting import run
 
 
-def main(dataset, summary_csv, meta_file, privacy, calibration, outputs):
+def main(dataset, summary_csv, meta_file, privacy, calibration, tuning, outputs, outputs_all):
     analysis = ANALYSES[dataset]
     truth = json.loads(open(meta_file).read())["truth"]
-    error_curves(
-        pd.read_csv(summary_csv),
-        outputs,
-        title=analysis.title,
+    summary = pd.read_csv(summary_csv)
+    kw = dict(
         xlabel=analysis.xlabel,
         ylabel=analysis.ylabel,
         epsilon=privacy["epsilon"],
         delta=privacy["delta"],
         calibration=calibration,
+        tuning=tuning,
         reference=(float(np.linalg.norm(list(truth.values()))), analysis.reference_label),
     )
+    main_methods = headline(summary)
+    error_curves(summary[summary.method.isin(main_methods)], outputs, title=analysis.title, **kw)
+    error_curves(summary, outputs_all, title=analysis.title + " — every method", **kw)
 
 
 p = snakemake.params
@@ -34,7 +37,9 @@ run(
         snakemake.input.meta,
         p.privacy,
         p.calibration,
+        p.tuning,
         [snakemake.output.png, snakemake.output.pdf],
+        [snakemake.output.png_all, snakemake.output.pdf_all],
     ),
     snakemake.log[0],
     "plot",

@@ -9,6 +9,7 @@ import numpy as np
 from ..dp.spec import Privacy
 from ..errors import ConfigError
 from ..estimators.registry import methods_of
+from . import tuning as tuning_steps
 from .datasets import Analysis
 
 
@@ -30,7 +31,8 @@ def check_setup(
 ) -> list[str]:
     """Return privacy warnings for the user; raise on a value no run should start with.
 
-    Check m against the data, the analysis's own constraints, every method's tuning keys (unknown or missing), δ at
+    Check m against the data, the analysis's own constraints, every method's tuning keys (unknown or missing) and
+    search space (unknown keys, empty lists, a tuning mode the analysis cannot run), δ at
     every m, and run every private method once on a tiny fixed input, so that a parameter the estimator would refuse
     (B too small, ε/T ≥ 1, classic Gaussian at ε ≥ 1, …) fails now with its own message."""
     limit, what = analysis.max_m(block)
@@ -42,7 +44,11 @@ def check_setup(
         analysis.check(block)
     registry = methods_of(analysis.family)
     params = analysis.params_from(block)
-    tuning = block.get("tuning", {})
+    tuning, search = block.get("tuning", {}), block.get("search", {})
+    mode = block.get("tuning_mode", "fixed")
+    unknown = sorted(set(search) - set(registry))
+    if unknown:
+        raise ConfigError(f"{analysis.name}.search: unknown method(s) {unknown}; available: {sorted(registry)}")
     data = analysis.probe(block)
     rng = np.random.default_rng(0)
     for name in methods:
@@ -50,6 +56,9 @@ def check_setup(
             raise ConfigError(f"{analysis.name}.methods: unknown method {name!r}; available: {sorted(registry)}")
         method = registry[name]
         resolved = method.resolve_tuning(tuning.get(name), f"{analysis.name}.tuning.{name}")
+        where = f"{analysis.name}.search.{name}"
+        tuning_steps.check_setup(analysis.family, mode, search.get(name), where)
+        tuning_steps.candidates(method, tuning.get(name), search.get(name), where)
         if method.private:
             p = privacy.at(min(m_grid))
             method.estimate(*data, privacy=p, rng=rng, tuning=resolved, params=params)

@@ -45,17 +45,20 @@ def run_grid(
     seed: int,
     privacy: Privacy,
     dataset: str,
+    tuning_by_m: Mapping[int, Mapping] | None = None,
 ) -> tuple[pd.DataFrame, list[dict]]:
     """One tidy row per (m, rep) — method, m, rep, ε, δ(m) and the design's score columns — and the plans per m.
 
-    ``tuning`` must already be resolved (:meth:`Method.resolve_tuning`); ``params`` are the analysis parameters
-    (e.g. the sparsity s). Non-private methods get NaN for ε and δ and no plan.
+    ``tuning`` must already be resolved (:meth:`Method.resolve_tuning`); ``tuning_by_m`` (resolved too) replaces it
+    at the m it holds (the tuning step's choices). ``params`` are the analysis parameters (e.g. the sparsity s).
+    Non-private methods get NaN for ε and δ and no plan.
     """
     if reps < 1:
         raise ConfigError(f"reps must be >= 1, got {reps}")
-    tuning, params = dict(tuning), dict(params)
+    params, by_m = dict(params), dict(tuning_by_m or {})
     rows, plans = [], []
     for m in m_grid:
+        tuning = dict(by_m.get(m, tuning))
         t0 = time.perf_counter()
         p_m = privacy.at(m) if method.private else None
         eps_m = p_m.epsilon if method.private else np.nan

@@ -32,6 +32,9 @@ EXACT_RELEASES: dict[str, str] = {
     "noisy_truncated_ols": "one Gaussian release of the clipped ridge fit",
     "ssp": "Gaussian releases of X'X and X'y; the solve is post-processing",
     "adassp": "Gaussian releases of lambda_min(X'X), X'X and X'y; the ridge and the solve are post-processing",
+    "joint_ssp": "one Gaussian release of (X'X upper triangle, X'y); the ridge and the solve are post-processing",
+    "precond_gd": "Gaussian releases of X'X and of T sums of clipped gradient terms; the rest is post-processing",
+    "subsample_aggregate": "one Gaussian release of the mean of clipped block estimates",
     "opendp_ssp": "one Gaussian release of (X'X upper triangle, X'y)",
 }
 # why the other methods of the registry enter at their stated (ε, δ)
@@ -309,8 +312,24 @@ def build_ledger(
     (:func:`method_entry`) and the table-level composition of all private methods (:func:`table_entry`).
 
     ``records`` are the plans files of the estimate jobs, ``privacy`` the specification they ran under (ε, δ or its
-    formula, calibration, on_invalid, neighbours, sampler), ``notes`` start-up warnings such as δ ≥ 1/n.
+    formula, calibration, on_invalid, neighbours, sampler), ``notes`` start-up warnings such as δ ≥ 1/n. ``tuning``
+    gives every private method's tuning mode and what the choice looked at; the choices outside the budget (fixed
+    and decoy tuning) are added to ``not_private``.
     """
+    # every private method's tuning mode and what it looked at (a plans file written by the tune step records them)
+    tuning = {
+        r["method"]: {"mode": r["tuning"]["mode"], "looked_at": r["tuning"]["looked_at"]}
+        for r in records
+        if r["private"] and "mode" in (r.get("tuning") or {})
+    }
+    by_choice = collections.defaultdict(list)
+    for name, t in tuning.items():
+        if t["mode"] != "private":
+            by_choice[(t["mode"], t["looked_at"])].append(name)
+    tuning_notes = [
+        f"NOT PRIVATE: the constants of {', '.join(sorted(names))} were chosen by {mode} tuning, which looked at {what}"
+        for (mode, what), names in sorted(by_choice.items())
+    ]
     return {
         "dataset": dataset,
         "neighbours": NEIGHBOUR_RELATIONS[privacy["neighbours"]],
@@ -320,7 +339,8 @@ def build_ledger(
         "calibration": privacy["calibration"],
         "on_invalid": privacy["on_invalid"],
         "sampler": privacy.get("sampler"),
-        "not_private": list(not_private),
+        "not_private": [*not_private, *tuning_notes],
+        "tuning": tuning,
         "notes": list(notes),
         "methods": {r["method"]: method_entry(r) for r in records},
         "table": table_entry(records),

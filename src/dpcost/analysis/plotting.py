@@ -8,9 +8,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..estimators.registry import METHODS  # noqa: E402
+
+# the headline figure: every method of these groups, and the best of each of the others listed in _BEST_OF
+_ALWAYS = ("baseline", "paper", "comparator")
+_BEST_OF = ("wang", "new")
 
 # every method gets its own marker (12: the housing analysis with both peers), so no two curves look alike in greyscale
 _MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p"]
@@ -20,6 +25,20 @@ _COLOURS = ["#000000", "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#
 
 def method_label(name: str) -> str:
     return METHODS[name].label if name in METHODS else name
+
+
+def headline(summary: pd.DataFrame) -> list[str]:
+    """The methods of the figure people look at: the non-private baselines, the Cost of Privacy papers' estimators
+    and the comparators they name, and the best of Wang (2018)'s field and of the estimators beyond it — best by
+    the mean over m of log(mean error), so that every m counts alike. Peers and the rest: the full figure."""
+    groups = {k: (METHODS[k].group if k in METHODS else "peer") for k in summary["method"].unique()}
+    chosen = [k for k, g in groups.items() if g in _ALWAYS]
+    score = summary.assign(log=np.log(summary["mean"])).groupby("method")["log"].mean()
+    for group in _BEST_OF:
+        members = [k for k, g in groups.items() if g == group]
+        if members:
+            chosen.append(score[members].idxmin())
+    return sorted(chosen)
 
 
 def _draw(ax, summary: pd.DataFrame, *, bands: bool) -> None:
@@ -44,6 +63,7 @@ def error_curves(
     epsilon: float,
     delta,
     calibration: str = "paper",
+    tuning: str | None = None,
     reference: tuple[float, str] | None = None,
     zoom_above: float = 10.0,
 ) -> None:
@@ -62,7 +82,8 @@ def error_curves(
             ax.axhline(reference[0], color="#555555", ls=(0, (1, 3)), lw=1.2, label=reference[1])
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
-    sub = f"(ε = {epsilon}, δ = {delta}, {calibration} calibration; bands: 5–95 % of repetitions)"
+    how = f"{calibration} calibration" + (f", {tuning} tuning" if tuning else "")
+    sub = f"(ε = {epsilon}, δ = {delta}, {how}; bands: 5–95 % of repetitions)"
     axes[0, 0].set_title(f"{title}\n{sub}", fontsize=10)
     if zoom:
         ax = axes[0, 1]

@@ -28,17 +28,19 @@ def summarize(errors: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def compare(summary: pd.DataFrame, ours: Sequence[str], reference: str | None = "diffprivlib") -> pd.DataFrame:
+def compare(
+    summary: pd.DataFrame, ours: Sequence[str], references: Sequence[str] = ("adassp", "diffprivlib")
+) -> pd.DataFrame:
     """Per m, each method's mean error divided by the best (lowest mean) of ``ours`` — the private methods of this
-    package, peers excluded — and by the ``reference`` method's (NaN where it did not run)."""
+    package, peers excluded — and by each of the ``references``' (column ``ratio_to_<name>``; NaN where it did not
+    run)."""
     rows = []
     for m, g in summary.groupby("m", sort=True):
         means = g.set_index("method")["mean"]
         mine = means[[k for k in means.index if k in ours]]
         best = mine.idxmin() if len(mine) else None
-        ref = means.get(reference, np.nan)
+        refs = [means.get(r, np.nan) for r in references]
         for method, mean in means.items():
-            rows.append((method, m, mean, best, mean / mine.min() if best else np.nan, mean / ref))
-    return pd.DataFrame(
-        rows, columns=["method", "m", "mean", "best_dp_method", "ratio_to_best_dp", "ratio_to_diffprivlib"]
-    )
+            rows.append((method, m, mean, best, mean / mine.min() if best else np.nan, *(mean / r for r in refs)))
+    columns = ["method", "m", "mean", "best_dp_method", "ratio_to_best_dp", *(f"ratio_to_{r}" for r in references)]
+    return pd.DataFrame(rows, columns=columns)

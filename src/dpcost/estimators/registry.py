@@ -18,9 +18,26 @@ import numpy as np
 from ..dp.plan import PrivacyPlan
 from ..dp.spec import Privacy
 from ..errors import ConfigError
-from . import frank_wolfe, noisy_gd, noisy_sgd, objpert, ols, peers, posterior, sheffet, sparse_mean, ssp, truncated_ols
+from . import (
+    frank_wolfe,
+    noisy_gd,
+    noisy_sgd,
+    objpert,
+    ols,
+    peers,
+    posterior,
+    precond_gd,
+    sheffet,
+    sparse_mean,
+    ssp,
+    subsample_aggregate,
+    truncated_ols,
+)
 
 FAMILIES = ("regression", "mean")
+# where a method comes from, for the headline figure: the non-private baselines, the Cost of Privacy papers'
+# estimators and the comparators they name, Wang (2018)'s field, the estimators that go beyond them, peer libraries
+GROUPS = ("baseline", "paper", "comparator", "wang", "new", "peer")
 # parameters an analysis gives every method that takes them (not tuning: they define the estimand)
 ANALYSIS_PARAMS = ("s",)
 _NOT_TUNING = ("privacy", "rng", *ANALYSIS_PARAMS)
@@ -34,6 +51,7 @@ class Method:
     (estimate, selected indices). ``plan(privacy, n, d, **tuning)`` is its privacy plan, the one ``fn`` calls;
     None for a non-private baseline. ``peer`` names the library a peer method needs. ``support`` says how the
     selected coordinates of a sparse estimate are read: ``"returned"`` or ``"nonzero"`` (None: not sparse).
+    ``group`` is one of :data:`GROUPS`.
     """
 
     name: str
@@ -43,6 +61,7 @@ class Method:
     plan: Callable[..., PrivacyPlan] | None = None
     peer: str | None = None
     support: str | None = None
+    group: str = "paper"
 
     @property
     def private(self) -> bool:
@@ -102,7 +121,7 @@ METHODS: dict[str, Method] = {
     m.name: m
     for m in (
         # linear regression
-        _M("ols", "regression", "OLS (non-private)", ols.ols),
+        _M("ols", "regression", "OLS (non-private)", ols.ols, group="baseline"),
         _M(
             "noisy_gd",
             "regression",
@@ -117,17 +136,42 @@ METHODS: dict[str, Method] = {
             truncated_ols.noisy_truncated_ols,
             truncated_ols.noisy_truncated_ols_plan,
         ),
-        _M("ssp", "regression", "SSP (Wang 2018)", ssp.ssp, ssp.ssp_plan),
-        _M("adassp", "regression", "AdaSSP (Wang 2018, Alg. 2)", ssp.adassp, ssp.adassp_plan),
-        _M("ops", "regression", "OPS-Balanced (Wang 2018, App. F)", posterior.ops, posterior.ops_plan),
-        _M("adaops", "regression", "AdaOPS (Wang 2018, Alg. 1)", posterior.adaops, posterior.adaops_plan),
-        _M("objpert", "regression", "ObjPert (Kifer et al. 2012)", objpert.objpert, objpert.objpert_plan),
+        _M("ssp", "regression", "SSP (Wang 2018)", ssp.ssp, ssp.ssp_plan, group="wang"),
+        _M("adassp", "regression", "AdaSSP (Wang 2018, Alg. 2)", ssp.adassp, ssp.adassp_plan, group="wang"),
+        _M(
+            "joint_ssp",
+            "regression",
+            "Joint SSP, ridge by post-processing",
+            ssp.joint_ssp,
+            ssp.joint_ssp_plan,
+            group="new",
+        ),
+        _M(
+            "precond_gd",
+            "regression",
+            "Preconditioned clipped noisy GD",
+            precond_gd.precond_gd,
+            precond_gd.precond_gd_plan,
+            group="new",
+        ),
+        _M(
+            "subsample_aggregate",
+            "regression",
+            "Subsample-and-aggregate OLS (Nissim et al. 2007)",
+            subsample_aggregate.subsample_aggregate,
+            subsample_aggregate.subsample_aggregate_plan,
+            group="new",
+        ),
+        _M("ops", "regression", "OPS-Balanced (Wang 2018, App. F)", posterior.ops, posterior.ops_plan, group="wang"),
+        _M("adaops", "regression", "AdaOPS (Wang 2018, Alg. 1)", posterior.adaops, posterior.adaops_plan, group="wang"),
+        _M("objpert", "regression", "ObjPert (Kifer et al. 2012)", objpert.objpert, objpert.objpert_plan, group="wang"),
         _M(
             "noisy_sgd",
             "regression",
             "Noisy SGD (Bassily et al. 2014)",
             noisy_sgd.noisy_sgd_ols,
             noisy_sgd.noisy_sgd_plan,
+            group="comparator",
         ),
         _M(
             "sheffet_jl",
@@ -135,6 +179,7 @@ METHODS: dict[str, Method] = {
             "JL projection OLS (Sheffet 2017, Alg. 1)",
             sheffet.sheffet_jl_ols,
             sheffet.sheffet_jl_plan,
+            group="comparator",
         ),
         _M(
             "diffprivlib",
@@ -143,6 +188,7 @@ METHODS: dict[str, Method] = {
             peers.diffprivlib_ols,
             peers.diffprivlib_plan,
             peer="diffprivlib",
+            group="peer",
         ),
         _M(
             "opendp_ssp",
@@ -151,10 +197,18 @@ METHODS: dict[str, Method] = {
             peers.opendp_ssp_ols,
             peers.opendp_ssp_plan,
             peer="opendp",
+            group="peer",
         ),
         # sparse mean
-        _M("sample_mean", "mean", "Sample mean (non-private)", sparse_mean.sample_mean),
-        _M("top_s_mean", "mean", "Top-s sample mean (non-private)", sparse_mean.top_s_sample_mean, support="returned"),
+        _M("sample_mean", "mean", "Sample mean (non-private)", sparse_mean.sample_mean, group="baseline"),
+        _M(
+            "top_s_mean",
+            "mean",
+            "Top-s sample mean (non-private)",
+            sparse_mean.top_s_sample_mean,
+            support="returned",
+            group="baseline",
+        ),
         _M(
             "peeling",
             "mean",
@@ -170,6 +224,7 @@ METHODS: dict[str, Method] = {
             frank_wolfe.private_frank_wolfe_mean,
             frank_wolfe.frank_wolfe_plan,
             support="nonzero",
+            group="comparator",
         ),
     )
 }

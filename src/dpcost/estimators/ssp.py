@@ -8,7 +8,13 @@ import math
 import numpy as np
 
 from ..dp.accountant import gaussian_noise_multiplier
-from ..dp.mechanisms import check_sensitivity, gaussian_delta
+from ..dp.mechanisms import (
+    check_positive,
+    check_sensitivity,
+    classic_gaussian_sigma,
+    gaussian_delta,
+    gaussian_sigma,
+)
 from ..dp.plan import PrivacyPlan, Release
 from ..dp.samplers import add_noise, describe, draw, grid_scale
 from ..dp.spec import Privacy
@@ -16,10 +22,16 @@ from .base import clip_design
 
 
 def xx_xy_sensitivities(B_X: float, B_Y: float, neighbours: str) -> tuple[float, float]:
-    """ℓ2 sensitivities of (X'X upper triangle, X'y): B_X², B_X B_Y under add/remove (Wang 2018), twice that under
-    replace-one (‖xx' − x'x''‖_F ≤ 2B_X², ‖xy − x'y'‖ ≤ 2B_X B_Y)."""
-    k = 2 if neighbours == "replace" else 1
-    return k * B_X**2, k * B_X * B_Y
+    """ℓ2 sensitivities of (X'X upper triangle, diagonal included; X'y) for rows ‖x‖₂ ≤ B_X and |y| ≤ B_Y.
+
+    add/remove (Wang 2018): B_X² and B_X B_Y. Replace-one: X'y moves by ‖xy − vy′‖ ≤ 2B_X B_Y, but the upper
+    triangle of A = xx' − vv' only by √2·B_X², not 2B_X²: ‖upper(A)‖² = (‖A‖_F² + Σ A_ii²)/2, with
+    ‖A‖_F² = ‖x‖⁴ + ‖v‖⁴ − 2(x'v)² ≤ 2B_X⁴ and Σ(x_i² − v_i²)² ≤ Σ x_i⁴ + Σ v_i⁴ ≤ 2B_X⁴
+    (../shared/notes/housing-frontier.md, finding 1; the worst case x ⊥ v on two coordinates attains it).
+    """
+    if neighbours == "replace":
+        return math.sqrt(2) * B_X**2, 2 * B_X * B_Y
+    return B_X**2, B_X * B_Y
 
 
 def gaussian_releases_plan(
@@ -69,7 +81,7 @@ def _assumption(B_X, B_Y) -> str:
 
 def ssp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float) -> PrivacyPlan:
     """SSP: releases X'X (upper triangle, symmetric noise) and X'y. Wang's relation is add/remove one row; under
-    replace-one (the default here) the sensitivities double: ‖xx' − x'x''‖_F ≤ 2B_X², ‖xy − x'y'‖ ≤ 2B_X B_Y."""
+    replace-one (the default here) the sensitivities are √2·B_X² and 2B_X B_Y (:func:`xx_xy_sensitivities`)."""
     p = privacy.at(n)
     s_xx, s_xy = xx_xy_sensitivities(B_X, B_Y, p.neighbours)
     rels = [("X'X upper triangle", s_xx, "l2 (Frobenius)", d * (d + 1) // 2), ("X'y", s_xy, "l2", d)]
@@ -106,7 +118,7 @@ def ssp(X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: fl
 
     θ̂ = (X'X + E₁)⁻¹(X'y + E₂), E₁ symmetric Gaussian, E₂ Gaussian (minimum-norm solution if singular: SSP is
     unstable for small λ_min, which AdaSSP fixes). Privacy: (ε, δ)-DP under replace-one neighbours, sensitivities
-    2B_X² and 2B_X B_Y (twice Wang's add/remove ones; ``neighbours="add_remove"`` uses his), see :func:`ssp_plan`.
+    √2·B_X² and 2B_X B_Y (``neighbours="add_remove"`` uses Wang's B_X² and B_X B_Y), see :func:`ssp_plan`.
     Rows are clipped to ‖x‖₂ ≤ B_X and y to [−B_Y, B_Y] here: B_X, B_Y are public bounds, never derived from the data.
     """
     Xc, yc = clip_design(X, y, B_X, B_Y)
@@ -143,3 +155,96 @@ def adassp(
     A = noisy_symmetric(G, s_xx, rng, privacy.sampler) + lam * np.eye(d)
     b = add_noise(Xc.T @ yc, "gaussian", s_xy, rng, privacy.sampler)
     return np.linalg.lstsq(A, b, rcond=None)[0]
+
+
+# ---- the joint release --------------------------------------------------------------------------------------------
+
+
+def joint_sensitivity(d: int, ratio: float, neighbours: str) -> float:
+    """ℓ2 sensitivity of z = (upper(X'X)/B_X², X'y/(ratio·B_X B_Y)) for rows ‖x‖₂ ≤ B_X and |y| ≤ B_Y.
+
+    Replace-one, x → v with c = |x'v|/B_X² ∈ [0, 1]: ‖upper(xx' − vv')‖² ≤ B_X⁴(2 − (1 + 1/d)c²) (the Frobenius part
+    is 2 − 2c², the diagonal Σ(x_i² − v_i²)² ≤ 2 − 2c²/d by Cauchy–Schwarz, Σ x_i²v_i² ≥ (x'v)²/d) and
+    ‖xy − vy′‖² ≤ B_X²B_Y²(2 + 2c): the two parts cannot both be at their worst, so
+    Δ² = max_c (2 − (1 + 1/d)c²) + (2 + 2c)/ratio², a concave quadratic maximised at c = min(1, 1/((1 + 1/d)ratio²))
+    (../shared/notes/housing-frontier.md, finding 2). Add/remove (one row x): Δ² = 1 + 1/ratio².
+    """
+    if neighbours != "replace":
+        return math.sqrt(1 + 1 / ratio**2)
+    k = 1 + 1 / d
+    c = min(1.0, 1 / (k * ratio**2))
+    return math.sqrt(2 - k * c * c + (2 + 2 * c) / ratio**2)
+
+
+def joint_ssp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, ratio: float) -> PrivacyPlan:
+    """One Gaussian release of z = (upper(X'X)/B_X², X'y/(ratio·B_X B_Y)), sensitivity :func:`joint_sensitivity`.
+
+    tight: the analytic Gaussian mechanism (Balle & Wang 2018) — exact for one release.
+    paper: the classic Gaussian σ = Δ√(2 log(1.25/δ))/ε (Dwork & Roth 2014, Thm A.1), proven for ε < 1 only.
+    """
+    p = privacy.at(n)
+    for k, v in (("B_X", B_X), ("B_Y", B_Y), ("ratio", ratio)):
+        check_positive(k, v)
+    sens = joint_sensitivity(d, ratio, p.neighbours)
+    dims = d * (d + 1) // 2 + d
+    name = f"gaussian: (upper(X'X)/B_X^2, X'y/({ratio} B_X B_Y)) jointly"
+    if p.calibration == "tight":
+        sigma = gaussian_sigma(sens, p.epsilon, p.delta, "analytic")
+        comp, eps_i, delta_i = "one analytic Gaussian release (exact)", None, None
+    else:
+        if p.epsilon >= 1:
+            p.outside_validity(f"the classic Gaussian mechanism needs epsilon < 1, got epsilon={p.epsilon}")
+        sigma = classic_gaussian_sigma(sens, p.epsilon, p.delta)
+        comp, eps_i, delta_i = "one classic Gaussian release", p.epsilon, p.delta
+    sigma = grid_scale(sigma, sens, dims, "l2", "gaussian", p.sampler)
+    rel = Release(name, sens, "l2", sigma, 1, eps_i, delta_i, sampler=describe("gaussian", dims, "l2", p.sampler))
+    assumption = _assumption(B_X, B_Y) + f"; noise on X'y is {ratio} x (noise on X'X) x B_Y/B_X"
+    return PrivacyPlan("joint_ssp", p.epsilon, p.delta, p.calibration, comp, assumption, (rel,), p.relation)
+
+
+def ridge_from_noisy_gram(G: np.ndarray, sigma_G: float, kappa: float, rho: float) -> float:
+    """The ridge λ = max(0, κ·σ_G√(d log(2d²/ρ)) − λ_min(G̃)) read off the released Gram matrix G̃ alone (post-
+    processing): σ_G√(d log(2d²/ρ)) bounds the noise's operator norm with probability 1 − ρ (Wang 2018, as in
+    AdaSSP), so G̃ + λI keeps its smallest eigenvalue ≥ κ times that bound — no separate λ_min release."""
+    d = G.shape[0]
+    bound = sigma_G * math.sqrt(d * math.log(2 * d**2 / rho))
+    return max(0.0, kappa * bound - float(np.linalg.eigvalsh(G)[0]))
+
+
+def joint_ssp(
+    X,
+    y,
+    *,
+    privacy: Privacy,
+    rng: np.random.Generator,
+    B_X: float,
+    B_Y: float,
+    ratio: float = 1.0,
+    kappa: float = 1.0,
+    rho: float = 0.05,
+) -> np.ndarray:
+    """Joint sufficient-statistics release with the ridge chosen by post-processing (the one-shot estimator of
+    ../shared/notes/housing-frontier.md, finding 2; SSP of Vu & Slavkovic 2009 / Wang 2018 with one release).
+
+    z = (upper(X'X)/B_X², X'y/(ratio·B_X B_Y)) + N(0, σ²I) is released once; G̃ and b̃ are read back from it, the
+    ridge λ from G̃ (:func:`ridge_from_noisy_gram`), and θ̂ = (G̃ + λI)⁻¹b̃.
+
+    Privacy: (ε, δ)-DP under replace-one neighbours (or add/remove) — one Gaussian mechanism of sensitivity
+    :func:`joint_sensitivity`, smaller than composing SSP's two releases because a neighbour cannot move X'X and X'y
+    to their worst at once. Rows are clipped to ‖x‖₂ ≤ B_X and y to [−B_Y, B_Y] here (public bounds). ``ratio``
+    sets how the noise splits between X'y and X'X; ``kappa`` and ``rho`` set the ridge (utility only).
+    """
+    Xc, yc = clip_design(X, y, B_X, B_Y)
+    kappa, rho = check_positive("kappa", kappa), check_positive("rho", rho)
+    n, d = Xc.shape
+    plan = joint_ssp_plan(privacy, n, d, B_X=B_X, B_Y=B_Y, ratio=ratio)
+    sigma = plan.releases[0].noise_scale
+    iu = np.triu_indices(d)
+    G, b = Xc.T @ Xc, Xc.T @ yc
+    y_unit = ratio * B_X * B_Y
+    z = add_noise(np.concatenate([G[iu] / B_X**2, b / y_unit]), "gaussian", sigma, rng, privacy.sampler)
+    A = np.zeros((d, d))
+    A[iu] = z[: len(iu[0])] * B_X**2
+    A = A + np.triu(A, 1).T
+    lam = ridge_from_noisy_gram(A, sigma * B_X**2, kappa, rho)
+    return np.linalg.lstsq(A + lam * np.eye(d), z[len(iu[0]) :] * y_unit, rcond=None)[0]

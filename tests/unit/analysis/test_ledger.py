@@ -363,3 +363,20 @@ def test_every_private_method_of_the_registry_is_classified():
     private = {k for k, m in METHODS.items() if m.private}
     assert set(EXACT_RELEASES) | set(STATED_REASONS) == private
     assert not set(EXACT_RELEASES) & set(STATED_REASONS)
+
+
+def test_choices_outside_the_budget_are_named_in_not_private():
+    records = [_record("adassp"), _record("noisy_truncated_ols")]
+    records[0]["tuning"] = {"mode": "decoy", "looked_at": "the real full design X", "choices": {}}
+    records[1]["tuning"] = {"mode": "private", "looked_at": "only each repetition's own subsample"}
+    ledger = build_ledger(
+        dataset="housing", records=records, privacy=PRIVACY.to_dict(), not_private=["standardization"], notes=[]
+    )
+    assert ledger["tuning"] == {
+        "adassp": {"mode": "decoy", "looked_at": "the real full design X"},
+        "noisy_truncated_ols": {"mode": "private", "looked_at": "only each repetition's own subsample"},
+    }
+    assert ledger["not_private"] == [
+        "standardization",
+        "NOT PRIVATE: the constants of adassp were chosen by decoy tuning, which looked at the real full design X",
+    ]  # private tuning is paid inside the budget: no note

@@ -4,7 +4,7 @@ import struct
 
 import pandas as pd
 
-from dpcost.analysis.plotting import error_curves
+from dpcost.analysis.plotting import error_curves, headline
 
 
 def _summary(worst: float) -> pd.DataFrame:
@@ -25,3 +25,19 @@ def test_zoom_panel_only_when_a_curve_is_far_off(tmp_path):
     error_curves(_summary(1e5), [tmp_path / "two.png"], **kw)
     # 9.5 and 14.5 inches at 150 dpi
     assert _png_width(tmp_path / "one.png") == 1425 and _png_width(tmp_path / "two.png") == 2175
+
+
+def test_the_headline_figure_holds_the_papers_their_comparators_and_the_best_of_the_rest():
+    from dpcost.estimators.registry import methods_of
+
+    names = list(methods_of("regression"))
+    rows = []
+    for k, name in enumerate(names):
+        for m in (100, 1000):  # adassp is the best of Wang's field, precond_gd the best new one
+            level = {"adassp": 0.3, "precond_gd": 0.1}.get(name, 1.0 + k / 100)
+            rows.append((name, m, level / (m / 100), 0.0, 0.0))
+    chosen = headline(pd.DataFrame(rows, columns=["method", "m", "mean", "q05", "q95"]))
+    assert chosen == sorted(
+        ["ols", "noisy_gd", "noisy_truncated_ols", "noisy_sgd", "sheffet_jl", "adassp", "precond_gd"]
+    )
+    assert len(chosen) <= 7  # peers and the rest of the field: the full figure

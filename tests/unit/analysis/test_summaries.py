@@ -40,7 +40,7 @@ def test_ratios_to_the_best_of_ours_and_to_the_reference():
         }
     )
     c = compare(summary, ours=["adassp", "noisy_gd"]).set_index(["method", "m"])
-    assert list(c.columns) == ["mean", "best_dp_method", "ratio_to_best_dp", "ratio_to_diffprivlib"]
+    assert list(c.columns) == ["mean", "best_dp_method", "ratio_to_best_dp", "ratio_to_adassp", "ratio_to_diffprivlib"]
     # the non-private baseline and the peer are measured against the best of ours, never chosen as it
     assert (c.xs(100, level="m").best_dp_method == "adassp").all()
     assert (c.xs(1000, level="m").best_dp_method == "noisy_gd").all()
@@ -48,8 +48,9 @@ def test_ratios_to_the_best_of_ours_and_to_the_reference():
     assert c.loc[("ols", 100), "ratio_to_best_dp"] == pytest.approx(0.25)
     assert c.loc[("diffprivlib", 100), "ratio_to_best_dp"] == pytest.approx(5.0)
     assert c.loc[("adassp", 100), "ratio_to_diffprivlib"] == pytest.approx(0.2)
+    assert c.loc[("noisy_gd", 1000), "ratio_to_adassp"] == pytest.approx(0.5)
     assert c.loc[("diffprivlib", 100), "ratio_to_diffprivlib"] == pytest.approx(1.0)
     assert c.xs(1000, level="m").ratio_to_diffprivlib.isna().all()  # the reference did not run at m = 1000
-    none = compare(summary, ours=[], reference=None)
+    none = compare(summary, ours=[], references=())
     assert none.best_dp_method.isna().all() and none.ratio_to_best_dp.isna().all()
-    assert none.ratio_to_diffprivlib.isna().all()
+    assert list(none.columns) == ["method", "m", "mean", "best_dp_method", "ratio_to_best_dp"]

@@ -62,8 +62,10 @@ def test_comparison_ratios():
         }
     )
     # ours: this package's private methods, peers excluded (diffprivlib is the reference)
-    c = compare(summary, ours=["adassp", "noisy_gd"], reference="diffprivlib").set_index(["method", "m"])
+    c = compare(summary, ours=["adassp", "noisy_gd"]).set_index(["method", "m"])
     assert c.loc[("adassp", 100), "ratio_to_best_dp"] == 1.0 and c.loc[("noisy_gd", 100), "ratio_to_best_dp"] == 2.0
     assert c.loc[("noisy_gd", 200), "best_dp_method"] == "noisy_gd"  # best per m, peers excluded
     assert c.loc[("adassp", 100), "ratio_to_diffprivlib"] == pytest.approx(0.025)
     assert c.loc[("diffprivlib", 200), "ratio_to_best_dp"] == pytest.approx(50.0)
+    assert c.loc[("noisy_gd", 200), "ratio_to_adassp"] == pytest.approx(0.5)
+    assert c.loc[("adassp", 100), "ratio_to_adassp"] == 1.0

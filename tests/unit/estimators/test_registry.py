@@ -26,6 +26,9 @@ TUNING = {
     "noisy_truncated_ols": dict(R=2.0, C=3.0, c_x=1.0, kappa=0.01),
     "ssp": dict(B_X=1.0, B_Y=2.0),
     "adassp": dict(B_X=1.0, B_Y=2.0),
+    "joint_ssp": dict(B_X=1.0, B_Y=2.0),
+    "precond_gd": dict(B0=1.0, C=1.0, T=10),
+    "subsample_aggregate": dict(R_b=1.0, block_size=50),
     "ops": dict(B_X=1.0, B_Y=2.0),
     "adaops": dict(B_X=1.0, B_Y=2.0),
     "objpert": dict(B_X=1.0, B_Y=2.0, C=2.0),
@@ -43,6 +46,8 @@ DEFAULTS = {
     "noisy_gd": {"B": None},
     "noisy_truncated_ols": {"noise": "derived"},
     "adassp": {"rho": 0.05},
+    "joint_ssp": {"ratio": 1.0, "kappa": 1.0, "rho": 0.05},
+    "precond_gd": {"R": None, "f0": 0.2, "alpha": 1.0, "eta": 1.0, "average": 1, "floor": 0.1, "rho": 0.05},
     "ops": {"B": 1.0, "rho": 0.05},
     "adaops": {"rho": 0.05},
 }

@@ -53,7 +53,8 @@ def test_wangs_printed_calibration_is_refused_where_it_is_not_private():
     tight = adassp_plan(Privacy(1.0, 1e-6, "tight"), 1000, 5, B_X=1.0, B_Y=1.0)
     mult = gaussian_noise_multiplier(3, 1.0, 1e-6)
     # the common multiplier, raised by the grid's rounding (≤ √15 steps of 2^20) and margin only
-    assert [r.noise_scale for r in tight.releases] == pytest.approx([mult, 2 * mult, 2 * mult], rel=1e-4)
+    # (sensitivities B_X^2, sqrt(2) B_X^2 for the upper triangle under replace-one, 2 B_X B_Y)
+    assert [r.noise_scale for r in tight.releases] == pytest.approx([mult, math.sqrt(2) * mult, 2 * mult], rel=1e-4)
 
 
 def test_symmetric_noise_has_the_stated_variance_everywhere():

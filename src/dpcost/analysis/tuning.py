@@ -1,0 +1,377 @@
+"""Tuning as a workflow step: which constants every method runs with at every m, and which data chose them.
+
+Three modes, the same for every method of an analysis (config key ``tuning_mode``):
+
+``fixed``    the constants of the config's ``tuning`` block (code defaults fill the rest), at every m. Whoever wrote
+             them may have looked at the real data: the analysis's ``not_private`` note says what is known.
+``decoy``    for every m, the candidate of the config's ``search`` block (a grid over the ``tuning`` base) with the
+             smallest mean error on *decoy* analyses: the real full design X with synthetic responses
+             y_k = Xβ_k + σ_k z, β_k uniform on the sphere of a public radius, z standard normal, the truth of each
+             decoy its full-design OLS (as the real truth is). The real y is never read. What the choice still sees:
+             the real design — all rows, with its conditioning and heavy rows — so it is NOT private with respect to
+             X; the radii and noise levels are public constants of the config.
+``private``  the choice is made inside each repetition, on the repetition's own subsample, by private selection
+             from private candidates (:mod:`dpcost.dp.selection`), charged inside the same (ε, δ).
+
+The evaluations of a candidate use their own streams (the dataset name carries the decoy), so tuning never shares
+noise or subsamples with the reported runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from ..dp.accountant import gaussian_epsilon
+from ..dp.plan import PrivacyPlan, Release
+from ..dp.samplers import add_noise, grid_scale
+from ..dp.selection import candidate_mu_for, check_eta, check_mean_K, select_best
+from ..dp.spec import Privacy
+from ..errors import ConfigError, PrivacyError
+from ..estimators.ols import ols
+from ..estimators.registry import Method
+from .designs import RegressionDesign
+from .engine import run_grid
+from .streams import rng_for
+
+log = logging.getLogger(__name__)
+
+MODES = ("fixed", "decoy", "private")
+
+
+def check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ConfigError(f"tuning_mode must be one of {MODES}, got {mode!r}")
+    return mode
+
+
+def candidates(method: Method, base: Mapping | None, search: Mapping | None, where: str) -> list[dict]:
+    """Every combination of the ``search`` lists over the resolved ``base`` constants, in grid order (the first
+    key varies slowest); each checked by the registry (an unknown key or an empty list is a :class:`ConfigError`)."""
+    base = method.resolve_tuning(base, where)
+    search = dict(search or {})
+    for key, values in search.items():
+        if key not in method.tuning_keys():
+            raise ConfigError(
+                f"{where}: search over unknown key {key!r}; {method.name} takes {list(method.tuning_keys())}"
+            )
+        if not isinstance(values, (list, tuple)) or not values:
+            raise ConfigError(f"{where}: search.{key} must be a non-empty list of candidate values")
+    keys = list(search)
+    return [{**base, **dict(zip(keys, combo, strict=True))} for combo in itertools.product(*search.values())]
+
+
+DECOY_KINDS = ("linear", "heteroscedastic", "misspecified", "interaction")
+
+
+@dataclass(frozen=True)
+class Decoys:
+    """Decoy responses on the real design, one per (kind, radius, noise level); ``reps`` subsamples each per m.
+
+    With β uniform on the sphere of the radius r and z standard normal (d covariates):
+    linear           y = Xβ + σz
+    heteroscedastic  y = Xβ + σ(‖x‖₂/√d)z          (noise grows with the row norm, as in skewed real data)
+    misspecified     y = Xβ + tanh(XW)a + σz        (W: d × 20 with N(0, 1/d) entries, a ~ N(0, r²/20)): a
+                                                     non-linear part, so clipping heavy rows biases as on real data
+    """
+
+    kinds: tuple[str, ...]
+    radius: tuple[float, ...]
+    noise_sd: tuple[float, ...]
+    reps: int
+    whitened: bool = False
+
+    @classmethod
+    def from_config(cls, block: Mapping) -> Decoys:
+        kinds, radius, noise = tuple(block["kinds"]), tuple(block["radius"]), tuple(block["noise_sd"])
+        if set(kinds) - set(DECOY_KINDS) or not kinds:
+            raise ConfigError(f"decoys.kinds must be a non-empty list of {DECOY_KINDS}, got {list(kinds)}")
+        if not radius or not noise or min(radius + noise) <= 0 or int(block["reps"]) < 1:
+            raise ConfigError("decoys: radius and noise_sd must be non-empty lists of positive numbers, reps >= 1")
+        return cls(kinds, radius, noise, int(block["reps"]))
+
+    def designs(self, X: np.ndarray, *, seed: int, dataset: str) -> list[RegressionDesign]:
+        """The decoy analyses on the real full design X, decoy k from the stream (dataset, "decoy", k); the truth of
+        each is its full-design OLS."""
+        out = []
+        n, d = X.shape
+        w, V = np.linalg.eigh(X.T @ X / n)
+        root = (V * np.sqrt(w)) @ V.T
+        for k, (kind, r, s) in enumerate(itertools.product(self.kinds, self.radius, self.noise_sd)):
+            rng = rng_for(seed, dataset, "decoy", k)
+            u = rng.normal(size=d)
+            if self.whitened:  # equal signal in every principal direction: β = r Σ^(-1/2)u / ‖Σ^(-1/2)u‖
+                u = np.linalg.solve(root, u)
+            noise = s * rng.normal(size=n)
+            if kind == "heteroscedastic":
+                noise *= np.linalg.norm(X, axis=1) / math.sqrt(d)
+            y = X @ (r * u / np.linalg.norm(u)) + noise
+            if kind == "interaction":  # the slope changes with the row norm: heavy rows follow their own line
+                v = rng.normal(size=d)
+                y += (np.linalg.norm(X, axis=1) / math.sqrt(d) - 1) * (X @ (r * v / np.linalg.norm(v)))
+            if kind == "misspecified":
+                W, a = rng.normal(scale=1 / math.sqrt(d), size=(d, 20)), rng.normal(scale=r / math.sqrt(20), size=20)
+                y += np.tanh(X @ W) @ a
+            out.append(RegressionDesign(X, y, ols(X, y)))
+        return out
+
+
+def decoy_search(
+    design: RegressionDesign,
+    method: Method,
+    cands: Sequence[dict],
+    decoys: Decoys,
+    *,
+    params: Mapping,
+    m_grid: Sequence[int],
+    seed: int,
+    privacy: Privacy,
+    dataset: str,
+) -> tuple[dict[int, dict], pd.DataFrame]:
+    """The candidate with the smallest mean decoy error at every m, and the tidy table of every evaluation's mean
+    (candidate, m, mean error, its standard error over the decoy runs)."""
+    rows = []
+    fakes = decoys.designs(design.X, seed=seed, dataset=dataset)
+    for c, tuning in enumerate(cands):
+        errors = []
+        try:
+            for k, fake in enumerate(fakes):
+                table, _ = run_grid(fake, method, tuning=tuning, params=params, m_grid=m_grid, reps=decoys.reps,
+                                    seed=seed, privacy=privacy, dataset=f"{dataset}:decoy{k}")  # fmt: skip
+                errors.append(table[["m", "error"]])
+        except PrivacyError as exc:  # e.g. a paper calibration outside its range: never a choice
+            log.warning("%s: candidate %s refused (%s); it cannot be chosen", method.name, tuning, exc)
+            continue
+        err = pd.concat(errors).groupby("m").error.agg(["mean", "std", "count"])
+        for m, (mean, sd, count) in err.iterrows():
+            rows.append({"candidate": c, "m": int(m), "error": mean, "se": sd / math.sqrt(count), **tuning})
+        log.info("%s: candidate %d/%d %s evaluated on %d decoys", method.name, c + 1, len(cands), tuning, len(fakes))
+    if not rows:
+        raise ConfigError(f"{dataset}.search.{method.name}: every candidate was refused (see the log)")
+    table = pd.DataFrame(rows)
+    best = table.loc[table.groupby("m").error.idxmin()]  # ties: the first candidate in grid order
+    choices = {int(r.m): cands[int(r.candidate)] for r in best.itertuples()}
+    return choices, table
+
+
+# ---- private mode ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PrivateTuning:
+    """Private selection from private candidates, per repetition (config block ``private_tuning``).
+
+    mean_K      E[K], the expected number of candidate runs
+    eta         shape of K's truncated negative binomial law (0: logarithmic, 1: geometric; Papernot & Steinke 2022)
+    validation  share of the repetition's rows held out to score a candidate (the rest fit it)
+    loss_cap    squared residuals are capped at this public bound before averaging (the score's sensitivity)
+    """
+
+    mean_K: float
+    eta: float
+    validation: float
+    loss_cap: float
+
+    @classmethod
+    def from_config(cls, block: Mapping) -> PrivateTuning:
+        spec = cls(float(block["mean_K"]), float(block["eta"]), float(block["validation"]), float(block["loss_cap"]))
+        if not (0 < spec.validation < 1 and spec.loss_cap > 0):
+            raise ConfigError("private_tuning: validation must lie in (0, 1) and loss_cap be > 0")
+        check_mean_K(spec.mean_K)
+        check_eta(spec.eta)
+        return spec
+
+    def to_dict(self) -> dict:
+        return dict(mean_K=self.mean_K, eta=self.eta, validation=self.validation, loss_cap=self.loss_cap)
+
+
+def _gaussian_mu2(plan: PrivacyPlan) -> float:
+    """μ² of a plan whose releases are all additive Gaussian noise (Σ count·(Δ/σ)²), or a PrivacyError."""
+    mu2 = 0.0
+    for r in plan.releases:
+        if not r.mechanism.startswith("gaussian") or not r.sensitivity or not r.noise_scale:
+            raise PrivacyError(
+                f"private tuning needs candidates whose releases are all additive Gaussian noise; {plan.method} "
+                f"releases {r.mechanism!r}"
+            )
+        mu2 += r.count * (r.sensitivity / r.noise_scale) ** 2
+    return mu2
+
+
+class PrivatelyTuned:
+    """A registry method whose constants are chosen inside every repetition by private selection from private
+    candidates (Liu & Talwar 2019; Papernot & Steinke 2022, Thm 2) — the engine runs it like a method.
+
+    Each run k of the selection draws a candidate j uniformly, fits it on the training rows with the candidate's
+    own Gaussian releases at (ε_c, δ_c), and scores it on the held-out rows by −(mean of the squared residuals
+    capped at L) + N(0, σ_q²), sensitivity L/n_v. The split is drawn once per repetition, independently of the data,
+    so a replaced record lies on one side: the run is μ_c-GDP (fit and score both μ_c-GDP, on disjoint rows).
+    K ~ truncated negative binomial with E[K] = mean_K; the best-scoring fit is released. The whole procedure is
+    (ε, δ)-DP with μ_c from :func:`dpcost.dp.selection.candidate_mu_for` (RDP accounting by dp-accounting).
+    Only methods whose releases are all Gaussian qualify (their μ is read from their plan and checked ≤ μ_c).
+    """
+
+    private = True
+
+    def __init__(self, method: Method, cands: Sequence[dict], spec: PrivateTuning):
+        if not method.private:
+            raise ConfigError(f"{method.name} is not private: nothing to tune privately")
+        self.method, self.cands, self.spec = method, [dict(c) for c in cands], spec
+        self.name, self.label, self.family = method.name, method.label, method.family
+
+    def identity(self) -> dict:
+        """What distinguishes this procedure's releases (part of its noise stream's identity)."""
+        return {"mode": "private", "candidates": self.cands, **self.spec.to_dict()}
+
+    def _rows(self, n: int) -> tuple[int, int]:
+        n_v = max(1, round(self.spec.validation * n))
+        if n - n_v < 2:
+            raise PrivacyError(f"n={n} rows are too few to hold out {n_v} for validation")
+        return n - n_v, n_v
+
+    @functools.lru_cache(maxsize=64)  # noqa: B019 — a handful of instances, each asked once per m and repetition
+    def budget(self, privacy: Privacy, n: int, d: int, params: tuple) -> dict:
+        """The candidates' common budget at sample size n and every candidate's plan on the training rows."""
+        if privacy.neighbours != "replace":
+            raise PrivacyError("private tuning is analysed under replace-one neighbours (its split is positional)")
+        n_t, n_v = self._rows(n)
+        mu_c = candidate_mu_for(privacy.epsilon, privacy.delta, self.spec.mean_K, self.spec.eta)
+        p_c = replace(privacy, epsilon=gaussian_epsilon(mu_c, privacy.delta))
+        plans = [self.method.make_plan(p_c, n_t, d, c, dict(params)) for c in self.cands]
+        for c, plan in zip(self.cands, plans, strict=True):
+            if math.sqrt(_gaussian_mu2(plan)) > mu_c * (1 + 1e-9):
+                raise PrivacyError(f"{self.name} {c}: its releases spend more than the candidate budget mu={mu_c:.4g}")
+        sens = self.spec.loss_cap / n_v
+        sigma_q = grid_scale(sens / mu_c, sens, 1, "l2", "gaussian", privacy.sampler)
+        return {"mu_c": mu_c, "privacy_c": p_c, "n_train": n_t, "n_val": n_v, "sigma_q": sigma_q, "plans": plans}
+
+    def make_plan(self, privacy: Privacy, n: int, d: int, tuning: Mapping, params: Mapping) -> PrivacyPlan:
+        b = self.budget(privacy, n, d, tuple(sorted(params.items())))
+        s = self.spec
+        comp = (
+            f"private selection from private candidates (Papernot & Steinke 2022, Thm 2; dp-accounting "
+            f"RepeatAndSelect, RDP): K ~ truncated negative binomial (eta = {s.eta:g}), E[K] = {s.mean_K:g}, each run "
+            f"mu_c-GDP with mu_c = {b['mu_c']:.6g}: a candidate of {len(self.cands)} fit on {b['n_train']} rows at "
+            f"(eps_c, delta_c) = ({b['privacy_c'].epsilon:.4g}, {privacy.delta:.3g}) and its capped validation loss "
+            f"on the other {b['n_val']} rows (Gaussian, sensitivity loss_cap/n_val)"
+        )
+        assumption = (
+            f"each candidate enforces its own bounds (e.g. {b['plans'][0].assumption}); squared residuals capped at "
+            f"{s.loss_cap}; a split of the rows drawn independently of the data"
+        )
+        rel = Release("private selection: the best of K candidate runs (Papernot & Steinke 2022)", None, "none", None)
+        params_out = {
+            "tuning_mode": "private",
+            "candidates": len(self.cands),
+            "candidate_mu": b["mu_c"],
+            "candidate_epsilon": b["privacy_c"].epsilon,
+            "score_noise": b["sigma_q"],
+            **s.to_dict(),
+        }
+        proven = all(p.proven for p in b["plans"])
+        return PrivacyPlan(self.name, privacy.epsilon, privacy.delta, privacy.calibration, comp, assumption, (rel,),
+                           privacy.relation, params_out, proven)  # fmt: skip
+
+    def estimate(self, X, y, *, privacy: Privacy, rng: np.random.Generator, tuning: Mapping, params: Mapping):
+        n, d = X.shape
+        b = self.budget(privacy, n, d, tuple(sorted(params.items())))
+        perm = rng.permutation(n)
+        val, train = perm[: b["n_val"]], perm[b["n_val"] :]
+        base = int(rng.integers(0, 2**63))
+
+        def run(j: int, k: int):
+            r = np.random.default_rng([base, k])  # run k's own stream: fresh noise for every run
+            fit, _ = self.method.estimate(X[train], y[train], privacy=b["privacy_c"], rng=r, tuning=self.cands[j],
+                                          params=params)  # fmt: skip
+            loss = np.minimum((y[val] - X[val] @ fit) ** 2, self.spec.loss_cap).mean()
+            return fit, -float(add_noise(loss, "gaussian", b["sigma_q"], r, privacy.sampler))
+
+        chosen = select_best(run, len(self.cands), self.spec.mean_K, self.spec.eta, rng)
+        if chosen.output is None:  # K = 0 (Poisson K only): nothing was run; the estimate 0 is data-independent
+            return np.zeros(d), None
+        return chosen.output, None
+
+
+# ---- the workflow step ----------------------------------------------------------------------------------------------
+
+LOOKED_AT = {
+    "fixed": "the constants of the config's tuning block, written by people who may have seen the real data (see the "
+    "analysis's not_private notes)",
+    "decoy": "the real full design X (all rows: NOT private with respect to X) with decoy responses built from public "
+    "constants; never the real y",
+    "private": "only each repetition's own subsample, through private selection charged inside the same "
+    "(epsilon, delta)",
+}
+
+
+def check_setup(family: str, mode: str, search: Mapping | None, where: str) -> None:
+    """Refuse a mode the analysis's family cannot run (decoys and validation losses are defined for regression)."""
+    check_mode(mode)
+    if mode != "fixed" and search and family != "regression":
+        raise ConfigError(f"{where}: tuning_mode {mode!r} is defined for regression analyses only; use 'fixed'")
+
+
+def tune(
+    analysis,
+    method: Method,
+    inputs: Mapping[str, str],
+    *,
+    mode: str,
+    tuning: Mapping | None,
+    search: Mapping | None,
+    decoys: Mapping | None,
+    private_tuning: Mapping | None,
+    params: Mapping,
+    m_grid: Sequence[int],
+    seed: int,
+    privacy: Privacy,
+) -> dict:
+    """The tuning record of one (analysis, method): mode, what the choice looked at, the constants of every m (or the
+    candidates of a private selection), and under ``table`` every candidate's decoy score (empty otherwise).
+
+    A non-private method, or one without a search space, runs the config's constants whatever the mode (recorded as
+    ``fixed``, with the mode that was asked for)."""
+    check_setup(analysis.family, mode, search, f"{analysis.name}.search.{method.name}")
+    base = method.resolve_tuning(tuning, f"{analysis.name}.tuning.{method.name}")
+    record = {"dataset": analysis.name, "method": method.name, "mode": mode, "requested_mode": mode}
+    empty = pd.DataFrame(columns=["candidate", "m", "error", "se"])
+    if mode == "fixed" or not method.private or not search:
+        looked = LOOKED_AT["fixed"] + ("" if mode == "fixed" else " (no search space for this method)")
+        return {
+            **record,
+            "mode": "fixed",
+            "looked_at": looked,
+            "choices": {str(m): base for m in m_grid},
+            "table": empty,
+        }
+    cands = candidates(method, tuning, search, f"{analysis.name}.search.{method.name}")
+    record.update(looked_at=LOOKED_AT[mode], search=dict(search))
+    if mode == "decoy":
+        spec = Decoys.from_config(decoys or {})
+        design = analysis.load(inputs, params)
+        choices, table = decoy_search(design, method, cands, spec, params=params, m_grid=m_grid, seed=seed,
+                                      privacy=privacy, dataset=analysis.name)  # fmt: skip
+        return {**record, "decoys": dict(decoys), "choices": {str(m): c for m, c in choices.items()}, "table": table}
+    spec = PrivateTuning.from_config(private_tuning or {})
+    PrivatelyTuned(method, cands, spec).make_plan(privacy.at(min(m_grid)), min(m_grid), 1, {}, params)  # checks
+    return {**record, "private_tuning": spec.to_dict(), "candidates": cands, "table": empty}
+
+
+def runner(method: Method, record: Mapping, m_grid: Sequence[int]):
+    """What the engine runs for a tuning record: (the method or its private selection, the tuning constants, the
+    constants of every m or None)."""
+    if record["mode"] == "private":
+        tuned = PrivatelyTuned(method, record["candidates"], PrivateTuning.from_config(record["private_tuning"]))
+        return tuned, tuned.identity(), None
+    by_m = {int(m): method.resolve_tuning(c) for m, c in record["choices"].items()}
+    missing = [m for m in m_grid if m not in by_m]
+    if missing:
+        raise ConfigError(f"the tuning record of {method.name} has no constants for m = {missing}; rerun its tune job")
+    return method, by_m[m_grid[0]], by_m

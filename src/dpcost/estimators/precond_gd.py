@@ -1,0 +1,150 @@
+"""Privately preconditioned, clipped, noisy gradient descent for linear regression: the algorithm, its sensitivities
+and its privacy plan (../shared/notes/housing-frontier.md, finding 4).
+
+Why it beats SSP on an ill-conditioned design: SSP adds the same noise to every direction of X'X, so the small
+eigenvalues are drowned; here a first private release of X'X only *preconditions* (u = Mx with M = Σ̂^(−α/2)), and
+the regression itself is a few full-batch gradient steps in the whitened coordinates, each with per-example terms of
+bounded norm. Stopped early, the path passes near OLS before drifting to the biased fixed point of the clipped
+problem, so T is a tuning constant (chosen per m by the tuning step, never on the real response).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..dp.mechanisms import check_positive, classic_gaussian_sigma, gaussian_sigma
+from ..dp.plan import PrivacyPlan, Release
+from ..dp.samplers import describe, draw, grid_scale
+from ..dp.spec import Privacy
+from ..errors import PrivacyError
+from .base import check_count, check_design, clip_rows
+from .ssp import noisy_symmetric, xx_xy_sensitivities
+
+
+def step_sensitivity(C: float, R: float | None, neighbours: str) -> float:
+    """ℓ2 sensitivity of one step's sum of per-example terms: each term has norm ≤ C (the gradient u_i r_i clipped to
+    C) or ≤ C·R (clip_C(u_i)·clip_R(r_i)); replacing one record moves the sum by twice that, adding or removing one
+    by once. The preconditioner and the iterate are public at that point (earlier releases), so the bound holds for
+    adaptively chosen steps."""
+    bound = C if R is None else C * R
+    return 2 * bound if neighbours == "replace" else bound
+
+
+def precond_gd_plan(
+    privacy: Privacy, n: int, d: int, *, B0: float, C: float, R: float | None, T: int, f0: float
+) -> PrivacyPlan:
+    """Stage 1: upper(X'X) of rows clipped to B0 (sensitivity √2·B0², :func:`~dpcost.estimators.ssp.
+    xx_xy_sensitivities`); stage 2: T sums of bounded per-example terms (:func:`step_sensitivity`).
+
+    tight: Gaussian DP (Dong, Roth & Su 2019): Gaussian mechanisms with Δ_i/σ_i = μ_i compose, adaptively, to exactly
+    μ-GDP with μ² = Σ μ_i², and μ-GDP is (ε, δ)-DP exactly when a Gaussian with Δ/σ = μ is (the analytic Gaussian of
+    Balle & Wang 2018). Stage 1 gets the share f0 of μ², every step (1 − f0)/T.
+    paper: basic composition of classic Gaussians (Dwork & Roth 2014, Thm A.1), stage 1 at (f0 ε, δ/(T + 1)) and
+    each step at ((1 − f0)ε/T, δ/(T + 1)); proven while every ε_i < 1.
+    """
+    p = privacy.at(n)
+    T = check_count("T", T)
+    for k, v in (("B0", B0), ("C", C)) + ((("R", R),) if R is not None else ()):
+        check_positive(k, v)
+    if not 0 < f0 < 1:
+        raise PrivacyError(f"f0 (stage 1's share of the budget) must lie strictly between 0 and 1, got {f0!r}")
+    s1 = xx_xy_sensitivities(B0, 1.0, p.neighbours)[0]
+    s2 = step_sensitivity(C, R, p.neighbours)
+    k1 = d * (d + 1) // 2
+    if p.calibration == "tight":
+        mu = 1 / gaussian_sigma(1.0, p.epsilon, p.delta, "analytic")
+        sig1, sig2 = s1 / (mu * math.sqrt(f0)), s2 / (mu * math.sqrt((1 - f0) / T))
+        budget1 = budget2 = (None, None)
+        comp = f"Gaussian DP: 1 + {T} Gaussian releases, mu^2 = sum (sensitivity/sigma)^2 = {mu:.6g}^2 (exact)"
+    else:
+        budget1 = (f0 * p.epsilon, p.delta / (T + 1))
+        budget2 = ((1 - f0) * p.epsilon / T, p.delta / (T + 1))
+        if max(budget1[0], budget2[0]) >= 1:
+            p.outside_validity(
+                f"the classic Gaussian mechanism needs epsilon < 1 per release, got {budget1[0]:.3g} and "
+                f"{budget2[0]:.3g}"
+            )
+        sig1, sig2 = classic_gaussian_sigma(s1, *budget1), classic_gaussian_sigma(s2, *budget2)
+        comp = f"basic composition: stage 1 at (f0 eps, delta/(T+1)), {T} steps at ((1 - f0) eps/T, delta/(T+1))"
+    how1, how2 = (describe("gaussian", k, "l2", p.sampler) for k in (k1, d))
+    sig1 = grid_scale(sig1, s1, k1, "l2", "gaussian", p.sampler)
+    sig2 = grid_scale(sig2, s2, d, "l2", "gaussian", p.sampler)
+    rels = (
+        Release("gaussian: X'X upper triangle (rows clipped to B0), for the preconditioner", s1, "l2 (Frobenius)",
+                sig1, 1, *budget1, sampler=how1),
+        Release("gaussian: sum of clipped per-example gradient terms", s2, "l2", sig2, T, *budget2, sampler=how2),
+    )  # fmt: skip
+    term = f"clip_C(u_i (y_i - u_i'b)), C = {C}" if R is None else f"clip_C(u_i) clip_R(y_i - u_i'b), C = {C}, R = {R}"
+    assumption = f"stage 1 rows clipped to ||x||_2 <= B0 = {B0}; per-example terms {term}"
+    return PrivacyPlan("precond_gd", p.epsilon, p.delta, p.calibration, comp, assumption, rels, p.relation)
+
+
+def preconditioner(
+    G: np.ndarray, n: int, sigma: float, alpha: float, floor: float, rho: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """(M, H⁻¹) from the released Gram matrix G̃ (post-processing): Σ̂ = G̃/n with its eigenvalues floored at the
+    larger of ``floor`` and the noise's operator-norm bound σ√(d log(2d²/ρ))/n (AdaSSP's, probability 1 − ρ),
+    M = Σ̂^(−α/2) and H = n·MΣ̂M = n·Σ̂^(1−α), the curvature of the whitened problem. The floor acts as a ridge on
+    the directions the noise or the design leaves weak (on a standardized design the eigenvalues sum to d)."""
+    d = G.shape[0]
+    w, V = np.linalg.eigh(G / n)
+    w = np.maximum(w, max(floor, sigma * math.sqrt(d * math.log(2 * d**2 / rho)) / n))
+    M = (V * w ** (-alpha / 2)) @ V.T
+    H_inv = (V * (n * w ** (1 - alpha)) ** -1.0) @ V.T
+    return M, H_inv
+
+
+def precond_gd(
+    X,
+    y,
+    *,
+    privacy: Privacy,
+    rng: np.random.Generator,
+    B0: float,
+    C: float,
+    T: int,
+    R: float | None = None,
+    f0: float = 0.2,
+    alpha: float = 1.0,
+    eta: float = 1.0,
+    average: int = 1,
+    floor: float = 0.1,
+    rho: float = 0.05,
+) -> np.ndarray:
+    """Privately preconditioned, clipped, early-stopped noisy gradient descent for OLS.
+
+    1. Release G̃ = X₀'X₀ + E (rows clipped to B0; E symmetric Gaussian) and form M = Σ̂^(−α/2), H = n·MΣ̂M
+       (:func:`preconditioner`; public from here on).
+    2. u_i = M x_i; b⁰ = 0; for t < T: b ← b + η H⁻¹(Σ_i g_i(b) + w_t), w_t ~ N(0, σ₂²I), with per-example terms
+       g_i = clip_C(u_i (y_i − u_i'b)) (R None) or clip_C(u_i)·clip_R(y_i − u_i'b).
+    3. β̂ = M b̄, b̄ the mean of the last ``average`` iterates (post-processing).
+
+    Privacy: (ε, δ)-DP under replace-one (or add/remove) neighbours by composing 1 + T Gaussian releases
+    (:func:`precond_gd_plan`). Every term's norm bound is enforced here by clipping, so it holds for every input;
+    y needs no bound. B0, C, R, T, f0 are public constants (the tuning step chooses them without the real y);
+    α, η, the eigenvalue floor, ρ and ``average`` act on utility only.
+    """
+    X, y = check_design(X, y)
+    T, average = check_count("T", T), check_count("average", average)
+    if average > T:
+        raise PrivacyError(f"average={average} exceeds the number of iterates T={T}")
+    for k, v in (("alpha", alpha), ("eta", eta), ("floor", floor), ("rho", rho)):
+        check_positive(k, v)
+    n, d = X.shape
+    plan = precond_gd_plan(privacy, n, d, B0=B0, C=C, R=R, T=T, f0=f0)
+    sig1, sig2 = (r.noise_scale for r in plan.releases)
+    X0 = clip_rows(X, B0)
+    M, H_inv = preconditioner(noisy_symmetric(X0.T @ X0, sig1, rng, privacy.sampler), n, sig1, alpha, floor, rho)
+    U = X @ M
+    Uc = clip_rows(U, C) if R is not None else None
+    noise = draw("gaussian", sig2, (T, d), rng, privacy.sampler)
+    b, tail = np.zeros(d), np.zeros(d)
+    for t in range(T):
+        r = y - U @ b
+        terms = clip_rows(U * r[:, None], C) if R is None else Uc * np.clip(r, -R, R)[:, None]
+        b = b + eta * (H_inv @ noise[t].add(terms.sum(axis=0)))
+        if t >= T - average:
+            tail += b / average
+    return M @ tail

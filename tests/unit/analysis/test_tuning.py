@@ -1,0 +1,151 @@
+"""The tuning step: candidate grids checked by the registry, decoys that never read the real response, the per-m
+choices the engine runs, and private selection paid inside the same (ε, δ), with fresh noise in every run."""
+
+import functools
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from dpcost.analysis import tuning
+from dpcost.analysis.datasets import ANALYSES
+from dpcost.analysis.designs import RegressionDesign
+from dpcost.analysis.engine import run_grid
+from dpcost.dp.selection import selection_epsilon
+from dpcost.dp.spec import Privacy
+from dpcost.errors import ConfigError, PrivacyError
+from dpcost.estimators.ols import ols
+from dpcost.estimators.registry import get
+
+SA = get("subsample_aggregate")
+P = Privacy(0.5, 1e-3, "tight")
+
+
+def design(seed=0, n=3000, y_seed=1):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = X @ np.array([0.5, -0.3, 0.2]) + np.random.default_rng(y_seed).normal(size=n)
+    return RegressionDesign(X, y, ols(X, y))
+
+
+def test_candidates_are_the_grid_over_the_base_in_order():
+    cands = tuning.candidates(SA, {"R_b": 1.0, "block_size": 10}, {"R_b": [0.5, 2.0], "block_size": [5, 10, 20]}, "w")
+    assert [(c["R_b"], c["block_size"]) for c in cands] == [(r, b) for r in (0.5, 2.0) for b in (5, 10, 20)]
+    assert tuning.candidates(SA, {"R_b": 1.0, "block_size": 10}, None, "w") == [{"R_b": 1.0, "block_size": 10}]
+    with pytest.raises(ConfigError, match=r"w: search over unknown key 'B_X'"):
+        tuning.candidates(SA, {"R_b": 1.0, "block_size": 10}, {"B_X": [1.0]}, "w")
+    with pytest.raises(ConfigError, match="non-empty list"):
+        tuning.candidates(SA, {"R_b": 1.0, "block_size": 10}, {"R_b": []}, "w")
+
+
+DECOYS = tuning.Decoys(("linear", "heteroscedastic", "misspecified", "interaction"), (1.0,), (0.5,), 2)
+
+
+def test_decoys_are_reproducible_and_follow_their_kind():
+    X = design().X
+    a, b = DECOYS.designs(X, seed=3, dataset="d"), DECOYS.designs(X, seed=3, dataset="d")
+    assert len(a) == 4 and all(np.array_equal(p.y, q.y) for p, q in zip(a, b, strict=True))
+    assert not np.array_equal(a[0].y, DECOYS.designs(X, seed=4, dataset="d")[0].y)
+    for fake in a:
+        assert np.array_equal(fake.X, X) and np.allclose(fake.truth, ols(X, fake.y))
+    # heteroscedastic: the residual variance grows with the row norm (about ‖x‖²/d times σ²)
+    resid = a[1].y - X @ ols(X, a[1].y)
+    heavy = np.linalg.norm(X, axis=1) ** 2 / 3 > 2
+    assert resid[heavy].var() > 2 * resid[~heavy].var()
+
+
+def test_decoy_search_never_reads_the_real_response():
+    cands = tuning.candidates(SA, {"R_b": 1.0, "block_size": 50}, {"R_b": [0.01, 2.0]}, "w")
+    kw = dict(params={}, m_grid=[1000, 3000], seed=1, privacy=Privacy(2.0, 1e-3, "tight"), dataset="d")
+    c1, t1 = tuning.decoy_search(design(y_seed=1), SA, cands, DECOYS, **kw)
+    c2, t2 = tuning.decoy_search(design(y_seed=99), SA, cands, DECOYS, **kw)  # the same X, another y
+    assert c1 == c2 and t1.equals(t2)
+    # the clearly better candidate wins (R_b = 0.01 projects every block estimate to almost 0: error ‖β_k‖ = 1)
+    assert all(c["R_b"] == 2.0 for c in c1.values())
+    assert set(t1.columns) >= {"candidate", "m", "error", "se", "R_b"} and len(t1) == 4
+
+
+def test_fixed_mode_and_methods_without_a_search_run_the_config_constants():
+    h = ANALYSES["housing"]
+    kw = dict(decoys=None, private_tuning=None, params={}, m_grid=[100, 200], seed=1, privacy=P)
+    rec = tuning.tune(h, SA, {}, mode="fixed", tuning={"R_b": 1.0, "block_size": 5}, search={"R_b": [1, 2]}, **kw)
+    assert rec["mode"] == "fixed" and rec["choices"] == {"100": {"R_b": 1.0, "block_size": 5}} | {
+        "200": {"R_b": 1.0, "block_size": 5}
+    }
+    rec = tuning.tune(h, get("ols"), {}, mode="decoy", tuning=None, search=None, **kw)
+    assert rec["mode"] == "fixed" and rec["requested_mode"] == "decoy" and "no search space" in rec["looked_at"]
+    runner, base, by_m = tuning.runner(SA, {"mode": "fixed", "choices": {"100": {"R_b": 1.0, "block_size": 5}}}, [100])
+    assert runner is SA and by_m == {100: {"R_b": 1.0, "block_size": 5}}
+    with pytest.raises(ConfigError, match=r"no constants for m = \[200\]"):
+        tuning.runner(SA, {"mode": "fixed", "choices": {"100": {"R_b": 1.0, "block_size": 5}}}, [100, 200])
+    with pytest.raises(ConfigError, match="defined for regression analyses only"):
+        tuning.check_setup("mean", "decoy", {"R": [1.0, 2.0]}, "snp.search.peeling")
+    with pytest.raises(ConfigError, match="tuning_mode must be one of"):
+        tuning.check_mode("oracle")
+
+
+def test_the_engine_runs_each_m_with_its_own_constants():
+    d = design()
+    by_m = {
+        500: SA.resolve_tuning({"R_b": 0.01, "block_size": 50}),
+        2000: SA.resolve_tuning({"R_b": 2.0, "block_size": 50}),
+    }
+    table, plans = run_grid(d, SA, tuning=by_m[500], tuning_by_m=by_m, params={}, m_grid=[500, 2000], reps=3, seed=1,
+                            privacy=P, dataset="d")  # fmt: skip
+    assert [p["assumption"].endswith("<= 0.01") for p in plans] == [True, False]
+    err = table.groupby("m").error.mean()
+    assert err[500] > 0.5 > err[2000]  # R_b = 0.01 gives about ‖β‖ = 0.62
+
+
+SPEC = tuning.PrivateTuning(mean_K=3, eta=0, validation=0.25, loss_cap=4.0)
+
+
+def test_private_selection_is_charged_inside_the_budget():
+    cands = tuning.candidates(SA, {"R_b": 1.0, "block_size": 20}, {"R_b": [0.5, 2.0]}, "w")
+    tuned = tuning.PrivatelyTuned(SA, cands, SPEC)
+    plan = tuned.make_plan(P, 1000, 3, {}, {})
+    mu_c = plan.parameters["candidate_mu"]
+    assert plan.epsilon == 0.5 and plan.delta == 1e-3 and plan.proven
+    assert selection_epsilon(mu_c, 3, 0, 1e-3) <= 0.5 and selection_epsilon(1.02 * mu_c, 3, 0, 1e-3) > 0.5
+    # every candidate's own releases spend at most mu_c (read off its plan on the 750 training rows)
+    b = tuned.budget(P, 1000, 3, ())
+    for cand_plan in b["plans"]:
+        r = cand_plan.releases[0]
+        assert r.sensitivity / r.noise_scale <= mu_c
+    assert b["n_train"] == 750 and b["n_val"] == 250
+    assert b["sigma_q"] == pytest.approx(4.0 / 250 / mu_c, rel=1e-4)
+    with pytest.raises(PrivacyError, match="all additive Gaussian"):
+        tuning.PrivatelyTuned(get("ops"), [get("ops").resolve_tuning({"B_X": 1.0, "B_Y": 1.0})], SPEC).make_plan(
+            P, 1000, 3, {}, {}
+        )
+    with pytest.raises(PrivacyError, match="replace-one"):
+        tuned.make_plan(Privacy(0.5, 1e-3, "tight", neighbours="add_remove"), 1000, 3, {}, {})
+
+
+def test_private_selection_finds_the_good_candidate_when_the_budget_allows():
+    d = design(n=4000)
+    cands = tuning.candidates(SA, {"R_b": 1.0, "block_size": 40}, {"R_b": [0.01, 2.0]}, "w")
+    tuned = tuning.PrivatelyTuned(SA, cands, SPEC)
+    errs = {}
+    for eps in (0.2, 8.0):
+        table, _ = run_grid(d, tuned, tuning=tuned.identity(), params={}, m_grid=[4000], reps=20, seed=2,
+                            privacy=Privacy(eps, 1e-3, "tight"), dataset="d")  # fmt: skip
+        errs[eps] = table.error.mean()
+    # at ε = 8 the noisy scores rank the candidates: the R_b = 2 fit (error ≈ OLS on 3000 rows) nearly always wins
+    assert errs[8.0] < 0.15 < errs[0.2]
+
+
+def test_every_run_of_the_selection_draws_fresh_noise():
+    # a run's stream comes from (the repetition's stream, k): two runs of one candidate never share their noise
+    seen = []
+
+    @functools.wraps(SA.fn)
+    def spy(*data, rng, **kw):
+        seen.append(rng.bit_generator.state["state"]["state"])
+        return SA.fn(*data, rng=rng, **kw)
+
+    tuned = tuning.PrivatelyTuned(replace(SA, fn=spy), [SA.resolve_tuning({"R_b": 1.0, "block_size": 10})], SPEC)
+    d = design(n=400)
+    for s in range(20):
+        tuned.estimate(d.X, d.y, privacy=P, rng=np.random.default_rng(s), tuning={}, params={})
+    assert len(seen) >= 20 and len(set(seen)) == len(seen)
