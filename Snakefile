@@ -19,6 +19,7 @@ include: "workflow/rules/preprocess.smk"
 include: "workflow/rules/tune.smk"
 include: "workflow/rules/estimate.smk"
 include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/privacy_map.smk"
 
 
 # Run on the submitting host under a cluster executor: downloads need the internet, which compute nodes often
@@ -32,6 +33,7 @@ localrules:
     ledger,
     config_snapshot,
     compare,
+    privacy_map,
 
 
 rule all:

@@ -1,7 +1,10 @@
 """Performance budget: the full default analysis (both data sets, full m grids, 100 reps, every default method) on
 this machine, after download, with per-job time and peak memory from Snakemake's benchmark files.
 
-    python benchmarks/full_run.py [--workdir /tmp/dpcost_full] [--cores 2]
+    python benchmarks/full_run.py [--workdir /tmp/dpcost_full] [--cores 2] [--override extra.yaml] [targets …]
+
+``--override`` merges a YAML file over the run's configuration (e.g. ``{housing: {tuning_mode: private}}``);
+targets default to the whole workflow.
 
 Data: the real housing data from ../shared (rebuilt as the StatLib archive) and a full-size synthetic GSE106818
 matrix (906,600 × 387; written by benchmarks/snp_parse.py if absent), both served from a loopback HTTP server.
@@ -18,6 +21,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
@@ -39,6 +43,8 @@ def main():
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/dpcost_full"))
     ap.add_argument("--snp-file", type=Path, default=Path("/tmp/dpcost_bench/GSE106818_series_matrix.txt.gz"))
     ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--override", type=Path, help="YAML merged over the run's configuration")
+    ap.add_argument("targets", nargs="*", help="files to build (default: everything)")
     args = ap.parse_args()
     if not args.snp_file.exists():
         write_file(args.snp_file, 906_600)
@@ -55,10 +61,13 @@ def main():
             "sha256": hashlib.sha256(archive).hexdigest(),
         }
         cfg = {"housing": {"sources": [source]}, "snp": {"matrix_url": srv.base + "/s/"}}
+        if args.override:
+            for key, value in yaml.safe_load(args.override.read_text()).items():
+                cfg[key] = {**cfg.get(key, {}), **value} if isinstance(value, dict) else value
         snakemake(args.workdir, cfg, "resources/housing/download.json", "resources/snp/manifest.json", cores=args.cores)
         subprocess.run(["rm", "-rf", str(args.workdir / "results")], check=True)
         t0 = time.perf_counter()
-        snakemake(args.workdir, cfg, cores=args.cores)
+        snakemake(args.workdir, cfg, *args.targets, cores=args.cores)
         wall = time.perf_counter() - t0
     jobs = []
     for tsv in sorted((args.workdir / "results/benchmarks").glob("*.tsv")):

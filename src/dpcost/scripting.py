@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from .analysis import datasets
+from .analysis import datasets, privacy_map
 from .analysis import tuning as tuning_mod
 from .analysis.engine import run_grid
 from .dp.spec import Privacy
@@ -138,3 +138,52 @@ def estimate_job(
         "plans": plans,
     }
     write_json_atomic(out_plans, record)
+
+
+def map_job(
+    *,
+    dataset: str,
+    method: str,
+    inputs: Mapping[str, str],
+    block: Mapping,
+    tuning_mode: str,
+    seed: int,
+    privacy: Privacy,
+    out_table: str,
+    out_record: str,
+) -> None:
+    """One (dataset, method) job of the privacy–utility map (:func:`dpcost.analysis.privacy_map.run_map`): the map
+    block ``block`` gives ε grid, m grid, repetitions and the decoys of its per-ε tuning."""
+    analysis = datasets.get(dataset)
+    spec = methods_of(analysis.family)[method]
+    cfg = dict(block["map"])
+    table, record = privacy_map.run_map(
+        analysis, spec, inputs, epsilons=cfg["epsilon"], m_grid=cfg["m"], reps=cfg["reps"], mode=tuning_mode,
+        tuning=block.get("tuning", {}).get(method), search=block.get("search", {}).get(method),
+        decoys=cfg.get("decoys", block.get("decoys")), private_tuning=block.get("private_tuning"),
+        params=analysis.params_from(block), seed=seed, privacy=privacy,
+    )  # fmt: skip
+    table.to_parquet(out_table, index=False)
+    write_json_atomic(out_record, record)
+
+
+def map_summary_job(
+    *, dataset: str, tables: Sequence[str], privacy: Mapping, calibration: str, tuning_mode: str, outputs: Mapping
+) -> None:
+    """The map's summaries and figure: ``outputs`` holds summary (CSV per method, ε, m), ratios (CSV per ε, m),
+    needed (CSV per m) and figure (PNG and PDF paths)."""
+    import pandas as pd
+
+    from .analysis.plotting import privacy_map_figure
+
+    analysis = datasets.get(dataset)
+    errors = pd.concat([pd.read_parquet(t) for t in tables], ignore_index=True)
+    private = {k: m.private for k, m in methods_of(analysis.family).items()}
+    summary, ratios = privacy_map.summarize_map(errors, private)
+    if ratios.empty:
+        raise DPCostError(f"{dataset}.map: needs at least one private and one non-private method")
+    summary.to_csv(outputs["summary"], index=False, float_format="%.6g")
+    ratios.to_csv(outputs["ratios"], index=False, float_format="%.6g")
+    privacy_map.epsilon_needed(ratios).to_csv(outputs["needed"], index=False, float_format="%.6g")
+    privacy_map_figure(ratios, outputs["figure"], title=analysis.title.split(":")[0], delta=privacy["delta"],
+                       calibration=calibration, tuning=tuning_mode)  # fmt: skip

@@ -53,6 +53,17 @@ def test_every_output_of_both_analyses(run):
         assert len(errors) == len(methods) * len(SMALL[dataset]["m"]) * SMALL["reps"]
         ledger = json.loads((run / f"results/{dataset}/privacy_ledger.json").read_text())
         assert set(ledger["methods"]) == methods
-        for name in ("summary.csv", "error_curves.png", "error_curves.pdf"):
+        ledger_methods = sorted(k for k in methods if methods_of(ANALYSES[dataset].family)[k].private)
+        expected = "decoy" if dataset == "housing" else "fixed"
+        assert {t["mode"] for t in ledger["tuning"].values()} == {expected}
+        for name in ("summary.csv", "error_curves.png", "error_curves.pdf", "error_curves_all.png", "privacy_map.png"):
             assert (run / f"results/{dataset}" / name).stat().st_size > 0
+        # the map: every cell of (epsilon, m), the best private method over the best non-private one, the eps needed
+        ratios = pd.read_csv(run / f"results/{dataset}/privacy_map_ratios.csv")
+        cells = {(e, m) for e in SMALL[dataset]["map"]["epsilon"] for m in SMALL[dataset]["map"]["m"]}
+        assert set(zip(ratios.epsilon, ratios.m, strict=True)) == cells and (ratios.ratio > 0).all()
+        needed = pd.read_csv(run / f"results/{dataset}/epsilon_needed.csv")
+        assert list(needed.m) == SMALL[dataset]["map"]["m"]
+        tuned = json.loads((run / f"results/{dataset}/tuning/{ledger_methods[0]}.json").read_text())
+        assert tuned["mode"] in ("fixed", "decoy")
     assert len(pd.read_csv(run / "results/housing/comparison.csv")) == 15 * 3

@@ -145,4 +145,15 @@ def final_outputs():
         ]
         if ANALYSES[ds].comparison:
             files.append(f"results/{ds}/comparison.csv")
+        if config[ds].get("map"):
+            files += [
+                f"results/{ds}/{name}"
+                for name in (
+                    "privacy_map.csv",
+                    "privacy_map_ratios.csv",
+                    "epsilon_needed.csv",
+                    "privacy_map.png",
+                    "privacy_map.pdf",
+                )
+            ]
     return files

@@ -62,4 +62,20 @@ def check_setup(
         if method.private:
             p = privacy.at(min(m_grid))
             method.estimate(*data, privacy=p, rng=rng, tuning=resolved, params=params)
+    if block.get("map"):
+        check_map(analysis, block["map"], registry, limit, what)
     return notes
+
+
+def check_map(analysis: Analysis, cfg: Mapping, registry: Mapping, limit: int, what: str) -> None:
+    """The map's methods exist in the analysis's family, at least one private and one non-private; its m fit."""
+    where = f"{analysis.name}.map"
+    unknown = sorted(set(cfg["methods"]) - set(registry))
+    if unknown:
+        raise ConfigError(f"{where}.methods: unknown method(s) {unknown}; available: {sorted(registry)}")
+    kinds = {registry[k].private for k in cfg["methods"]}
+    if kinds != {True, False}:
+        raise ConfigError(f"{where}.methods: needs at least one private and one non-private method (the reference)")
+    for m in cfg["m"]:
+        if not 2 <= m <= limit:
+            raise ConfigError(f"{where}.m: m={m} must lie between 2 and the {limit} {what}")

@@ -95,3 +95,34 @@ def error_curves(
     for path in paths:
         fig.savefig(path)
     plt.close(fig)
+
+
+def privacy_map_figure(ratios: pd.DataFrame, paths: Sequence[str], *, title: str, delta, calibration: str,
+                       tuning: str) -> None:  # fmt: skip
+    """Heat map of the best private method's error over the non-private error at each (m, ε), every cell labelled
+    with the ratio and the method (readable in greyscale: the numbers carry the information, the shade repeats it)."""
+    table = ratios.pivot(index="epsilon", columns="m", values="ratio").sort_index()
+    who = ratios.pivot(index="epsilon", columns="m", values="best_private").reindex_like(table)
+    fig, ax = plt.subplots(figsize=(1.6 + 1.35 * table.shape[1], 1.2 + 0.55 * table.shape[0]), dpi=150)
+    values = np.log10(table.to_numpy(dtype=float))
+    im = ax.imshow(values, cmap="Greys", vmin=0, vmax=max(1.0, float(np.nanmax(values))), aspect="auto",
+                   origin="lower")  # fmt: skip
+    for i in range(table.shape[0]):
+        for j in range(table.shape[1]):
+            r = table.iat[i, j]
+            if not np.isfinite(r):
+                continue
+            dark = values[i, j] > 0.55 * im.get_clim()[1]
+            ax.text(j, i, f"{r:.2g}×\n{who.iat[i, j]}", ha="center", va="center", fontsize=6.5,
+                    color="white" if dark else "black")  # fmt: skip
+    ax.set_xticks(range(table.shape[1]), [str(m) for m in table.columns])
+    ax.set_yticks(range(table.shape[0]), [f"{e:g}" for e in table.index])
+    ax.set_xlabel("subsample size m")
+    ax.set_ylabel("ε")
+    ax.set_title(f"{title}\nbest private error / non-private error (δ = {delta}, {calibration}, {tuning} tuning)",
+                 fontsize=9)  # fmt: skip
+    fig.colorbar(im, ax=ax, label="log10 ratio")
+    fig.tight_layout()
+    for path in paths:
+        fig.savefig(path)
+    plt.close(fig)

@@ -39,6 +39,7 @@ from ..estimators.ols import ols
 from ..estimators.registry import Method
 from .designs import RegressionDesign
 from .engine import run_grid
+from .ledger import EXACT_RELEASES, STATED_REASONS
 from .streams import rng_for
 
 log = logging.getLogger(__name__)
@@ -139,11 +140,28 @@ def decoy_search(
     (candidate, m, mean error, its standard error over the decoy runs)."""
     rows = []
     fakes = decoys.designs(design.X, seed=seed, dataset=dataset)
+    engine_log = logging.getLogger(run_grid.__module__)
+    level = engine_log.level
+    engine_log.setLevel(max(level, logging.WARNING))  # the tune log: one line per candidate, not one per m
+    try:
+        _evaluate(rows, method, cands, fakes, decoys.reps, params, m_grid, seed, privacy, dataset)
+    finally:
+        engine_log.setLevel(level)
+    if not rows:
+        raise ConfigError(f"{dataset}.search.{method.name}: every candidate was refused (see the log)")
+    table = pd.DataFrame(rows)
+    best = table.loc[table.groupby("m").error.idxmin()]  # ties: the first candidate in grid order
+    choices = {int(r.m): cands[int(r.candidate)] for r in best.itertuples()}
+    return choices, table
+
+
+def _evaluate(rows, method, cands, fakes, reps, params, m_grid, seed, privacy, dataset) -> None:
+    """Append every candidate's mean decoy error per m to ``rows`` (a candidate a calibration refuses is skipped)."""
     for c, tuning in enumerate(cands):
         errors = []
         try:
             for k, fake in enumerate(fakes):
-                table, _ = run_grid(fake, method, tuning=tuning, params=params, m_grid=m_grid, reps=decoys.reps,
+                table, _ = run_grid(fake, method, tuning=tuning, params=params, m_grid=m_grid, reps=reps,
                                     seed=seed, privacy=privacy, dataset=f"{dataset}:decoy{k}")  # fmt: skip
                 errors.append(table[["m", "error"]])
         except PrivacyError as exc:  # e.g. a paper calibration outside its range: never a choice
@@ -153,12 +171,6 @@ def decoy_search(
         for m, (mean, sd, count) in err.iterrows():
             rows.append({"candidate": c, "m": int(m), "error": mean, "se": sd / math.sqrt(count), **tuning})
         log.info("%s: candidate %d/%d %s evaluated on %d decoys", method.name, c + 1, len(cands), tuning, len(fakes))
-    if not rows:
-        raise ConfigError(f"{dataset}.search.{method.name}: every candidate was refused (see the log)")
-    table = pd.DataFrame(rows)
-    best = table.loc[table.groupby("m").error.idxmin()]  # ties: the first candidate in grid order
-    choices = {int(r.m): cands[int(r.candidate)] for r in best.itertuples()}
-    return choices, table
 
 
 # ---- private mode ---------------------------------------------------------------------------------------------------
@@ -215,14 +227,16 @@ class PrivatelyTuned:
     so a replaced record lies on one side: the run is μ_c-GDP (fit and score both μ_c-GDP, on disjoint rows).
     K ~ truncated negative binomial with E[K] = mean_K; the best-scoring fit is released. The whole procedure is
     (ε, δ)-DP with μ_c from :func:`dpcost.dp.selection.candidate_mu_for` (RDP accounting by dp-accounting).
-    Only methods whose releases are all Gaussian qualify (their μ is read from their plan and checked ≤ μ_c).
+    Only methods whose recorded releases are their whole mechanism and all Gaussian qualify (the ledger's
+    EXACT_RELEASES; their μ is read from their plan and checked ≤ μ_c); the tune step runs the others at their
+    fixed constants and says so.
     """
 
     private = True
 
     def __init__(self, method: Method, cands: Sequence[dict], spec: PrivateTuning):
-        if not method.private:
-            raise ConfigError(f"{method.name} is not private: nothing to tune privately")
+        if method.name not in EXACT_RELEASES:
+            raise ConfigError(f"{method.name}: private selection needs releases that are the whole mechanism")
         self.method, self.cands, self.spec = method, [dict(c) for c in cands], spec
         self.name, self.label, self.family = method.name, method.label, method.family
 
@@ -336,21 +350,21 @@ def tune(
     """The tuning record of one (analysis, method): mode, what the choice looked at, the constants of every m (or the
     candidates of a private selection), and under ``table`` every candidate's decoy score (empty otherwise).
 
-    A non-private method, or one without a search space, runs the config's constants whatever the mode (recorded as
-    ``fixed``, with the mode that was asked for)."""
+    A non-private method, one without a search space, and under ``private`` one whose releases are not its whole
+    mechanism, run the config's constants (recorded as ``fixed``, with the mode that was asked for and why)."""
     check_setup(analysis.family, mode, search, f"{analysis.name}.search.{method.name}")
     base = method.resolve_tuning(tuning, f"{analysis.name}.tuning.{method.name}")
     record = {"dataset": analysis.name, "method": method.name, "mode": mode, "requested_mode": mode}
     empty = pd.DataFrame(columns=["candidate", "m", "error", "se"])
-    if mode == "fixed" or not method.private or not search:
-        looked = LOOKED_AT["fixed"] + ("" if mode == "fixed" else " (no search space for this method)")
-        return {
-            **record,
-            "mode": "fixed",
-            "looked_at": looked,
-            "choices": {str(m): base for m in m_grid},
-            "table": empty,
-        }
+    why_fixed = None
+    if mode != "fixed" and (not method.private or not search):
+        why_fixed = "no search space for this method"
+    elif mode == "private" and method.name not in EXACT_RELEASES:
+        why_fixed = f"private selection needs releases that are the whole mechanism: {STATED_REASONS[method.name]}"
+    if mode == "fixed" or why_fixed:
+        looked = LOOKED_AT["fixed"] + (f" ({why_fixed})" if why_fixed else "")
+        choices = {str(m): base for m in m_grid}
+        return {**record, "mode": "fixed", "looked_at": looked, "choices": choices, "table": empty}
     cands = candidates(method, tuning, search, f"{analysis.name}.search.{method.name}")
     record.update(looked_at=LOOKED_AT[mode], search=dict(search))
     if mode == "decoy":

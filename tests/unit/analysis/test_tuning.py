@@ -114,10 +114,14 @@ def test_private_selection_is_charged_inside_the_budget():
         assert r.sensitivity / r.noise_scale <= mu_c
     assert b["n_train"] == 750 and b["n_val"] == 250
     assert b["sigma_q"] == pytest.approx(4.0 / 250 / mu_c, rel=1e-4)
-    with pytest.raises(PrivacyError, match="all additive Gaussian"):
-        tuning.PrivatelyTuned(get("ops"), [get("ops").resolve_tuning({"B_X": 1.0, "B_Y": 1.0})], SPEC).make_plan(
-            P, 1000, 3, {}, {}
-        )
+    # a posterior sample is not an additive release: no candidate budget can be read off it
+    ops = get("ops")
+    with pytest.raises(ConfigError, match="whole mechanism"):
+        tuning.PrivatelyTuned(ops, [ops.resolve_tuning({"B_X": 1.0, "B_Y": 1.0})], SPEC)
+    rec = tuning.tune(ANALYSES["housing"], ops, {}, mode="private", tuning={"B_X": 1.0, "B_Y": 1.0},
+                      search={"B_X": [1.0, 2.0]}, decoys=None, private_tuning=SPEC.to_dict(), params={}, m_grid=[100],
+                      seed=1, privacy=P)  # fmt: skip
+    assert rec["mode"] == "fixed" and rec["requested_mode"] == "private" and "posterior" in rec["looked_at"]
     with pytest.raises(PrivacyError, match="replace-one"):
         tuned.make_plan(Privacy(0.5, 1e-3, "tight", neighbours="add_remove"), 1000, 3, {}, {})
 

@@ -1,0 +1,68 @@
+"""The privacy–utility map: each ε a run of its own (its own tuning and noise, the shared subsamples), the ratio of
+the best private to the best non-private error, and the smallest ε within a factor."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcost.analysis import privacy_map
+from dpcost.analysis.datasets import Analysis
+from dpcost.analysis.designs import RegressionDesign
+from dpcost.dp.spec import Privacy
+from dpcost.estimators.ols import ols
+from dpcost.estimators.registry import get
+
+
+def _analysis():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    y = X @ np.array([0.5, -0.3, 0.2]) + rng.normal(size=3000)
+    design = RegressionDesign(X, y, ols(X, y))
+    return Analysis(
+        name="toy", family="regression", title="t", xlabel="m", ylabel="e", reference_label="0",
+        load=lambda inputs, params: design, max_m=lambda b: (3000, "rows"), probe=lambda b: None,
+    )  # fmt: skip
+
+
+def test_each_epsilon_is_its_own_run_and_error_falls_with_epsilon():
+    kw = dict(epsilons=[0.2, 5.0], m_grid=[500, 2000], reps=6, mode="fixed", search=None, decoys=None,
+              private_tuning=None, params={}, seed=1, privacy=Privacy(0.5, "10/n^1.1", "tight"))  # fmt: skip
+    sa = get("subsample_aggregate")
+    table, record = privacy_map.run_map(_analysis(), sa, {}, tuning={"R_b": 2.0, "block_size": 25}, **kw)
+    assert sorted(table.epsilon.unique()) == [0.2, 5.0] and len(table) == 2 * 2 * 6
+    assert set(record["tuning"]) == {"0.2", "5.0"} and record["refused"] == {}
+    err = table.groupby(["epsilon", "m"]).error.mean()
+    assert err[(5.0, 2000)] < err[(0.2, 2000)] and err[(5.0, 500)] < err[(0.2, 500)]
+    base, _ = privacy_map.run_map(_analysis(), get("ols"), {}, tuning=None, **kw)
+    assert base.epsilon.isna().all() and len(base) == 2 * 6  # a non-private method runs once
+
+
+def test_a_refused_epsilon_is_recorded_and_left_out():
+    kw = dict(m_grid=[500], reps=2, mode="fixed", search=None, decoys=None, private_tuning=None, params={}, seed=1)
+    paper = Privacy(0.5, "10/n^1.1", "paper")
+    sa = get("subsample_aggregate")
+    table, record = privacy_map.run_map(_analysis(), sa, {}, epsilons=[0.5, 2.0], tuning={"R_b": 2.0, "block_size": 25},
+                                        privacy=paper, **kw)  # fmt: skip
+    assert list(table.epsilon.unique()) == [0.5] and "epsilon < 1" in record["refused"]["2.0"]
+
+
+def test_ratios_and_the_epsilon_needed():
+    rows = []
+    for eps, level in ((0.5, 4.0), (1.0, 1.8), (2.0, 1.2)):
+        for m in (100, 1000):
+            rows += [("a", eps, m, 0, level * 0.1), ("b", eps, m, 0, level * 0.1 * (1 if m == 100 else 3))]
+    for m in (100, 1000):
+        rows.append(("ols", math.nan, m, 0, 0.1))
+    errors = pd.DataFrame(rows, columns=["method", "epsilon", "m", "rep", "error"])
+    summary, ratios = privacy_map.summarize_map(errors, {"a": True, "b": True, "ols": False})
+    assert len(summary) == 2 * 3 * 2 + 2
+    r = ratios.set_index(["epsilon", "m"])
+    assert r.loc[(1.0, 100), "ratio"] == pytest.approx(1.8) and r.loc[(1.0, 100), "non_private"] == "ols"
+    assert r.loc[(2.0, 1000), "best_private"] == "a"
+    needed = privacy_map.epsilon_needed(ratios).set_index("m")
+    assert needed.loc[100, "epsilon_within_2x"] == 1.0 and needed.loc[100, "epsilon_within_1.25x"] == 2.0
+    assert needed.loc[100, "method_within_2x"] == "a"
+    hard = ratios.assign(ratio=ratios.ratio * 10)
+    assert privacy_map.epsilon_needed(hard).epsilon_within_2x.isna().all()  # not reached on the grid

@@ -1,0 +1,69 @@
+# The privacy-utility map: every map method over a grid of (m, epsilon), one job per (dataset, method), each epsilon
+# with its own tuning (the analysis's tuning mode); then the summaries, the table of the epsilon needed and the figure.
+
+
+rule map_method:
+    input:
+        unpack(data_inputs),
+    output:
+        table="results/{dataset}/map/{method}.parquet",
+        record="results/{dataset}/map/{method}.json",
+    log:
+        "logs/{dataset}/map_{method}.log",
+    benchmark:
+        "results/benchmarks/map_{dataset}_{method}.tsv"
+    wildcard_constraints:
+        dataset="|".join(DATASETS),
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        block=lambda wc: config[wc.dataset],
+        tuning_mode=lambda wc: config[wc.dataset].get("tuning_mode", "fixed"),
+        seed=config["seed"],
+        privacy=lambda wc: privacy(wc.dataset).to_dict(),
+    script:
+        "../scripts/map_method.py"
+
+
+rule privacy_map:
+    input:
+        lambda wc: expand(
+            "results/{dataset}/map/{method}.parquet",
+            dataset=wc.dataset,
+            method=config[wc.dataset]["map"]["methods"],
+        ),
+    output:
+        summary="results/{dataset}/privacy_map.csv",
+        ratios=report(
+            "results/{dataset}/privacy_map_ratios.csv",
+            caption="../report/privacy_map.rst",
+            category="{dataset}",
+            labels={"dataset": "{dataset}", "output": "privacy-utility map"},
+        ),
+        needed=report(
+            "results/{dataset}/epsilon_needed.csv",
+            caption="../report/epsilon_needed.rst",
+            category="{dataset}",
+            labels={"dataset": "{dataset}", "output": "epsilon needed"},
+        ),
+        png=report(
+            "results/{dataset}/privacy_map.png",
+            caption="../report/privacy_map.rst",
+            category="{dataset}",
+            labels={"dataset": "{dataset}", "output": "privacy-utility map figure"},
+        ),
+        pdf="results/{dataset}/privacy_map.pdf",
+    log:
+        "logs/{dataset}/privacy_map.log",
+    benchmark:
+        "results/benchmarks/privacy_map_{dataset}.tsv"
+    wildcard_constraints:
+        dataset="|".join(DATASETS),
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        privacy=lambda wc: config[wc.dataset]["privacy"],
+        calibration=lambda wc: calibration(wc.dataset),
+        tuning_mode=lambda wc: config[wc.dataset].get("tuning_mode", "fixed"),
+    script:
+        "../scripts/privacy_map.py"
