@@ -35,3 +35,11 @@ def run_workflow(
         *extra,
     ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+# The smallest privacy-utility maps: for end-to-end runs whose subject is not the map (.test/config.yaml and
+# test_small_config.py run a real one). A config merge cannot remove the default map, so the runs shrink it.
+TINY_MAP = {
+    "housing": {"epsilon": [1.0], "m": [2000], "reps": 1, "methods": ["ols", "adassp"]},
+    "snp": {"epsilon": [1.0], "m": [10], "reps": 1, "methods": ["sample_mean", "peeling"]},
+}

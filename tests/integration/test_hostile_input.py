@@ -9,7 +9,7 @@ import pytest
 
 from geo_synth import make_series, write_series_matrix
 from support import LoopbackServer, free_port, statlib_zip_bytes
-from workflow_runner import run_workflow
+from workflow_runner import TINY_MAP, run_workflow
 
 pytestmark = pytest.mark.e2e
 
@@ -42,7 +42,7 @@ def housing_cfg(url, sha256=None, **housing):
         "reps": 3,
         "download": {"max_tries": 2, "backoff": 0.0, "timeout": 10},
         # the config's constants as written: these runs are about input handling, not tuning
-        "housing": {"sources": [src], "m": [200, 2000], "tuning_mode": "fixed", **housing},
+        "housing": {"sources": [src], "m": [200, 2000], "tuning_mode": "fixed", "map": TINY_MAP["housing"], **housing},
     }
 
 
@@ -51,7 +51,7 @@ def snp_cfg(url, **snp):
         "datasets": ["snp"],
         "reps": 3,
         "download": {"max_tries": 2, "backoff": 0.0, "timeout": 10},
-        "snp": {"matrix_url": url, "n_snps": 100, "m": [10, 40], "s": 5, **snp},
+        "snp": {"matrix_url": url, "n_snps": 100, "m": [10, 40], "s": 5, "map": TINY_MAP["snp"], **snp},
     }
 
 
@@ -138,7 +138,7 @@ def _digests(folder):
 
 
 def test_a_failing_dataset_leaves_completed_outputs_untouched(mirror, housing_archives, tmp_path):
-    good = housing_cfg(mirror.base + "/h/houses.zip", housing_archives["statlib"][1])
+    good = housing_cfg(mirror.base + "/h/houses.zip", housing_archives["statlib"][1], methods=["ols", "adassp"])
     assert run_workflow(tmp_path, good).returncode == 0
     before = _digests(tmp_path / "results/housing")
     both = {**good, **snp_cfg(mirror.base + "/s/trunc/"), "datasets": ["housing", "snp"]}

@@ -7,7 +7,7 @@ from slurm_cluster import LocalSlurm, unavailable_reason
 
 from geo_synth import make_series, write_series_matrix
 from support import REPO, LoopbackServer
-from workflow_runner import run_workflow
+from workflow_runner import TINY_MAP, run_workflow
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slurm]
 
@@ -19,6 +19,9 @@ TABLES = [
     "housing/privacy_ledger.json",
     "snp/privacy_ledger.json",
     "snp/genotypes.parquet",
+    "housing/tuning/precond_gd.json",
+    "housing/tuning/precond_gd.csv",
+    "housing/privacy_map_ratios.csv",
 ]
 
 
@@ -52,10 +55,21 @@ def config(housing_archives, tmp_path_factory):
                     }
                 ],
                 "m": [200, 2000],
-                # decoy tuning on one decoy: the tune jobs run on the cluster too, in seconds
+                # a non-private method and two decoy-tuned ones, the decoy search on one decoy, and the smallest map:
+                # every rule runs on the cluster, in seconds
+                "methods": ["ols", "adassp", "precond_gd"],
+                "peers": "never",
                 "decoys": {"kinds": ["interaction"], "radius": [1.0], "noise_sd": [0.5], "reps": 1},
+                "map": TINY_MAP["housing"],
             },
-            "snp": {"matrix_url": srv.base + "/s/", "n_snps": 100, "m": [10, 40], "s": 5},
+            "snp": {
+                "matrix_url": srv.base + "/s/",
+                "n_snps": 100,
+                "m": [10, 40],
+                "s": 5,
+                "methods": ["sample_mean", "peeling"],
+                "map": TINY_MAP["snp"],
+            },
         }
 
 
@@ -81,6 +95,7 @@ def test_slurm_run_equals_local_run_bit_for_bit(cluster, config, tmp_path):
     assert list(slurm_logs.glob("rule_estimate_housing/**/*.log")) and list(
         slurm_logs.glob("rule_estimate_snp/**/*.log")
     )
+    assert list(slurm_logs.glob("rule_tune/**/*.log")) and list(slurm_logs.glob("rule_map_method/**/*.log"))
     for table in TABLES:
         assert (tmp_path / "slurm/results" / table).read_bytes() == (tmp_path / "local/results" / table).read_bytes(), (
             table

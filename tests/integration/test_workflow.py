@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from support import LoopbackServer, free_port
-from workflow_runner import run_workflow
+from workflow_runner import TINY_MAP, run_workflow
 
 pytestmark = pytest.mark.e2e
 
@@ -31,6 +31,7 @@ def override(base, archives, **housing):
             "methods": METHODS,
             "peers": "never",
             "tuning_mode": "fixed",  # the config's constants as written (decoy tuning: test_small_config.py)
+            "map": TINY_MAP["housing"],
             **housing,
         },
     }

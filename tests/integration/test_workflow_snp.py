@@ -8,7 +8,7 @@ import pytest
 
 from geo_synth import make_series, write_series_matrix
 from support import LoopbackServer
-from workflow_runner import run_workflow
+from workflow_runner import TINY_MAP, run_workflow
 
 pytestmark = pytest.mark.e2e
 
@@ -46,7 +46,15 @@ def override(url, **snp):
         "datasets": ["snp"],
         "reps": REPS,
         "download": {"max_tries": 2, "backoff": 0.0, "timeout": 10},
-        "snp": {"matrix_url": url, "n_snps": N_SNPS, "m": M, "s": 10, "tuning": {"frank_wolfe": {"T": 10}}, **snp},
+        "snp": {
+            "matrix_url": url,
+            "n_snps": N_SNPS,
+            "m": M,
+            "s": 10,
+            "tuning": {"frank_wolfe": {"T": 10}},
+            "map": TINY_MAP["snp"],
+            **snp,
+        },
     }
 
 
