@@ -5,11 +5,11 @@ Three modes, the same for every method of an analysis (config key ``tuning_mode`
 ``fixed``    the constants of the config's ``tuning`` block (code defaults fill the rest), at every m. Whoever wrote
              them may have looked at the real data: the analysis's ``not_private`` note says what is known.
 ``decoy``    for every m, the candidate of the config's ``search`` block (a grid over the ``tuning`` base) with the
-             smallest mean error on *decoy* analyses: the real full design X with synthetic responses
-             y_k = Xβ_k + σ_k z, β_k uniform on the sphere of a public radius, z standard normal, the truth of each
+             smallest mean error on *decoy* analyses: the real full design X with synthetic responses (:class:`Decoys`:
+             linear, heteroscedastic, misspecified or with a slope that changes with the row norm), the truth of each
              decoy its full-design OLS (as the real truth is). The real y is never read. What the choice still sees:
              the real design — all rows, with its conditioning and heavy rows — so it is NOT private with respect to
-             X; the radii and noise levels are public constants of the config.
+             X; the kinds, radii and noise levels are public constants of the config.
 ``private``  the choice is made inside each repetition, on the repetition's own subsample, by private selection
              from private candidates (:mod:`dpcost.dp.selection`), charged inside the same (ε, δ).
 
