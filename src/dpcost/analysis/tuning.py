@@ -87,7 +87,6 @@ class Decoys:
     radius: tuple[float, ...]
     noise_sd: tuple[float, ...]
     reps: int
-    whitened: bool = False
 
     @classmethod
     def from_config(cls, block: Mapping) -> Decoys:
@@ -103,13 +102,9 @@ class Decoys:
         each is its full-design OLS."""
         out = []
         n, d = X.shape
-        w, V = np.linalg.eigh(X.T @ X / n)
-        root = (V * np.sqrt(w)) @ V.T
         for k, (kind, r, s) in enumerate(itertools.product(self.kinds, self.radius, self.noise_sd)):
             rng = rng_for(seed, dataset, "decoy", k)
             u = rng.normal(size=d)
-            if self.whitened:  # equal signal in every principal direction: β = r Σ^(-1/2)u / ‖Σ^(-1/2)u‖
-                u = np.linalg.solve(root, u)
             noise = s * rng.normal(size=n)
             if kind == "heteroscedastic":
                 noise *= np.linalg.norm(X, axis=1) / math.sqrt(d)
