@@ -48,10 +48,14 @@ def check_count(name: str, value: int) -> int:
     return int(value)
 
 
+def clip_factor(norms: np.ndarray, bound: float) -> np.ndarray:
+    """min(1, bound/norm): the factor that brings a vector of the given norm into the ball of radius ``bound``."""
+    return np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+
+
 def clip_rows(X: np.ndarray, c_x: float) -> np.ndarray:
     """Scale every row with ‖x_i‖₂ > c_x down to norm c_x (rows inside the ball are unchanged)."""
-    norms = np.linalg.norm(X, axis=-1, keepdims=True)
-    return X * np.minimum(1.0, c_x / np.maximum(norms, np.finfo(float).tiny))
+    return X * clip_factor(np.linalg.norm(X, axis=-1, keepdims=True), c_x)
 
 
 def clip_design(X, y, B_X: float, B_Y: float) -> tuple[np.ndarray, np.ndarray]:

@@ -19,7 +19,7 @@ from ..dp.plan import PrivacyPlan, Release
 from ..dp.samplers import describe, draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
-from .base import check_count, check_design, clip_rows
+from .base import check_count, check_design, clip_factor, clip_rows
 from .ssp import noisy_symmetric, xx_xy_sensitivities
 
 
@@ -138,13 +138,19 @@ def precond_gd(
     X0 = clip_rows(X, B0)
     M, H_inv = preconditioner(noisy_symmetric(X0.T @ X0, sig1, rng, privacy.sampler), n, sig1, alpha, floor, rho)
     U = X @ M
-    Uc = clip_rows(U, C) if R is not None else None
+    # Σ_i g_i as one matrix-vector product U'w: clip_C(u_i r_i) = u_i·r_i·min(1, C/(|r_i|‖u_i‖)) and
+    # clip_C(u_i)·clip_R(r_i) = u_i·min(1, C/‖u_i‖)·clip_R(r_i), with the row norms ‖u_i‖ computed once
+    u_norm = np.linalg.norm(U, axis=1)
+    u_scale = clip_factor(u_norm, C) if R is not None else None
     noise = draw("gaussian", sig2, (T, d), rng, privacy.sampler)
     b, tail = np.zeros(d), np.zeros(d)
     for t in range(T):
         r = y - U @ b
-        terms = clip_rows(U * r[:, None], C) if R is None else Uc * np.clip(r, -R, R)[:, None]
-        b = b + eta * (H_inv @ noise[t].add(terms.sum(axis=0)))
+        if R is None:
+            w = r * clip_factor(np.abs(r) * u_norm, C)
+        else:
+            w = u_scale * np.clip(r, -R, R)
+        b = b + eta * (H_inv @ noise[t].add(U.T @ w))
         if t >= T - average:
             tail += b / average
     return M @ tail

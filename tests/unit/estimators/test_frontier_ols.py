@@ -185,7 +185,8 @@ AUDITED = {
 }
 PLANTED = {
     "joint_ssp": (ssp_module, "clip_design", lambda X, y, B_X, B_Y: (clip_rows(X, B_X), y), 8.0),
-    "precond_gd": (pgd_module, "clip_rows", lambda X, c: X, 30.0),  # u = Mx is shrunk by the preconditioner
+    # the per-example gradient terms unclipped (u = Mx is shrunk by the preconditioner: a far y)
+    "precond_gd": (pgd_module, "clip_factor", lambda norms, bound: np.ones_like(norms), 30.0),
     "subsample_aggregate": (sa_module, "project_l2_ball", lambda b, R: b, 8.0),
 }
 
