@@ -20,7 +20,7 @@ from ..dp.samplers import describe, draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_design, clip_factor, clip_rows
-from .ssp import noisy_symmetric, xx_xy_sensitivities
+from .ssp import noise_norm_bound, noisy_symmetric, xx_xy_sensitivities
 
 
 def step_sensitivity(C: float, R: float | None, neighbours: str) -> float:
@@ -90,7 +90,7 @@ def preconditioner(
     the directions the noise or the design leaves weak (on a standardized design the eigenvalues sum to d)."""
     d = G.shape[0]
     w, V = np.linalg.eigh(G / n)
-    w = np.maximum(w, max(floor, sigma * math.sqrt(d * math.log(2 * d**2 / rho)) / n))
+    w = np.maximum(w, max(floor, noise_norm_bound(sigma, d, rho) / n))
     M = (V * w ** (-alpha / 2)) @ V.T
     H_inv = (V * (n * w ** (1 - alpha)) ** -1.0) @ V.T
     return M, H_inv

@@ -102,15 +102,27 @@ def adassp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float) -> 
     return gaussian_releases_plan("adassp", rels, p, _assumption(B_X, B_Y))
 
 
+def noise_norm_bound(sigma: float, d: int, rho: float) -> float:
+    """σ√(d log(2d²/ρ)): a bound on the operator norm of a d × d symmetric matrix with N(0, σ²) entries on and above
+    the diagonal, holding with probability 1 − ρ (Wang 2018, Alg. 2)."""
+    return sigma * math.sqrt(d * math.log(2 * d**2 / rho))
+
+
+def symmetric_from_upper(upper: np.ndarray, d: int) -> np.ndarray:
+    """The symmetric d × d matrix whose upper triangle (diagonal included, row-major) is ``upper``."""
+    iu = np.triu_indices(d)
+    A = np.zeros((d, d))
+    A[iu] = upper
+    return A + np.triu(A, 1).T
+
+
 def noisy_symmetric(G: np.ndarray, sigma: float, rng: np.random.Generator, sampler: str = "exact") -> np.ndarray:
     """The symmetric d × d matrix G released with i.i.d. N(0, σ²) noise on and above the diagonal, mirrored below
     (the privacy analysis's noise; the reference code's (Z + Z')/2 has off-diagonal variance σ²/2 instead, seed-001
     notes pitfall 8). The d(d+1)/2 upper entries are one release on the noise grid."""
     d = G.shape[0]
     iu = np.triu_indices(d)
-    A = np.zeros((d, d))
-    A[iu] = draw("gaussian", sigma, len(iu[0]), rng, sampler).add(G[iu])
-    return A + np.triu(A, 1).T
+    return symmetric_from_upper(draw("gaussian", sigma, len(iu[0]), rng, sampler).add(G[iu]), d)
 
 
 def ssp(X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float) -> np.ndarray:
@@ -151,7 +163,7 @@ def adassp(
     lam_min = max(np.linalg.eigvalsh(G)[0], 0.0)
     noisy_min = float(add_noise(lam_min, "gaussian", s_min, rng, privacy.sampler))
     lam_min_t = max(noisy_min - s_min * math.sqrt(math.log(6 / plan.delta)), 0.0)
-    lam = max(0.0, math.sqrt(d * math.log(2 * d**2 / rho)) * s_xx - lam_min_t)
+    lam = max(0.0, noise_norm_bound(s_xx, d, rho) - lam_min_t)
     A = noisy_symmetric(G, s_xx, rng, privacy.sampler) + lam * np.eye(d)
     b = add_noise(Xc.T @ yc, "gaussian", s_xy, rng, privacy.sampler)
     return np.linalg.lstsq(A, b, rcond=None)[0]
@@ -206,9 +218,7 @@ def ridge_from_noisy_gram(G: np.ndarray, sigma_G: float, kappa: float, rho: floa
     """The ridge λ = max(0, κ·σ_G√(d log(2d²/ρ)) − λ_min(G̃)) read off the released Gram matrix G̃ alone (post-
     processing): σ_G√(d log(2d²/ρ)) bounds the noise's operator norm with probability 1 − ρ (Wang 2018, as in
     AdaSSP), so G̃ + λI keeps its smallest eigenvalue ≥ κ times that bound — no separate λ_min release."""
-    d = G.shape[0]
-    bound = sigma_G * math.sqrt(d * math.log(2 * d**2 / rho))
-    return max(0.0, kappa * bound - float(np.linalg.eigvalsh(G)[0]))
+    return max(0.0, kappa * noise_norm_bound(sigma_G, G.shape[0], rho) - float(np.linalg.eigvalsh(G)[0]))
 
 
 def joint_ssp(
@@ -243,8 +253,6 @@ def joint_ssp(
     G, b = Xc.T @ Xc, Xc.T @ yc
     y_unit = ratio * B_X * B_Y
     z = add_noise(np.concatenate([G[iu] / B_X**2, b / y_unit]), "gaussian", sigma, rng, privacy.sampler)
-    A = np.zeros((d, d))
-    A[iu] = z[: len(iu[0])] * B_X**2
-    A = A + np.triu(A, 1).T
+    A = symmetric_from_upper(z[: len(iu[0])] * B_X**2, d)
     lam = ridge_from_noisy_gram(A, sigma * B_X**2, kappa, rho)
     return np.linalg.lstsq(A + lam * np.eye(d), z[len(iu[0]) :] * y_unit, rcond=None)[0]
