@@ -63,11 +63,7 @@ def tune_job(
     dataset: str,
     method: str,
     inputs: Mapping[str, str],
-    mode: str,
-    tuning: Mapping | None,
-    search: Mapping | None,
-    decoys: Mapping | None,
-    private_tuning: Mapping | None,
+    spec: tuning_mod.TuningSpec,
     params: Mapping,
     m_grid: Sequence[int],
     seed: int,
@@ -78,11 +74,8 @@ def tune_job(
     """One (dataset, method) tuning job: the constants of every m (:mod:`dpcost.analysis.tuning`) to ``out_json``,
     and every candidate's decoy score (decoy mode; an empty table otherwise) to ``out_table``."""
     analysis = datasets.get(dataset)
-    spec = methods_of(analysis.family)[method]
-    record = tuning_mod.tune(
-        analysis, spec, inputs, mode=mode, tuning=tuning, search=search, decoys=decoys,
-        private_tuning=private_tuning, params=dict(params), m_grid=m_grid, seed=seed, privacy=privacy,
-    )  # fmt: skip
+    record = tuning_mod.tune(analysis, methods_of(analysis.family)[method], inputs, spec, params=dict(params),
+                             m_grid=m_grid, seed=seed, privacy=privacy)  # fmt: skip
     record.pop("table").to_csv(out_table, index=False)
     write_json_atomic(out_json, record)
 
@@ -145,23 +138,20 @@ def map_job(
     dataset: str,
     method: str,
     inputs: Mapping[str, str],
-    block: Mapping,
-    tuning_mode: str,
+    spec: tuning_mod.TuningSpec,
+    grid: Mapping,
+    params: Mapping,
     seed: int,
     privacy: Privacy,
     out_table: str,
     out_record: str,
 ) -> None:
-    """One (dataset, method) job of the privacy–utility map (:func:`dpcost.analysis.privacy_map.run_map`): the map
-    block ``block`` gives ε grid, m grid, repetitions and the decoys of its per-ε tuning."""
+    """One (dataset, method) job of the privacy–utility map (:func:`dpcost.analysis.privacy_map.run_map`): ``grid``
+    is the map block (ε grid, m grid, repetitions), ``spec`` the method's tuning with the map's decoys."""
     analysis = datasets.get(dataset)
-    spec = methods_of(analysis.family)[method]
-    cfg = dict(block["map"])
     table, record = privacy_map.run_map(
-        analysis, spec, inputs, epsilons=cfg["epsilon"], m_grid=cfg["m"], reps=cfg["reps"], mode=tuning_mode,
-        tuning=block.get("tuning", {}).get(method), search=block.get("search", {}).get(method),
-        decoys=cfg.get("decoys", block.get("decoys")), private_tuning=block.get("private_tuning"),
-        params=analysis.params_from(block), seed=seed, privacy=privacy,
+        analysis, methods_of(analysis.family)[method], inputs, spec, epsilons=grid["epsilon"], m_grid=grid["m"],
+        reps=grid["reps"], params=dict(params), seed=seed, privacy=privacy,
     )  # fmt: skip
     table.to_parquet(out_table, index=False)
     write_json_atomic(out_record, record)

@@ -31,6 +31,7 @@ except Exception as exc:
 try:
     from dpcost.analysis.checks import check_setup
     from dpcost.analysis.datasets import ANALYSES
+    from dpcost.analysis.tuning import TuningSpec
     from dpcost.errors import DPCostError
     from dpcost.estimators.peers import available as peers_available
     from dpcost.estimators.registry import methods_of
@@ -113,14 +114,10 @@ def data_inputs(wildcards):
 
 
 def tune_params(dataset, method):
-    """The plain arguments of a tune job (dpcost.scripting.tune_job)."""
+    """The plain arguments of a tune job (dpcost.scripting.tune_job): only what the choice depends on."""
     block = config[dataset]
     return {
-        "mode": block.get("tuning_mode", "fixed"),
-        "tuning": block.get("tuning", {}).get(method),
-        "search": block.get("search", {}).get(method),
-        "decoys": block.get("decoys"),
-        "private_tuning": block.get("private_tuning"),
+        "spec": TuningSpec.of(block, method).to_dict(),
         "params": ANALYSES[dataset].params_from(block),
         "m": block["m"],
         "seed": config["seed"],

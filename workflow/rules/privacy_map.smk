@@ -17,8 +17,13 @@ rule map_method:
     conda:
         "../envs/dpcost.yaml"
     params:
-        block=lambda wc: config[wc.dataset],
-        tuning_mode=lambda wc: config[wc.dataset].get("tuning_mode", "fixed"),
+        spec=lambda wc: TuningSpec.of(
+            config[wc.dataset],
+            wc.method,
+            decoys=config[wc.dataset]["map"].get("decoys"),
+        ).to_dict(),
+        grid=lambda wc: config[wc.dataset]["map"],
+        params=lambda wc: ANALYSES[wc.dataset].params_from(config[wc.dataset]),
         seed=config["seed"],
         privacy=lambda wc: privacy(wc.dataset).to_dict(),
     script:

@@ -1,5 +1,6 @@
 """One method of one analysis over the privacy-utility map's (epsilon, m) grid."""
 
+from dpcost.analysis.tuning import TuningSpec
 from dpcost.dp.spec import Privacy
 from dpcost.scripting import map_job, run
 
@@ -9,8 +10,9 @@ run(
         dataset=snakemake.wildcards.dataset,
         method=snakemake.wildcards.method,
         inputs={k: v for k, v in snakemake.input.items()},
-        block=dict(p.block),
-        tuning_mode=p.tuning_mode,
+        spec=TuningSpec(**p.spec),
+        grid=dict(p.grid),
+        params=dict(p.params),
         seed=p.seed,
         privacy=Privacy(**p.privacy),
         out_table=snakemake.output.table,

@@ -1,5 +1,6 @@
 """Choose the constants of one method of one analysis at every m (fixed, decoy or private tuning)."""
 
+from dpcost.analysis.tuning import TuningSpec
 from dpcost.dp.spec import Privacy
 from dpcost.scripting import run, tune_job
 
@@ -9,11 +10,7 @@ run(
         dataset=snakemake.wildcards.dataset,
         method=snakemake.wildcards.method,
         inputs={k: v for k, v in snakemake.input.items()},
-        mode=p["mode"],
-        tuning=p["tuning"],
-        search=p["search"],
-        decoys=p["decoys"],
-        private_tuning=p["private_tuning"],
+        spec=TuningSpec(**p["spec"]),
         params=dict(p["params"]),
         m_grid=list(p["m"]),
         seed=p["seed"],

@@ -32,15 +32,11 @@ def run_map(
     analysis,
     method: Method,
     inputs: Mapping[str, str],
+    spec: tuning_steps.TuningSpec,
     *,
     epsilons: Sequence[float],
     m_grid: Sequence[int],
     reps: int,
-    mode: str,
-    tuning: Mapping | None,
-    search: Mapping | None,
-    decoys: Mapping | None,
-    private_tuning: Mapping | None,
     params: Mapping,
     seed: int,
     privacy: Privacy,
@@ -52,9 +48,9 @@ def run_map(
     for eps in epsilons if method.private else [math.nan]:
         p = replace(privacy, epsilon=float(eps)) if method.private else privacy
         try:
-            tuned = tuning_steps.tune(analysis, method, inputs, mode=mode, tuning=tuning, search=search, decoys=decoys,
-                                      private_tuning=private_tuning, params=params, m_grid=m_grid, seed=seed,
-                                      privacy=p)  # fmt: skip
+            tuned = tuning_steps.tune(
+                analysis, method, inputs, spec, params=params, m_grid=m_grid, seed=seed, privacy=p
+            )
             tuned.pop("table")
             runner, base, by_m = tuning_steps.runner(method, tuned, m_grid)
             table, _ = run_grid(design, runner, tuning=base, tuning_by_m=by_m, params=params, m_grid=m_grid, reps=reps,

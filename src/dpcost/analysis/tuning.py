@@ -24,7 +24,7 @@ import itertools
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -327,16 +327,38 @@ def check_setup(family: str, mode: str, search: Mapping | None, where: str) -> N
         raise ConfigError(f"{where}: tuning_mode {mode!r} is defined for regression analyses only; use 'fixed'")
 
 
+@dataclass(frozen=True)
+class TuningSpec:
+    """How one method's constants are chosen: the mode, and the blocks of the analysis's config it reads (the
+    method's ``tuning`` and ``search`` entries, ``decoys``, ``private_tuning``)."""
+
+    mode: str = "fixed"
+    tuning: Mapping | None = None
+    search: Mapping | None = None
+    decoys: Mapping | None = None
+    private_tuning: Mapping | None = None
+
+    @classmethod
+    def of(cls, block: Mapping, method: str, *, decoys: Mapping | None = None) -> TuningSpec:
+        """The spec of ``method`` in a dataset's config block; ``decoys`` replaces the block's (e.g. the map's)."""
+        return cls(
+            block.get("tuning_mode", "fixed"),
+            block.get("tuning", {}).get(method),
+            block.get("search", {}).get(method),
+            decoys or block.get("decoys"),
+            block.get("private_tuning"),
+        )
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
 def tune(
     analysis,
     method: Method,
     inputs: Mapping[str, str],
+    spec: TuningSpec,
     *,
-    mode: str,
-    tuning: Mapping | None,
-    search: Mapping | None,
-    decoys: Mapping | None,
-    private_tuning: Mapping | None,
     params: Mapping,
     m_grid: Sequence[int],
     seed: int,
@@ -347,6 +369,7 @@ def tune(
 
     A non-private method, one without a search space, and under ``private`` one whose releases are not its whole
     mechanism, run the config's constants (recorded as ``fixed``, with the mode that was asked for and why)."""
+    mode, tuning, search = spec.mode, spec.tuning, spec.search
     check_setup(analysis.family, mode, search, f"{analysis.name}.search.{method.name}")
     base = method.resolve_tuning(tuning, f"{analysis.name}.tuning.{method.name}")
     record = {"dataset": analysis.name, "method": method.name, "mode": mode, "requested_mode": mode}
@@ -363,14 +386,19 @@ def tune(
     cands = candidates(method, tuning, search, f"{analysis.name}.search.{method.name}")
     record.update(looked_at=LOOKED_AT[mode], search=dict(search))
     if mode == "decoy":
-        spec = Decoys.from_config(decoys or {})
+        decoys = Decoys.from_config(spec.decoys or {})
         design = analysis.load(inputs, params)
-        choices, table = decoy_search(design, method, cands, spec, params=params, m_grid=m_grid, seed=seed,
+        choices, table = decoy_search(design, method, cands, decoys, params=params, m_grid=m_grid, seed=seed,
                                       privacy=privacy, dataset=analysis.name)  # fmt: skip
-        return {**record, "decoys": dict(decoys), "choices": {str(m): c for m, c in choices.items()}, "table": table}
-    spec = PrivateTuning.from_config(private_tuning or {})
-    PrivatelyTuned(method, cands, spec).make_plan(privacy.at(min(m_grid)), min(m_grid), 1, {}, params)  # checks
-    return {**record, "private_tuning": spec.to_dict(), "candidates": cands, "table": empty}
+        return {
+            **record,
+            "decoys": dict(spec.decoys),
+            "choices": {str(m): c for m, c in choices.items()},
+            "table": table,
+        }
+    selection = PrivateTuning.from_config(spec.private_tuning or {})
+    PrivatelyTuned(method, cands, selection).make_plan(privacy.at(min(m_grid)), min(m_grid), 1, {}, params)  # checks
+    return {**record, "private_tuning": selection.to_dict(), "candidates": cands, "table": empty}
 
 
 def runner(method: Method, record: Mapping, m_grid: Sequence[int]):

@@ -10,6 +10,7 @@ import pytest
 from dpcost.analysis import privacy_map
 from dpcost.analysis.datasets import Analysis
 from dpcost.analysis.designs import RegressionDesign
+from dpcost.analysis.tuning import TuningSpec
 from dpcost.dp.spec import Privacy
 from dpcost.estimators.ols import ols
 from dpcost.estimators.registry import get
@@ -27,24 +28,24 @@ def _analysis():
 
 
 def test_each_epsilon_is_its_own_run_and_error_falls_with_epsilon():
-    kw = dict(epsilons=[0.2, 5.0], m_grid=[500, 2000], reps=6, mode="fixed", search=None, decoys=None,
-              private_tuning=None, params={}, seed=1, privacy=Privacy(0.5, "10/n^1.1", "tight"))  # fmt: skip
+    kw = dict(epsilons=[0.2, 5.0], m_grid=[500, 2000], reps=6, params={}, seed=1,
+              privacy=Privacy(0.5, "10/n^1.1", "tight"))  # fmt: skip
     sa = get("subsample_aggregate")
-    table, record = privacy_map.run_map(_analysis(), sa, {}, tuning={"R_b": 2.0, "block_size": 25}, **kw)
+    table, record = privacy_map.run_map(_analysis(), sa, {}, TuningSpec(tuning={"R_b": 2.0, "block_size": 25}), **kw)
     assert sorted(table.epsilon.unique()) == [0.2, 5.0] and len(table) == 2 * 2 * 6
     assert set(record["tuning"]) == {"0.2", "5.0"} and record["refused"] == {}
     err = table.groupby(["epsilon", "m"]).error.mean()
     assert err[(5.0, 2000)] < err[(0.2, 2000)] and err[(5.0, 500)] < err[(0.2, 500)]
-    base, _ = privacy_map.run_map(_analysis(), get("ols"), {}, tuning=None, **kw)
+    base, _ = privacy_map.run_map(_analysis(), get("ols"), {}, TuningSpec(), **kw)
     assert base.epsilon.isna().all() and len(base) == 2 * 6  # a non-private method runs once
 
 
 def test_a_refused_epsilon_is_recorded_and_left_out():
-    kw = dict(m_grid=[500], reps=2, mode="fixed", search=None, decoys=None, private_tuning=None, params={}, seed=1)
     paper = Privacy(0.5, "10/n^1.1", "paper")
+    spec = TuningSpec(tuning={"R_b": 2.0, "block_size": 25})
     sa = get("subsample_aggregate")
-    table, record = privacy_map.run_map(_analysis(), sa, {}, epsilons=[0.5, 2.0], tuning={"R_b": 2.0, "block_size": 25},
-                                        privacy=paper, **kw)  # fmt: skip
+    table, record = privacy_map.run_map(_analysis(), sa, {}, spec, epsilons=[0.5, 2.0], m_grid=[500], reps=2,
+                                        params={}, seed=1, privacy=paper)  # fmt: skip
     assert list(table.epsilon.unique()) == [0.5] and "epsilon < 1" in record["refused"]["2.0"]
 
 

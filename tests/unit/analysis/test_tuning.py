@@ -65,14 +65,27 @@ def test_decoy_search_never_reads_the_real_response():
     assert set(t1.columns) >= {"candidate", "m", "error", "se", "R_b"} and len(t1) == 4
 
 
+def test_a_spec_reads_its_method_from_the_config_block():
+    block = {"tuning_mode": "decoy", "tuning": {"adassp": {"B_X": 1.0}}, "search": {"adassp": {"B_Y": [1.0, 2.0]}},
+             "decoys": {"reps": 1}, "private_tuning": {"mean_K": 3}}  # fmt: skip
+    assert tuning.TuningSpec.of(block, "adassp") == tuning.TuningSpec(
+        "decoy", {"B_X": 1.0}, {"B_Y": [1.0, 2.0]}, {"reps": 1}, {"mean_K": 3}
+    )
+    assert tuning.TuningSpec.of(block, "ssp", decoys={"reps": 2}) == tuning.TuningSpec(
+        "decoy", None, None, {"reps": 2}, {"mean_K": 3}
+    )
+    assert tuning.TuningSpec.of({}, "ols") == tuning.TuningSpec()
+
+
 def test_fixed_mode_and_methods_without_a_search_run_the_config_constants():
     h = ANALYSES["housing"]
-    kw = dict(decoys=None, private_tuning=None, params={}, m_grid=[100, 200], seed=1, privacy=P)
-    rec = tuning.tune(h, SA, {}, mode="fixed", tuning={"R_b": 1.0, "block_size": 5}, search={"R_b": [1, 2]}, **kw)
+    kw = dict(params={}, m_grid=[100, 200], seed=1, privacy=P)
+    spec = tuning.TuningSpec("fixed", {"R_b": 1.0, "block_size": 5}, {"R_b": [1, 2]})
+    rec = tuning.tune(h, SA, {}, spec, **kw)
     assert rec["mode"] == "fixed" and rec["choices"] == {"100": {"R_b": 1.0, "block_size": 5}} | {
         "200": {"R_b": 1.0, "block_size": 5}
     }
-    rec = tuning.tune(h, get("ols"), {}, mode="decoy", tuning=None, search=None, **kw)
+    rec = tuning.tune(h, get("ols"), {}, tuning.TuningSpec("decoy"), **kw)
     assert rec["mode"] == "fixed" and rec["requested_mode"] == "decoy" and "no search space" in rec["looked_at"]
     runner, base, by_m = tuning.runner(SA, {"mode": "fixed", "choices": {"100": {"R_b": 1.0, "block_size": 5}}}, [100])
     assert runner is SA and by_m == {100: {"R_b": 1.0, "block_size": 5}}
@@ -118,9 +131,8 @@ def test_private_selection_is_charged_inside_the_budget():
     ops = get("ops")
     with pytest.raises(ConfigError, match="whole mechanism"):
         tuning.PrivatelyTuned(ops, [ops.resolve_tuning({"B_X": 1.0, "B_Y": 1.0})], SPEC)
-    rec = tuning.tune(ANALYSES["housing"], ops, {}, mode="private", tuning={"B_X": 1.0, "B_Y": 1.0},
-                      search={"B_X": [1.0, 2.0]}, decoys=None, private_tuning=SPEC.to_dict(), params={}, m_grid=[100],
-                      seed=1, privacy=P)  # fmt: skip
+    spec = tuning.TuningSpec("private", {"B_X": 1.0, "B_Y": 1.0}, {"B_X": [1.0, 2.0]}, None, SPEC.to_dict())
+    rec = tuning.tune(ANALYSES["housing"], ops, {}, spec, params={}, m_grid=[100], seed=1, privacy=P)
     assert rec["mode"] == "fixed" and rec["requested_mode"] == "private" and "posterior" in rec["looked_at"]
     with pytest.raises(PrivacyError, match="replace-one"):
         tuned.make_plan(Privacy(0.5, 1e-3, "tight", neighbours="add_remove"), 1000, 3, {}, {})
