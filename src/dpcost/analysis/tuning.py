@@ -5,11 +5,12 @@ Three modes, the same for every method of an analysis (config key ``tuning_mode`
 ``fixed``    the constants of the config's ``tuning`` block (code defaults fill the rest), at every m. Whoever wrote
              them may have looked at the real data: the analysis's ``not_private`` note says what is known.
 ``decoy``    for every m, the candidate of the config's ``search`` block (a grid over the ``tuning`` base) with the
-             smallest mean error on *decoy* analyses: the real full design X with synthetic responses (:class:`Decoys`:
-             linear, heteroscedastic, misspecified or with a slope that changes with the row norm), the truth of each
-             decoy its full-design OLS (as the real truth is). The real y is never read. What the choice still sees:
-             the real design — all rows, with its conditioning and heavy rows — so it is NOT private with respect to
-             X; the kinds, radii and noise levels are public constants of the config.
+             smallest geometric-mean error on *decoy* analyses, pooled over neighbouring m: the real full design X
+             with synthetic responses (:class:`Decoys`: linear, heteroscedastic, misspecified or with a slope that
+             changes with the row norm, clipped to the response's public range), the truth of each decoy its
+             full-design OLS (as the real truth is). The real y is never read. What the choice still sees: the real
+             design — all rows, with its conditioning and heavy rows — so it is NOT private with respect to X; the
+             kinds, radii, noise levels and range are public constants of the config.
 ``private``  the choice is made inside each repetition, on the repetition's own subsample, by private selection
              from private candidates (:mod:`dpcost.dp.selection`), charged inside the same (ε, δ).
 
@@ -35,12 +36,9 @@ from ..dp.samplers import add_noise, grid_scale
 from ..dp.selection import candidate_mu_for, check_eta, check_mean_K, select_best
 from ..dp.spec import Privacy
 from ..errors import ConfigError, PrivacyError
-from ..estimators.ols import ols
 from ..estimators.registry import Method
-from .designs import RegressionDesign
-from .engine import run_grid
+from .decoys import Decoys, decoy_search
 from .ledger import EXACT_RELEASES, STATED_REASONS
-from .streams import rng_for
 
 log = logging.getLogger(__name__)
 
@@ -67,105 +65,6 @@ def candidates(method: Method, base: Mapping | None, search: Mapping | None, whe
             raise ConfigError(f"{where}: search.{key} must be a non-empty list of candidate values")
     keys = list(search)
     return [{**base, **dict(zip(keys, combo, strict=True))} for combo in itertools.product(*search.values())]
-
-
-DECOY_KINDS = ("linear", "heteroscedastic", "misspecified", "interaction")
-
-
-@dataclass(frozen=True)
-class Decoys:
-    """Decoy responses on the real design, one per (kind, radius, noise level); ``reps`` subsamples each per m.
-
-    With β uniform on the sphere of the radius r and z standard normal (d covariates):
-    linear           y = Xβ + σz
-    heteroscedastic  y = Xβ + σ(‖x‖₂/√d)z          (noise grows with the row norm, as in skewed real data)
-    misspecified     y = Xβ + tanh(XW)a + σz        (W: d × 20 with N(0, 1/d) entries, a ~ N(0, r²/20)): a
-                                                     non-linear part, so clipping heavy rows biases as on real data
-    """
-
-    kinds: tuple[str, ...]
-    radius: tuple[float, ...]
-    noise_sd: tuple[float, ...]
-    reps: int
-
-    @classmethod
-    def from_config(cls, block: Mapping) -> Decoys:
-        kinds, radius, noise = tuple(block["kinds"]), tuple(block["radius"]), tuple(block["noise_sd"])
-        if set(kinds) - set(DECOY_KINDS) or not kinds:
-            raise ConfigError(f"decoys.kinds must be a non-empty list of {DECOY_KINDS}, got {list(kinds)}")
-        if not radius or not noise or min(radius + noise) <= 0 or int(block["reps"]) < 1:
-            raise ConfigError("decoys: radius and noise_sd must be non-empty lists of positive numbers, reps >= 1")
-        return cls(kinds, radius, noise, int(block["reps"]))
-
-    def designs(self, X: np.ndarray, *, seed: int, dataset: str) -> list[RegressionDesign]:
-        """The decoy analyses on the real full design X, decoy k from the stream (dataset, "decoy", k); the truth of
-        each is its full-design OLS."""
-        out = []
-        n, d = X.shape
-        for k, (kind, r, s) in enumerate(itertools.product(self.kinds, self.radius, self.noise_sd)):
-            rng = rng_for(seed, dataset, "decoy", k)
-            u = rng.normal(size=d)
-            noise = s * rng.normal(size=n)
-            if kind == "heteroscedastic":
-                noise *= np.linalg.norm(X, axis=1) / math.sqrt(d)
-            y = X @ (r * u / np.linalg.norm(u)) + noise
-            if kind == "interaction":  # the slope changes with the row norm: heavy rows follow their own line
-                v = rng.normal(size=d)
-                y += (np.linalg.norm(X, axis=1) / math.sqrt(d) - 1) * (X @ (r * v / np.linalg.norm(v)))
-            if kind == "misspecified":
-                W, a = rng.normal(scale=1 / math.sqrt(d), size=(d, 20)), rng.normal(scale=r / math.sqrt(20), size=20)
-                y += np.tanh(X @ W) @ a
-            out.append(RegressionDesign(X, y, ols(X, y)))
-        return out
-
-
-def decoy_search(
-    design: RegressionDesign,
-    method: Method,
-    cands: Sequence[dict],
-    decoys: Decoys,
-    *,
-    params: Mapping,
-    m_grid: Sequence[int],
-    seed: int,
-    privacy: Privacy,
-    dataset: str,
-) -> tuple[dict[int, dict], pd.DataFrame]:
-    """The candidate with the smallest mean decoy error at every m, and the tidy table of every evaluation's mean
-    (candidate, m, mean error, its standard error over the decoy runs)."""
-    rows = []
-    fakes = decoys.designs(design.X, seed=seed, dataset=dataset)
-    engine_log = logging.getLogger(run_grid.__module__)
-    level = engine_log.level
-    engine_log.setLevel(max(level, logging.WARNING))  # the tune log: one line per candidate, not one per m
-    try:
-        _evaluate(rows, method, cands, fakes, decoys.reps, params, m_grid, seed, privacy, dataset)
-    finally:
-        engine_log.setLevel(level)
-    if not rows:
-        raise ConfigError(f"{dataset}.search.{method.name}: every candidate was refused (see the log)")
-    table = pd.DataFrame(rows)
-    best = table.loc[table.groupby("m").error.idxmin()]  # ties: the first candidate in grid order
-    choices = {int(r.m): cands[int(r.candidate)] for r in best.itertuples()}
-    return choices, table
-
-
-def _evaluate(rows, method, cands, fakes, reps, params, m_grid, seed, privacy, dataset) -> None:
-    """Append every candidate's mean decoy error per m to ``rows`` (a candidate a calibration refuses is skipped)."""
-    for c, tuning in enumerate(cands):
-        errors = []
-        try:
-            for k, fake in enumerate(fakes):
-                table, _ = run_grid(fake, method, tuning=tuning, params=params, m_grid=m_grid, reps=reps,
-                                    seed=seed, privacy=privacy, dataset=f"{dataset}:decoy{k}")  # fmt: skip
-                errors.append(table[["m", "error"]])
-        except PrivacyError as exc:  # e.g. a paper calibration outside its range: never a choice
-            log.warning("%s: candidate %s refused (%s); it cannot be chosen", method.name, tuning, exc)
-            continue
-        err = pd.concat(errors).groupby("m").error.agg(["mean", "std", "count"])
-        for m, (mean, sd, count) in err.iterrows():
-            rows.append({"candidate": c, "m": int(m), "error": mean, "se": sd / math.sqrt(count), **tuning})
-        log.info("%s: candidate %d/%d %s evaluated on %d decoys", method.name, c + 1, len(cands), tuning, len(fakes))
 
 
 # ---- private mode ---------------------------------------------------------------------------------------------------
@@ -373,7 +272,7 @@ def tune(
     check_setup(analysis.family, mode, search, f"{analysis.name}.search.{method.name}")
     base = method.resolve_tuning(tuning, f"{analysis.name}.tuning.{method.name}")
     record = {"dataset": analysis.name, "method": method.name, "mode": mode, "requested_mode": mode}
-    empty = pd.DataFrame(columns=["candidate", "m", "error", "se"])
+    empty = pd.DataFrame(columns=["candidate", "m", "error", "se", "score", "pooled"])
     why_fixed = None
     if mode != "fixed" and (not method.private or not search):
         why_fixed = "no search space for this method"

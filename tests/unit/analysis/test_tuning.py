@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from dpcost.analysis import tuning
+from dpcost.analysis import decoys, tuning
 from dpcost.analysis.datasets import ANALYSES
 from dpcost.analysis.designs import RegressionDesign
 from dpcost.analysis.engine import run_grid
@@ -38,7 +38,7 @@ def test_candidates_are_the_grid_over_the_base_in_order():
         tuning.candidates(SA, {"R_b": 1.0, "block_size": 10}, {"R_b": []}, "w")
 
 
-DECOYS = tuning.Decoys(("linear", "heteroscedastic", "misspecified", "interaction"), (1.0,), (0.5,), 2)
+DECOYS = decoys.Decoys(("linear", "heteroscedastic", "misspecified", "interaction"), (1.0,), (0.5,), 2)
 
 
 def test_decoys_are_reproducible_and_follow_their_kind():
@@ -57,12 +57,42 @@ def test_decoys_are_reproducible_and_follow_their_kind():
 def test_decoy_search_never_reads_the_real_response():
     cands = tuning.candidates(SA, {"R_b": 1.0, "block_size": 50}, {"R_b": [0.01, 2.0]}, "w")
     kw = dict(params={}, m_grid=[1000, 3000], seed=1, privacy=Privacy(2.0, 1e-3, "tight"), dataset="d")
-    c1, t1 = tuning.decoy_search(design(y_seed=1), SA, cands, DECOYS, **kw)
-    c2, t2 = tuning.decoy_search(design(y_seed=99), SA, cands, DECOYS, **kw)  # the same X, another y
+    c1, t1 = decoys.decoy_search(design(y_seed=1), SA, cands, DECOYS, **kw)
+    c2, t2 = decoys.decoy_search(design(y_seed=99), SA, cands, DECOYS, **kw)  # the same X, another y
     assert c1 == c2 and t1.equals(t2)
     # the clearly better candidate wins (R_b = 0.01 projects every block estimate to almost 0: error ‖β_k‖ = 1)
     assert all(c["R_b"] == 2.0 for c in c1.values())
-    assert set(t1.columns) >= {"candidate", "m", "error", "se", "R_b"} and len(t1) == 4
+    assert set(t1.columns) >= {"candidate", "m", "error", "se", "score", "pooled", "R_b"} and len(t1) == 4
+
+
+def test_decoys_clipped_to_the_public_range_and_checked():
+    X = design().X
+    clipped = replace(DECOYS, y_range=(-0.5, 0.5)).designs(X, seed=3, dataset="d")
+    free = DECOYS.designs(X, seed=3, dataset="d")
+    for c, f in zip(clipped, free, strict=True):  # the same draws, then clipped; the truth follows the clipped y
+        assert np.array_equal(c.y, np.clip(f.y, -0.5, 0.5)) and np.allclose(c.truth, ols(X, c.y))
+        assert (np.abs(f.y) > 0.5).any()
+    block = {"kinds": ["linear"], "radius": [1.0], "noise_sd": [1.0], "reps": 1}
+    assert decoys.Decoys.from_config({**block, "y_range": [-2, 3], "pool": 1}) == decoys.Decoys(
+        ("linear",), (1.0,), (1.0,), 1, (-2.0, 3.0), 1
+    )
+    with pytest.raises(ConfigError, match="y_range must be"):
+        decoys.Decoys.from_config({**block, "y_range": [3, -2]})
+    with pytest.raises(ConfigError, match="pool must be"):
+        decoys.Decoys.from_config({**block, "pool": -1})
+
+
+def test_pooling_averages_the_scores_of_neighbouring_m():
+    import pandas as pd
+
+    # candidate 0 is best at m = 2 only, by a hair; candidate 1 is clearly best at m = 1 and 3
+    table = pd.DataFrame({"candidate": [0, 0, 0, 1, 1, 1], "m": [1, 2, 3] * 2,
+                          "score": [1.0, 0.0, 1.0, 0.0, 0.1, 0.0]})  # fmt: skip
+    alone, pooled = decoys.pooled(table, 0), decoys.pooled(table, 1)
+    assert alone.pooled.tolist() == table.score.tolist()
+    assert pooled.pooled.tolist() == pytest.approx([0.5, 2 / 3, 0.5, 0.05, 1 / 30, 0.05])
+    best = pooled.loc[pooled.groupby("m").pooled.idxmin()]
+    assert best.candidate.tolist() == [1, 1, 1]  # pooled, candidate 1 wins at m = 2 as well
 
 
 def test_a_spec_reads_its_method_from_the_config_block():

@@ -1,0 +1,167 @@
+"""Decoy analyses for ``tuning_mode: decoy``: synthetic responses on the real design, and the search that scores
+every candidate on them (geometric-mean error, pooled over neighbouring m).
+
+The real response is never read: a decoy is the real full design X with a response drawn from public constants
+(kinds, radii, noise levels, the response's public range). What the choice still sees is X itself — all rows — so
+it is NOT private with respect to X (the tuning record and the ledger say so).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..dp.spec import Privacy
+from ..errors import ConfigError, PrivacyError
+from ..estimators.ols import ols
+from ..estimators.registry import Method
+from .designs import RegressionDesign
+from .engine import run_grid
+from .streams import rng_for
+
+log = logging.getLogger(__name__)
+
+
+DECOY_KINDS = ("linear", "heteroscedastic", "misspecified", "interaction")
+
+
+@dataclass(frozen=True)
+class Decoys:
+    """Decoy responses on the real design, one per (kind, radius, noise level); ``reps`` subsamples each per m.
+
+    With β uniform on the sphere of the radius r and z standard normal (d covariates):
+    linear           y = Xβ + σz
+    heteroscedastic  y = Xβ + σ(‖x‖₂/√d)z          (noise grows with the row norm, as in skewed real data)
+    misspecified     y = Xβ + tanh(XW)a + σz        (W: d × 20 with N(0, 1/d) entries, a ~ N(0, r²/20)): a
+                                                     non-linear part, so clipping heavy rows biases as on real data
+    interaction      y = Xβ + (‖x‖₂/√d − 1)Xv + σz  (v uniform on the sphere of radius r): heavy rows follow their
+                                                     own slope
+    With ``y_range`` = (lo, hi) every decoy response is then clipped to [lo, hi]: a response known to be bounded or
+    top-coded (house values are capped at $500,001) gives its heavy rows a flatter slope, which is what makes early
+    stopping and clipping matter on real data; unclipped decoys reward runs to convergence instead.
+
+    ``pool``: the choice at an m scores each candidate over the decoy runs at m and at its ``pool`` neighbours on each
+    side in the m grid, so that choices do not flip between neighbouring m on decoy noise.
+    """
+
+    kinds: tuple[str, ...]
+    radius: tuple[float, ...]
+    noise_sd: tuple[float, ...]
+    reps: int
+    y_range: tuple[float, float] | None = None
+    pool: int = 0
+
+    @classmethod
+    def from_config(cls, block: Mapping) -> Decoys:
+        kinds, radius, noise = tuple(block["kinds"]), tuple(block["radius"]), tuple(block["noise_sd"])
+        if set(kinds) - set(DECOY_KINDS) or not kinds:
+            raise ConfigError(f"decoys.kinds must be a non-empty list of {DECOY_KINDS}, got {list(kinds)}")
+        if not radius or not noise or min(radius + noise) <= 0 or int(block["reps"]) < 1:
+            raise ConfigError("decoys: radius and noise_sd must be non-empty lists of positive numbers, reps >= 1")
+        y_range = block.get("y_range")
+        if y_range is not None:
+            if len(y_range) != 2 or not float(y_range[0]) < float(y_range[1]):
+                raise ConfigError(f"decoys.y_range must be [lo, hi] with lo < hi, got {y_range}")
+            y_range = (float(y_range[0]), float(y_range[1]))
+        pool = int(block.get("pool", 0))
+        if pool < 0:
+            raise ConfigError(f"decoys.pool must be >= 0, got {pool}")
+        return cls(kinds, radius, noise, int(block["reps"]), y_range, pool)
+
+    def designs(self, X: np.ndarray, *, seed: int, dataset: str) -> list[RegressionDesign]:
+        """The decoy analyses on the real full design X, decoy k from the stream (dataset, "decoy", k); the truth of
+        each is its full-design OLS."""
+        out = []
+        n, d = X.shape
+        for k, (kind, r, s) in enumerate(itertools.product(self.kinds, self.radius, self.noise_sd)):
+            rng = rng_for(seed, dataset, "decoy", k)
+            u = rng.normal(size=d)
+            noise = s * rng.normal(size=n)
+            if kind == "heteroscedastic":
+                noise *= np.linalg.norm(X, axis=1) / math.sqrt(d)
+            y = X @ (r * u / np.linalg.norm(u)) + noise
+            if kind == "interaction":  # the slope changes with the row norm: heavy rows follow their own line
+                v = rng.normal(size=d)
+                y += (np.linalg.norm(X, axis=1) / math.sqrt(d) - 1) * (X @ (r * v / np.linalg.norm(v)))
+            if kind == "misspecified":
+                W, a = rng.normal(scale=1 / math.sqrt(d), size=(d, 20)), rng.normal(scale=r / math.sqrt(20), size=20)
+                y += np.tanh(X @ W) @ a
+            if self.y_range is not None:
+                y = np.clip(y, *self.y_range)
+            out.append(RegressionDesign(X, y, ols(X, y)))
+        return out
+
+
+def decoy_search(
+    design: RegressionDesign,
+    method: Method,
+    cands: Sequence[dict],
+    decoys: Decoys,
+    *,
+    params: Mapping,
+    m_grid: Sequence[int],
+    seed: int,
+    privacy: Privacy,
+    dataset: str,
+) -> tuple[dict[int, dict], pd.DataFrame]:
+    """The candidate with the smallest decoy score at every m, and the tidy table of every evaluation (candidate, m,
+    mean error and its standard error over the decoy runs, ``score``, ``pooled``).
+
+    ``score`` is the mean log error over the decoy runs (a geometric mean: every decoy counts by its relative error,
+    so the hardest decoy does not decide alone); ``pooled`` averages it over m and its ``decoys.pool`` neighbours in
+    the grid. The choice minimises ``pooled``."""
+    rows = []
+    fakes = decoys.designs(design.X, seed=seed, dataset=dataset)
+    engine_log = logging.getLogger(run_grid.__module__)
+    level = engine_log.level
+    engine_log.setLevel(max(level, logging.WARNING))  # the tune log: one line per candidate, not one per m
+    try:
+        _evaluate(rows, method, cands, fakes, decoys.reps, params, m_grid, seed, privacy, dataset)
+    finally:
+        engine_log.setLevel(level)
+    if not rows:
+        raise ConfigError(f"{dataset}.search.{method.name}: every candidate was refused (see the log)")
+    table = pooled(pd.DataFrame(rows), decoys.pool)
+    best = table.loc[table.groupby("m").pooled.idxmin()]  # ties: the first candidate in grid order
+    choices = {int(r.m): cands[int(r.candidate)] for r in best.itertuples()}
+    return choices, table
+
+
+def pooled(table: pd.DataFrame, pool: int) -> pd.DataFrame:
+    """``table`` with column ``pooled``: each candidate's ``score`` averaged over its m and the ``pool`` grid
+    neighbours on either side (fewer at the ends of the grid)."""
+    wide = table.pivot(index="candidate", columns="m", values="score")
+    grid = list(wide.columns)
+    smooth = {m: wide[grid[max(0, i - pool) : i + pool + 1]].mean(axis=1) for i, m in enumerate(grid)}
+    out = table.copy()
+    out["pooled"] = [smooth[m][c] for c, m in zip(out.candidate, out.m, strict=True)]
+    return out
+
+
+def _evaluate(rows, method, cands, fakes, reps, params, m_grid, seed, privacy, dataset) -> None:
+    """Append every candidate's mean decoy error per m to ``rows`` (a candidate a calibration refuses is skipped)."""
+    for c, tuning in enumerate(cands):
+        errors = []
+        try:
+            for k, fake in enumerate(fakes):
+                table, _ = run_grid(fake, method, tuning=tuning, params=params, m_grid=m_grid, reps=reps,
+                                    seed=seed, privacy=privacy, dataset=f"{dataset}:decoy{k}")  # fmt: skip
+                errors.append(table[["m", "error"]])
+        except PrivacyError as exc:  # e.g. a paper calibration outside its range: never a choice
+            log.warning("%s: candidate %s refused (%s); it cannot be chosen", method.name, tuning, exc)
+            continue
+        err = pd.concat(errors)
+        err["log"] = np.log(err.error)
+        err = err.groupby("m").agg(
+            mean=("error", "mean"), sd=("error", "std"), n=("error", "size"), score=("log", "mean")
+        )
+        for m, (mean, sd, count, score) in err.iterrows():
+            rows.append({"candidate": c, "m": int(m), "error": mean, "se": sd / math.sqrt(count), "score": score,
+                         **tuning})  # fmt: skip
+        log.info("%s: candidate %d/%d %s evaluated on %d decoys", method.name, c + 1, len(cands), tuning, len(fakes))
