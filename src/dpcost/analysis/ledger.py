@@ -36,6 +36,7 @@ EXACT_RELEASES: dict[str, str] = {
     "precond_gd": "Gaussian releases of X'X and of T sums of clipped gradient terms; the rest is post-processing",
     "subsample_aggregate": "one Gaussian release of the mean of clipped block estimates",
     "opendp_ssp": "one Gaussian release of (X'X upper triangle, X'y)",
+    "dp_mean": "one Gaussian release of the coordinate-clipped mean",
 }
 # why the other methods of the registry enter at their stated (ε, δ)
 STATED_REASONS: dict[str, str] = {
@@ -48,6 +49,10 @@ STATED_REASONS: dict[str, str] = {
     "sheffet_jl": "a Gaussian JL projection behind a Laplace test is not an additive-noise release",
     "peeling": "report-noisy-max selections are not additive-noise releases",
     "frank_wolfe": "report-noisy-min selections are not additive-noise releases",
+    "frank_wolfe_lasso": "report-noisy-min selections are not additive-noise releases",
+    "dp_iht": "peeling's report-noisy-max selections are not additive-noise releases",
+    "karwa_vadhan": "its noisy histograms choose the clipping range of the mean: entered at the stated composition of "
+    "its two steps",
     "diffprivlib": "diffprivlib's own accounting; no releases recorded",
 }
 # the norm a release's sensitivity must be measured in for each additive mechanism (first word of its "norm")

@@ -14,6 +14,21 @@ from .base import check_count, check_matrix
 from .sparse_mean import truncated_mean
 
 
+def vertex_selections(p: Privacy, sens: float, T: int) -> tuple[Release, str]:
+    """T report-noisy-min selections over vertex scores of ℓ∞ sensitivity ``sens`` at the resolved budget p, each
+    ε₀-DP with Laplace(2·sens/ε₀): ε₀ by advanced composition (paper) or the better of basic composition and
+    zCDP/RDP accounting (tight). Returns the release and the composition's description."""
+    check_sensitivity(sens)
+    if p.calibration == "paper":
+        e0, comp = advanced_composition_epsilon0(p.epsilon, p.delta, T), f"advanced composition of {T} selections"
+    else:
+        e0 = pure_steps_epsilon0(T, p.epsilon, p.delta)
+        comp = f"{T} selections: the better of basic composition and zCDP/RDP accounting (dp-accounting)"
+    b = grid_scale(2 * sens / e0, sens, 1, "linf", "laplace", p.sampler)  # + one grid step per rounded score
+    how = describe("laplace", 1, "linf", p.sampler)
+    return Release("report-noisy-min (Laplace)", sens, "linf over vertex scores", b, T, e0, sampler=how), comp
+
+
 def frank_wolfe_plan(privacy: Privacy, n: int, d: int, *, R: float, radius: float, T: int) -> PrivacyPlan:
     """T report-noisy-min selections over the 2d vertices of the ℓ1 ball, score sensitivity Δ = radius·2R/n,
     Laplace(2Δ/ε₀) noise, each selection ε₀-DP.
@@ -21,16 +36,7 @@ def frank_wolfe_plan(privacy: Privacy, n: int, d: int, *, R: float, radius: floa
     p = privacy.at(n)
     epsilon, delta = p.epsilon, p.delta
     T = check_count("T", T)
-    sens = radius * 2 * R / n
-    check_sensitivity(sens)
-    if p.calibration == "paper":
-        e0, comp = advanced_composition_epsilon0(epsilon, delta, T), f"advanced composition of {T} selections"
-    else:
-        e0 = pure_steps_epsilon0(T, epsilon, delta)
-        comp = f"{T} selections: the better of basic composition and zCDP/RDP accounting (dp-accounting)"
-    b = grid_scale(2 * sens / e0, sens, 1, "linf", "laplace", p.sampler)  # + one grid step per rounded score
-    how = describe("laplace", 1, "linf", p.sampler)
-    rel = Release("report-noisy-min (Laplace)", sens, "linf over vertex scores", b, T, e0, sampler=how)
+    rel, comp = vertex_selections(p, radius * 2 * R / n, T)
     return PrivacyPlan(
         "frank_wolfe",
         epsilon,

@@ -19,6 +19,7 @@ from ..dp.plan import PrivacyPlan
 from ..dp.spec import Privacy
 from ..errors import ConfigError
 from . import (
+    dp_mean,
     frank_wolfe,
     noisy_gd,
     noisy_sgd,
@@ -29,6 +30,7 @@ from . import (
     precond_gd,
     sheffet,
     sparse_mean,
+    sparse_regression,
     ssp,
     subsample_aggregate,
     truncated_ols,
@@ -181,6 +183,25 @@ METHODS: dict[str, Method] = {
             sheffet.sheffet_jl_plan,
             group="comparator",
         ),
+        # sparse linear regression (the simulation study)
+        _M("iht", "regression", "IHT (non-private)", sparse_regression.iht, support="returned", group="baseline"),
+        _M(
+            "dp_iht",
+            "regression",
+            "DP IHT (Cai, Wang & Zhang 2021, Alg. 4.2)",
+            sparse_regression.dp_iht,
+            sparse_regression.dp_iht_plan,
+            support="returned",
+        ),
+        _M(
+            "frank_wolfe_lasso",
+            "regression",
+            "Private Frank-Wolfe LASSO (Talwar et al. 2015)",
+            sparse_regression.private_frank_wolfe_regression,
+            sparse_regression.frank_wolfe_regression_plan,
+            support="nonzero",
+            group="comparator",
+        ),
         _M(
             "diffprivlib",
             "regression",
@@ -199,8 +220,17 @@ METHODS: dict[str, Method] = {
             peer="opendp",
             group="peer",
         ),
-        # sparse mean
+        # mean
         _M("sample_mean", "mean", "Sample mean (non-private)", sparse_mean.sample_mean, group="baseline"),
+        _M("dp_mean", "mean", "DP mean (Cai, Wang & Zhang 2021, Alg. 3.1)", dp_mean.dp_mean, dp_mean.dp_mean_plan),
+        _M(
+            "karwa_vadhan",
+            "mean",
+            "Karwa & Vadhan (2017), Alg. 4",
+            dp_mean.karwa_vadhan_mean,
+            dp_mean.karwa_vadhan_mean_plan,
+            group="comparator",
+        ),
         _M(
             "top_s_mean",
             "mean",
