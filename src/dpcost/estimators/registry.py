@@ -53,7 +53,8 @@ class Method:
     (estimate, selected indices). ``plan(privacy, n, d, **tuning)`` is its privacy plan, the one ``fn`` calls;
     None for a non-private baseline. ``peer`` names the library a peer method needs. ``support`` says how the
     selected coordinates of a sparse estimate are read: ``"returned"`` or ``"nonzero"`` (None: not sparse).
-    ``group`` is one of :data:`GROUPS`.
+    ``group`` is one of :data:`GROUPS`. ``simulation_only``: run by the simulation study alone (its designs give the
+    constants these need, e.g. a known sparsity), not offered to the real-data analyses of its family.
     """
 
     name: str
@@ -64,6 +65,7 @@ class Method:
     peer: str | None = None
     support: str | None = None
     group: str = "paper"
+    simulation_only: bool = False
 
     @property
     def private(self) -> bool:
@@ -184,7 +186,15 @@ METHODS: dict[str, Method] = {
             group="comparator",
         ),
         # sparse linear regression (the simulation study)
-        _M("iht", "regression", "IHT (non-private)", sparse_regression.iht, support="returned", group="baseline"),
+        _M(
+            "iht",
+            "regression",
+            "IHT (non-private)",
+            sparse_regression.iht,
+            support="returned",
+            group="baseline",
+            simulation_only=True,
+        ),
         _M(
             "dp_iht",
             "regression",
@@ -192,6 +202,7 @@ METHODS: dict[str, Method] = {
             sparse_regression.dp_iht,
             sparse_regression.dp_iht_plan,
             support="returned",
+            simulation_only=True,
         ),
         _M(
             "frank_wolfe_lasso",
@@ -201,6 +212,7 @@ METHODS: dict[str, Method] = {
             sparse_regression.frank_wolfe_regression_plan,
             support="nonzero",
             group="comparator",
+            simulation_only=True,
         ),
         _M(
             "diffprivlib",
@@ -222,7 +234,14 @@ METHODS: dict[str, Method] = {
         ),
         # mean
         _M("sample_mean", "mean", "Sample mean (non-private)", sparse_mean.sample_mean, group="baseline"),
-        _M("dp_mean", "mean", "DP mean (Cai, Wang & Zhang 2021, Alg. 3.1)", dp_mean.dp_mean, dp_mean.dp_mean_plan),
+        _M(
+            "dp_mean",
+            "mean",
+            "DP mean (Cai, Wang & Zhang 2021, Alg. 3.1)",
+            dp_mean.dp_mean,
+            dp_mean.dp_mean_plan,
+            simulation_only=True,
+        ),
         _M(
             "karwa_vadhan",
             "mean",
@@ -230,6 +249,7 @@ METHODS: dict[str, Method] = {
             dp_mean.karwa_vadhan_mean,
             dp_mean.karwa_vadhan_mean_plan,
             group="comparator",
+            simulation_only=True,
         ),
         _M(
             "top_s_mean",
@@ -260,15 +280,16 @@ METHODS: dict[str, Method] = {
 }
 
 
-def methods_of(family: str) -> dict[str, Method]:
-    """The methods an analysis of this family can run, in registry order."""
+def methods_of(family: str, *, simulation: bool = False) -> dict[str, Method]:
+    """The methods an analysis of this family can run, in registry order (``simulation``: the simulation study's,
+    which include the simulation-only methods)."""
     if family not in FAMILIES:
         raise ConfigError(f"unknown method family {family!r}; expected one of {FAMILIES}")
-    return {k: m for k, m in METHODS.items() if m.family == family}
+    return {k: m for k, m in METHODS.items() if m.family == family and (simulation or not m.simulation_only)}
 
 
-def get(name: str, family: str | None = None) -> Method:
-    pool = METHODS if family is None else methods_of(family)
+def get(name: str, family: str | None = None, *, simulation: bool = False) -> Method:
+    pool = METHODS if family is None else methods_of(family, simulation=simulation)
     if name not in pool:
         raise ConfigError(f"unknown method {name!r}; available: {sorted(pool)}")
     return pool[name]

@@ -69,7 +69,8 @@ def _needs_missing_peer(m) -> bool:
 
 def test_the_tuning_table_covers_the_registry():
     assert set(TUNING) == set(METHODS)
-    assert set(methods_of("regression")) | set(methods_of("mean")) == set(METHODS)
+    assert set(methods_of("regression", simulation=True)) | set(methods_of("mean", simulation=True)) == set(METHODS)
+    assert not {"iht", "dp_iht", "frank_wolfe_lasso", "dp_mean", "karwa_vadhan"} & set(methods_of("regression"))
     assert get("noisy_gd") is METHODS["noisy_gd"] and get("peeling", "mean") is METHODS["peeling"]
     with pytest.raises(ConfigError, match="unknown method 'noisy_gd'"):
         get("noisy_gd", "mean")
