@@ -20,6 +20,7 @@ include: "workflow/rules/tune.smk"
 include: "workflow/rules/estimate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/privacy_map.smk"
+include: "workflow/rules/simulation.smk"
 
 
 # Run on the submitting host under a cluster executor: downloads need the internet, which compute nodes often
@@ -34,9 +35,18 @@ localrules:
     config_snapshot,
     compare,
     privacy_map,
+    simulation,
+    simulation_aggregate,
+    simulation_plot,
 
 
 rule all:
     default_target: True
     input:
         final_outputs(),
+
+
+# The simulation study (not in the default target: about half an hour on 2 cores; docs/methods.md).
+rule simulation:
+    input:
+        simulation_outputs(),

@@ -63,6 +63,9 @@ def _schema_paths(node, prefix=""):
             yield from _schema_paths(items, f"{path}[].")
         else:
             yield from _schema_paths(sub, f"{path}.")
+        named = sub.get("additionalProperties")
+        if isinstance(named, dict) and "properties" in named:  # a map of named entries, e.g. experiments.<name>
+            yield from _schema_paths(named, f"{path}.<name>.")
 
 
 def test_every_config_key_is_documented():

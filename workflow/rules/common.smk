@@ -154,3 +154,37 @@ def final_outputs():
                 )
             ]
     return files
+
+
+# The simulation study: its spec checked at start-up (a bad experiment stops the run in one line), its jobs and
+# outputs.
+if "simulation" in config:
+    try:
+        from dpcost.simulation.experiments import SimulationSpec
+
+        SIMULATION = SimulationSpec.from_config(config["simulation"])
+    except DPCostError as exc:
+        _fail(f"simulation: {exc}")
+    SIM_JOBS = SIMULATION.jobs()
+    SIM_FIGURES = sorted({e.figure for e in SIMULATION.experiments.values()})
+else:
+    SIMULATION, SIM_JOBS, SIM_FIGURES = None, [], []
+
+
+def simulation_outputs():
+    if SIMULATION is None:
+        return []
+    out = [
+        f"results/simulation/{name}"
+        for name in (
+            "errors.parquet",
+            "summary.csv",
+            "rates.csv",
+            "privacy_ledger.json",
+        )
+    ]
+    return out + [
+        f"results/simulation/fig{k}.{ext}"
+        for k in SIM_FIGURES
+        for ext in ("png", "pdf")
+    ]

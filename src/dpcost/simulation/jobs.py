@@ -1,0 +1,73 @@
+"""Bodies of the simulation rules' thin scripts (plain arguments in, files out, written whole or not at all)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from ..dp.delta import resolve_delta
+from ..estimators.registry import METHODS
+from ..scripting import privacy_spec, write_json_atomic
+from . import rates as rates_mod
+from . import report
+from .experiments import SimulationSpec
+from .run import run_job
+
+log = logging.getLogger(__name__)
+
+
+def _write_parquet(df: pd.DataFrame, path: str) -> None:
+    tmp = f"{path}.tmp"
+    df.to_parquet(tmp, index=False)
+    os.replace(tmp, path)
+
+
+def _write_csv(df: pd.DataFrame, path: str) -> None:
+    tmp = f"{path}.tmp"
+    df.to_csv(tmp, index=False)
+    os.replace(tmp, path)
+
+
+def simulate_job(block: Mapping, *, experiment: str, n: int, calibration: str, on_invalid: str, sampler: str,
+                 seed: int, out_table: str, out_plans: str) -> None:  # fmt: skip
+    spec = SimulationSpec.from_config(block)
+    exp = spec.experiments[experiment]
+    privacy = privacy_spec(block["privacy"], calibration, on_invalid, sampler)
+    log.info("%s n=%d: problem %s, d=%s, %d curves, %d repetitions", experiment, n, exp.problem, exp.dims(n)[0],
+             len(exp.curves), exp.reps)  # fmt: skip
+    table, plans = run_job(exp, n, design=spec.design, tuning=spec.tuning, privacy=privacy, theory_R=spec.theory_R,
+                           quantile_share=spec.quantile_share, quantile_grid=spec.quantile_grid, seed=seed)  # fmt: skip
+    _write_parquet(table, out_table)
+    write_json_atomic(out_plans, {"experiment": experiment, "n": n, "plans": plans})
+
+
+def aggregate_job(block: Mapping, *, tables: Sequence[str], plans: Sequence[str], out_errors: str, out_summary: str,
+                  out_rates: str, out_ledger: str) -> None:  # fmt: skip
+    spec = SimulationSpec.from_config(block)
+    errors = pd.concat([pd.read_parquet(t) for t in tables], ignore_index=True)
+    summary = report.summarize(errors)
+    p = block["privacy"]
+    table = rates_mod.rates_table(summary, sigma=spec.design.sigma, epsilon=float(p["epsilon"]),
+                                  delta_at=lambda n: resolve_delta(p["delta"], int(n)))  # fmt: skip
+    records = []
+    for path in plans:
+        with open(path) as fh:
+            job = json.load(fh)
+        records += [{"experiment": job["experiment"], "n": job["n"], **r} for r in job["plans"]]
+    _write_parquet(errors, out_errors)
+    _write_csv(summary, out_summary)
+    _write_csv(table, out_rates)
+    write_json_atomic(out_ledger, report.ledger(records, quantile_share=spec.quantile_share))
+    log.info("%d rows, %d curves; rates fitted", len(errors), len(table.groupby(["experiment", "method", "variant"])))
+
+
+def plot_job(*, summary: str, rates: str, number: int, paths: Sequence[str], privacy: Mapping) -> None:
+    title = (f"Simulation, Figure {number}: (epsilon, delta) = ({privacy['epsilon']}, {privacy['delta']}), "
+             "mean over repetitions")  # fmt: skip
+    labels = {k: m.label for k, m in METHODS.items()}
+    report.figure(pd.read_csv(summary, keep_default_na=True).fillna({"variant": ""}),
+                  pd.read_csv(rates).fillna({"variant": ""}), number, paths, title=title, labels=labels)  # fmt: skip

@@ -1,0 +1,59 @@
+"""The simulation branch end to end on the small test configuration: `snakemake simulation` writes the output
+contract (errors.parquet, summary.csv, rates.csv, fig1/fig3, the ledger), reproducibly, and a bad experiment stops
+the run with one line before any job."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from workflow_runner import run_workflow
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sim") / "run"
+    res = run_workflow(d, {}, "simulation", small=True)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return d / "results" / "simulation"
+
+
+def test_the_output_contract(run):
+    errors = pd.read_parquet(run / "errors.parquet")
+    assert set(errors.columns) >= {"experiment", "problem", "method", "variant", "n", "d", "s", "rep", "epsilon",
+                                   "delta", "error"}  # fmt: skip
+    assert len(errors) == 3 * sum(2 * k for k in (3, 3, 3, 3, 3, 3, 3, 3))  # 3 reps, 2 n, 3 curves per experiment
+    assert set(errors.method) == {"dp_mean", "noisy_gd", "peeling", "dp_iht", "sample_mean", "karwa_vadhan", "ols",
+                                  "sheffet_jl", "top_s_mean", "frank_wolfe", "iht", "frank_wolfe_lasso"}  # fmt: skip
+    assert errors.error.notna().all() and (errors.error >= 0).all()
+    summary = pd.read_csv(run / "summary.csv")
+    assert list(summary.columns[:10]) == ["experiment", "figure", "panel", "problem", "method", "variant", "private",
+                                          "n", "d", "s"]  # fmt: skip
+    assert set(summary.columns) >= {"epsilon", "n_reps", "mean", "se", "q05", "q95"} and (summary.n_reps == 3).all()
+    rates = pd.read_csv(run / "rates.csv")
+    assert set(rates.columns) >= {"slope", "theory_slope", "constant", "fit_max_log_residual", "cost_ratio"}
+    assert rates.loc[rates.method == "dp_mean", "cost_ratio"].gt(1).all()  # the cost of privacy on the same draws
+    for k in (1, 3):
+        assert (run / f"fig{k}.png").stat().st_size > 20_000 and (run / f"fig{k}.pdf").exists()
+    ledger = json.loads((run / "privacy_ledger.json").read_text())
+    none = [p for p in ledger["plans"] if p["variant"] == "R=none"]
+    assert none and all("NOT private" in p["not_private"] for p in none)
+    assert errors.loc[errors.variant == "R=none", "private"].eq(False).all()
+
+
+def test_a_rerun_elsewhere_gives_the_same_numbers(run, tmp_path):
+    # one job again, alone on one core in another directory: the same rows as inside the whole run
+    target = "results/simulation/runs/fig3d/n400.parquet"
+    res = run_workflow(tmp_path / "again", {}, target, cores=1, small=True)
+    assert res.returncode == 0, res.stderr[-2000:]
+    again = pd.read_parquet(tmp_path / "again" / target)
+    pd.testing.assert_frame_equal(pd.read_parquet(run.parents[1] / target), again)
+
+
+def test_a_bad_experiment_stops_before_any_job(tmp_path):
+    bad = {"simulation": {"experiments": {"fig1a": {"methods": ["noisy_gd"]}}}}  # a regression method on a mean
+    res = run_workflow(tmp_path / "bad", bad, "simulation", "-n", small=True)
+    assert res.returncode != 0
+    assert "simulation: " in res.stderr and "unknown method 'noisy_gd'" in res.stderr and "Traceback" not in res.stderr

@@ -1,0 +1,65 @@
+# The simulation study (Cai, Wang & Zhang 2021, §5): one job per (experiment, n), then one collecting job and one
+# job per figure. Not part of the default target: `snakemake --cores N simulation`.
+
+
+rule simulate:
+    output:
+        table="results/simulation/runs/{experiment}/n{n}.parquet",
+        plans="results/simulation/runs/{experiment}/n{n}.plans.json",
+    log:
+        "logs/simulation/{experiment}_n{n}.log",
+    benchmark:
+        "results/benchmarks/simulate_{experiment}_n{n}.tsv"
+    wildcard_constraints:
+        experiment="[A-Za-z0-9_]+",
+        n="[0-9]+",
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        block=config.get("simulation"),
+        calibration=config.get("simulation", {}).get(
+            "calibration", config["calibration"]
+        ),
+        on_invalid=config["on_invalid"],
+        sampler=config.get("sampler", "exact"),
+        seed=config["seed"],
+    script:
+        "../scripts/simulate.py"
+
+
+rule simulation_aggregate:
+    input:
+        tables=[f"results/simulation/runs/{e}/n{n}.parquet" for e, n in SIM_JOBS],
+        plans=[f"results/simulation/runs/{e}/n{n}.plans.json" for e, n in SIM_JOBS],
+    output:
+        errors="results/simulation/errors.parquet",
+        summary="results/simulation/summary.csv",
+        rates="results/simulation/rates.csv",
+        ledger="results/simulation/privacy_ledger.json",
+    log:
+        "logs/simulation/aggregate.log",
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        block=config.get("simulation"),
+    script:
+        "../scripts/simulation_aggregate.py"
+
+
+rule simulation_plot:
+    input:
+        summary="results/simulation/summary.csv",
+        rates="results/simulation/rates.csv",
+    output:
+        png="results/simulation/fig{number}.png",
+        pdf="results/simulation/fig{number}.pdf",
+    log:
+        "logs/simulation/fig{number}.log",
+    wildcard_constraints:
+        number="[0-9]+",
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        privacy=config.get("simulation", {}).get("privacy"),
+    script:
+        "../scripts/simulation_plot.py"
