@@ -39,6 +39,9 @@ def test_presets_are_valid_and_plan_their_run(preset, tmp_path):
         assert "estimate_snp" not in text  # the earlier version's housing run only
     # AdaOPS as printed has a gap: run for reproduction, said at start-up
     assert "PRIVACY WARNING" in text
+    sim = run_workflow(tmp_path, cfg, "simulation", "-n")  # the preset's simulation study plans too
+    assert sim.returncode == 0, sim.stderr[-2000:]
+    assert "rule simulate:" in sim.stdout + sim.stderr
 
 
 BAD = {  # schema-level mistakes; the privacy and data cases of the issue list are in test_hostile_input.py

@@ -78,8 +78,8 @@ def test_experiments_are_checked_before_any_job():
                                    "methods": ["dp_mean"]}}}  # fmt: skip
     with pytest.raises(ConfigError, match=r"dp_mean is missing required key\(s\) \['R'\]"):
         SimulationSpec.from_config({**block, "tuning": {}})
-    with pytest.raises(ConfigError, match="not run by any experiment"):
-        SimulationSpec.from_config({**block, "tuning": {"dp_mean": {"R": 1}, "peeling": {"R": 1}}})
+    with pytest.raises(ConfigError, match=r"unknown method\(s\) \['dp_maen'\]"):
+        SimulationSpec.from_config({**block, "tuning": {"dp_mean": {"R": 1}, "dp_maen": {"R": 1}}})
     assert SimulationSpec.from_config({**block, "tuning": {"dp_mean": {"R": 1}}}).jobs() == [("e", 100)]
 
 
