@@ -21,6 +21,7 @@ from ..analysis.engine import plan_record
 from ..analysis.streams import noise_rng
 from ..dp import quantiles
 from ..dp.spec import Privacy
+from ..errors import DPCostError
 from ..estimators.registry import get
 from .designs import FAMILY, Design, draw
 from .experiments import TRUNCATION, Curve, Experiment, constants
@@ -89,8 +90,11 @@ def run_job(
                                 privacy=privacy, tuning=tun, params=params)  # fmt: skip
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="PRIVACY WARNING")  # recorded once in the plan below
-                est, _ = method.estimate(*data, privacy=p_est if method.private else None, rng=rng, tuning=tun,
-                                         params=params)  # fmt: skip
+                try:
+                    est, _ = method.estimate(*data, privacy=p_est if method.private else None, rng=rng, tuning=tun,
+                                             params=params)  # fmt: skip
+                except DPCostError as exc:  # e.g. a paper calibration refused at this n: say which curve
+                    raise type(exc)(f"{exp.name}, {curve.label}, n={n}: {exc}") from None
             if method.private and curve not in plans:
                 plans[curve] = _plan(curve, method, p_est, n, d, tun, params, quantile_share)
             private = method.private and curve.variant != "R=none"

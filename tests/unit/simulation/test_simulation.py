@@ -147,3 +147,11 @@ def test_the_figure_has_one_panel_per_experiment(tmp_path):
     paths = [tmp_path / "fig1.png", tmp_path / "fig1.pdf"]
     report.figure(summary, table, 1, paths, title="t", labels={})
     assert all(p.stat().st_size > 10_000 for p in paths)
+
+
+def test_a_refused_calibration_names_the_curve_and_n():
+    # Alg. 3.1's printed σ is not (0.5, δ)-DP at δ = 1e-5: refused under on_invalid=refuse, with where it happened
+    from dpcost.errors import PrivacyError
+
+    with pytest.raises(PrivacyError, match=r"e, dp_mean \[R=theory\], n=3000: Alg. 3.1's printed noise variance"):
+        _run(_exp(methods=["dp_mean"], variants=["R=theory"]), 3000, privacy=Privacy(0.5, 1e-5, "paper"))
