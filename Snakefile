@@ -46,7 +46,7 @@ rule all:
         final_outputs(),
 
 
-# The simulation study (not in the default target: 8 minutes on 2 cores, no data; docs/methods.md).
+# The simulation study (not in the default target: 6 minutes on 2 cores, no data; docs/methods.md).
 rule simulation:
     input:
         simulation_outputs(),
