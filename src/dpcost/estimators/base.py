@@ -83,3 +83,9 @@ def ridge_in_ball(H: np.ndarray, g: np.ndarray, C: float) -> np.ndarray:
         hi *= 2
     mu = optimize.brentq(lambda m: beta_norm(m) - C, 0.0, hi, xtol=1e-14)
     return V @ (gv / (w + mu))
+
+
+def require_replace(privacy, method: str, why: str) -> None:
+    """Refuse add/remove neighbours for an estimator whose sensitivity is derived for replace-one only (``why``)."""
+    if privacy.neighbours != "replace":
+        raise PrivacyError(f"{method} is analysed under replace-one neighbours only ({why})")

@@ -22,16 +22,8 @@ from ..dp.plan import PrivacyPlan, Release
 from ..dp.samplers import add_noise, describe, draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
-from .base import check_count, check_matrix
+from .base import check_count, check_matrix, require_replace
 from .sparse_mean import truncated_mean
-
-
-def _replace_one(p: Privacy, method: str) -> None:
-    if p.neighbours != "replace":
-        raise PrivacyError(
-            f"{method} is analysed under replace-one neighbours only (it divides by the public sample size n)"
-        )
-
 
 # ---------------------------------------------------------------------------------------------------------------
 # Algorithm 3.1: the noisy truncated mean
@@ -62,7 +54,7 @@ def dp_mean_plan(privacy: Privacy, n: int, d: int, *, R: float) -> PrivacyPlan:
     tight: the analytic Gaussian mechanism (Balle & Wang 2018), the smallest σ with exact (ε, δ)-DP.
     """
     p = privacy.at(n)
-    _replace_one(p, "dp_mean")
+    require_replace(p, "dp_mean", "it divides by the public sample size n")
     n, d = check_count("n", n), check_count("d", d)
     R = check_positive("R", R)
     epsilon, delta = p.epsilon, p.delta
@@ -237,7 +229,7 @@ def karwa_vadhan_mean_plan(
     releases at (ε₁, δ/2), d mean releases at (ε₂, δ/2), the two steps composed basically.
     """
     p = privacy.at(n)
-    _replace_one(p, "karwa_vadhan_mean")
+    require_replace(p, "karwa_vadhan", "it divides by the public sample size n")
     n, d = check_count("n", n), check_count("d", d)
     sigma, R_range, beta, range_fraction = _kv_checks(sigma, R_range, beta, range_fraction)
     epsilon, delta = p.epsilon, p.delta

@@ -27,7 +27,7 @@ from ..dp.plan import PrivacyPlan, Release
 from ..dp.samplers import describe, draw
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
-from .base import check_count, check_design, check_s, project_l2_ball
+from .base import check_count, check_design, check_s, project_l2_ball, require_replace
 from .frank_wolfe import vertex_selections
 from .sparse_mean import hard_threshold, peel_from_noise, peeling_plan
 
@@ -53,13 +53,6 @@ def gradient_step(X: np.ndarray, y: np.ndarray, beta: np.ndarray, eta0: float) -
     support = np.flatnonzero(beta)
     fit = X[:, support] @ beta[support] if support.size else np.zeros(n)
     return beta - (eta0 / n) * (X.T @ (fit - y))
-
-
-def _check_replace(p: Privacy, method: str) -> None:
-    if p.neighbours != "replace":
-        raise PrivacyError(
-            f"{method}: the sensitivity is derived for replace-one neighbours only (n public); use neighbours='replace'"
-        )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -123,7 +116,7 @@ def dp_iht_plan(
     Both refuse B below 2(R + C c_x)c_x/√s, the bound that makes λ ≥ Δ.
     """
     p = privacy.at(n)
-    _check_replace(p, "dp_iht")
+    require_replace(p, "dp_iht", "the sensitivity is derived with n public")
     epsilon, delta = p.epsilon, p.delta
     n, T = check_count("n", n), check_count("T", T)
     s = check_s(s, d)
@@ -281,7 +274,7 @@ def frank_wolfe_regression_plan(
     selection ε₀-DP. paper: ε₀ by advanced composition. tight: ε₀ by the better of basic composition and zCDP/RDP
     accounting (dp-accounting)."""
     p = privacy.at(n)
-    _check_replace(p, "frank_wolfe_lasso")
+    require_replace(p, "frank_wolfe_lasso", "the sensitivity is derived with n public")
     epsilon, delta = p.epsilon, p.delta
     n, T = check_count("n", n), check_count("T", T)
     check_count("d", d)

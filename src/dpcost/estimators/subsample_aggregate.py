@@ -10,8 +10,7 @@ from ..dp.mechanisms import check_positive, classic_gaussian_sigma, gaussian_sig
 from ..dp.plan import PrivacyPlan, Release
 from ..dp.samplers import add_noise, describe, grid_scale
 from ..dp.spec import Privacy
-from ..errors import PrivacyError
-from .base import check_count, check_design, project_l2_ball
+from .base import check_count, check_design, project_l2_ball, require_replace
 
 
 def n_blocks(n: int, block_size: int) -> int:
@@ -29,10 +28,7 @@ def subsample_aggregate_plan(privacy: Privacy, n: int, d: int, *, R_b: float, bl
     """
     p = privacy.at(n)
     check_positive("R_b", R_b)
-    if p.neighbours != "replace":
-        raise PrivacyError(
-            "subsample_aggregate is analysed under replace-one neighbours only (its blocks are positional)"
-        )
+    require_replace(p, "subsample_aggregate", "its blocks are positional")
     k = n_blocks(n, block_size)
     sens = 2 * R_b / k
     if p.calibration == "tight":
