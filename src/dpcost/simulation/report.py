@@ -28,10 +28,9 @@ PROBLEM_TEXT = {"mean": "mean", "sparse_mean": "sparse mean", "ols": "linear reg
 
 def summarize(errors: pd.DataFrame) -> pd.DataFrame:
     """Per curve and n: repetitions, mean error, its standard error and the 5 % / 95 % quantiles."""
-    g = errors.fillna({"s": -1, "epsilon": -1}).groupby(KEYS, sort=True)["error"]
-    out = pd.DataFrame({"n_reps": g.size(), "mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.size()),
-                        "q05": g.quantile(0.05), "q95": g.quantile(0.95)}).reset_index()  # fmt: skip
-    return out.replace({"s": {-1: np.nan}, "epsilon": {-1: np.nan}})
+    g = errors.groupby(KEYS, sort=True, dropna=False)["error"]  # s and ε are NaN where they do not apply
+    return pd.DataFrame({"n_reps": g.size(), "mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.size()),
+                         "q05": g.quantile(0.05), "q95": g.quantile(0.95)}).reset_index()  # fmt: skip
 
 
 def curve_label(method: str, variant: str, private: bool, labels: Mapping[str, str]) -> str:
