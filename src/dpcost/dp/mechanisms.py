@@ -14,7 +14,7 @@ import numpy as np
 from scipy import optimize, special
 
 from ..errors import PrivacyError
-from .samplers import add_noise, grid_scale
+from .samplers import add_noise, draw, grid_scale
 
 GAUSSIAN_CALIBRATIONS = ("classic", "analytic")
 
@@ -65,6 +65,24 @@ def laplace_mechanism(value, *, sensitivity: float, epsilon: float, rng: np.rand
     value = np.asarray(value, dtype=float)
     b = grid_scale(laplace_scale(sensitivity, epsilon), sensitivity, _coordinates(value), "l1", "laplace", sampler)
     return add_noise(value, "laplace", b, rng, sampler)
+
+
+def report_noisy_max(u, *, sensitivity: float, epsilon: float, rng: np.random.Generator, sampler: str = "exact") -> int:
+    """The exponential mechanism as report-noisy-max: argmax_j (u_j + Z_j), Z_j i.i.d. Laplace(2Δ/ε) drawn exactly on
+    a grid (scale raised by one grid step for rounding the scores), ties to the lowest index.
+
+    Guarantee: (ε, 0)-DP if every score moves by at most Δ = ``sensitivity`` between neighbouring data sets
+    (‖u(D) − u(D′)‖∞ ≤ Δ; the caller's relation) and the candidates are fixed without the data. 2Δ/ε rather than Δ/ε
+    because the scores need not move together (Dwork & Roth 2014, Claim 3.9, and the audit in
+    ``tests/unit/dp/test_quantiles.py``). Returns the chosen index.
+    """
+    u = np.asarray(u, dtype=float)
+    if u.ndim != 1 or u.size < 1:
+        raise PrivacyError(f"report-noisy-max needs a non-empty vector of scores, got shape {u.shape}")
+    check_sensitivity(sensitivity)
+    check_epsilon_delta(epsilon)
+    b = grid_scale(2 * sensitivity / epsilon, sensitivity, 1, "linf", "laplace", sampler)
+    return int(np.argmax(draw("laplace", b, u.shape, rng, sampler).add(u)))
 
 
 def gaussian_delta(sigma: float, sensitivity: float, epsilon: float) -> float:

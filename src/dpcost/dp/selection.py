@@ -290,9 +290,17 @@ def selection_epsilon(candidate_mu: float, mean_K: float, eta: float, delta: flo
 
 @functools.lru_cache(maxsize=4096)
 def _selection_epsilon(candidate_mu: float, mean_K: float, eta: float, delta: float) -> float:
+    return repeat_and_select_epsilon(dpa()[0].GaussianDpEvent(1.0 / candidate_mu), mean_K, eta, delta)
+
+
+def repeat_and_select_epsilon(candidate_event, mean_K: float, eta: float, delta: float) -> float:
+    """ε at ``delta`` of :func:`select_best` when one candidate run — everything it releases, score included — is
+    described by the dp-accounting event ``candidate_event`` (an RDP bound valid for every configuration, e.g.
+    :func:`dpcost.dp.accountant.pure_releases_event`). Papernot & Steinke (2022), Theorems 2 and 6, as above."""
+    mean_K, eta = check_mean_K(mean_K), check_eta(eta)
     lib, _, rdp = dpa()
     acc = rdp.RdpAccountant(orders=_orders())
-    acc.compose(lib.dp_event.RepeatAndSelectDpEvent(lib.GaussianDpEvent(1.0 / candidate_mu), mean_K, eta))
+    acc.compose(lib.dp_event.RepeatAndSelectDpEvent(candidate_event, mean_K, eta))
     return float(acc.get_epsilon(delta))
 
 
