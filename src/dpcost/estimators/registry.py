@@ -42,7 +42,10 @@ FAMILIES = ("regression", "mean")
 GROUPS = ("baseline", "paper", "comparator", "wang", "new", "peer")
 # parameters an analysis gives every method that takes them (not tuning: they define the estimand)
 ANALYSIS_PARAMS = ("s",)
-_NOT_TUNING = ("privacy", "rng", *ANALYSIS_PARAMS)
+# parameters a workflow step sets, never the config: s_max calibrates a sparse estimator's noise for up to s_max
+# selections, so that one noise law covers every candidate of a private selection of s (dpcost.simulation.sparsity)
+CALIBRATION_PARAMS = ("s_max",)
+_NOT_TUNING = ("privacy", "rng", *ANALYSIS_PARAMS, *CALIBRATION_PARAMS)
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,9 @@ class Method:
     def analysis_params(self) -> tuple[str, ...]:
         return tuple(k for k in self._keywords if k in ANALYSIS_PARAMS)
 
+    def calibration_params(self) -> tuple[str, ...]:
+        return tuple(k for k in self._keywords if k in CALIBRATION_PARAMS)
+
     def resolve_tuning(self, tuning: Mapping | None, where: str = "") -> dict:
         """The defaults overlaid with ``tuning``; an unknown or missing key is a :class:`ConfigError` naming it."""
         tuning = dict(tuning or {})
@@ -109,6 +115,7 @@ class Method:
     def estimate(self, *data, privacy: Privacy | None, rng: np.random.Generator, tuning: dict, params: dict):
         """Run the estimator; returns (estimate, selected indices or None)."""
         kw = {**tuning, **{k: params[k] for k in self.analysis_params()}}
+        kw |= {k: params[k] for k in self.calibration_params() if k in params}
         out = self.fn(*data, privacy=privacy, rng=rng, **kw) if self.private else self.fn(*data, **kw)
         if isinstance(out, tuple):
             return out

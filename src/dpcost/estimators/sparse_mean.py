@@ -82,24 +82,34 @@ def peeling_scale_tight(s: int, epsilon: float, delta: float) -> float:
     return min(3 * s / epsilon, rdp_scale)
 
 
-def peeling_plan(privacy: Privacy, *, s: int, lam: float, method: str = "peeling") -> PrivacyPlan:
+def peeling_plan(
+    privacy: Privacy, *, s: int, lam: float, method: str = "peeling", s_max: int | None = None
+) -> PrivacyPlan:
     """Alg. 3.2 with ℓ∞ sensitivity λ (δ must be a number). paper: b = λ·2√(3s log(1/δ))/ε (Lemma 3.3). tight: the
-    smallest b that exact RDP accounting of the s selections and the s released coordinates allows."""
+    smallest b that exact RDP accounting of the s selections and the s released coordinates allows.
+
+    ``s_max`` (≥ s; None: s) calibrates b for s_max selections while s are made: the release is then (ε, δ)-DP with
+    room to spare, and every s ≤ s_max shares one per-release budget (a private selection of s needs that)."""
     if isinstance(privacy.delta, str):
         raise PrivacyError("Peeling needs delta as a number: resolve the formula at n first (Privacy.at)")
     epsilon, delta = privacy.epsilon, privacy.delta
     check_sensitivity(lam)
     if not (isinstance(s, (int, np.integer)) and s >= 1):
         raise PrivacyError(f"sparsity s must be an integer >= 1, got {s!r}")
+    k = s if s_max is None else s_max
+    if not (isinstance(k, (int, np.integer)) and k >= s):
+        raise PrivacyError(f"s_max must be an integer >= s = {s}, got {s_max!r}")
     if privacy.calibration == "paper":
-        b = lam * 2 * math.sqrt(3 * s * math.log(1 / delta)) / epsilon
+        b = lam * 2 * math.sqrt(3 * k * math.log(1 / delta)) / epsilon
         comp = "Lemma 3.3 of Cai, Wang & Zhang (after Dwork, Su & Zhang 2018)"
     else:
-        b = lam * peeling_scale_tight(s, epsilon, delta)
+        b = lam * peeling_scale_tight(int(k), epsilon, delta)
         comp = (
             f"{s} report-noisy-max selections and {s} Laplace releases: the better of basic composition and RDP "
             "accounting (dp-accounting)"
         )
+    if k != s:
+        comp += f"; noise calibrated for s_max = {k} selections"
     # the grid adds one step to each score and each released coordinate (samplers.grid_scale); the budget per
     # release is then that of the continuous scale b0 (to within the 1e-6 margin)
     b0, b = b, grid_scale(b, lam, 1, "linf", "laplace", privacy.sampler)
@@ -134,20 +144,21 @@ def peel_from_noise(v: np.ndarray, W: GridNoise, W_tilde: GridNoise) -> tuple[np
     return out, chosen
 
 
-def peeling(v, *, s: int, lam: float, privacy: Privacy, rng: np.random.Generator):
+def peeling(v, *, s: int, lam: float, privacy: Privacy, rng: np.random.Generator, s_max: int | None = None):
     """Peeling — Cai, Wang & Zhang (2021), Algorithm 3.2 (after Dwork, Su & Zhang 2018).
 
     s times: add i.i.d. Laplace(λ·2√(3s log(1/δ))/ε) to |v_j| and take the largest not yet chosen; release v on the
     chosen set S plus fresh Laplace noise of the same scale, zeros elsewhere.
     Guarantee (Lemma 3.3): (ε, δ)-DP when ‖v(Z) − v(Z′)‖∞ ≤ λ for every pair of neighbouring data sets.
-    Calibration "tight" uses the smaller scale that exact RDP accounting allows (:func:`peeling_plan`).
+    Calibration "tight" uses the smaller scale that exact RDP accounting allows (:func:`peeling_plan`); ``s_max``
+    calibrates the noise for s_max ≥ s selections (:func:`peeling_plan`).
     Returns (estimate, selected indices in selection order).
     """
     v = np.asarray(v, dtype=float)
     if v.ndim != 1:
         raise DataError(f"peeling expects a vector, got shape {v.shape}")
     s = check_s(s, v.size)
-    b = peeling_plan(privacy, s=s, lam=check_positive("lam", lam)).releases[0].noise_scale
+    b = peeling_plan(privacy, s=s, lam=check_positive("lam", lam), s_max=s_max).releases[0].noise_scale
     W = draw("laplace", b, (1, s, v.size), rng, privacy.sampler)
     W_tilde = draw("laplace", b, (1, s), rng, privacy.sampler)
     est, chosen = peel_from_noise(v[None], W, W_tilde)
@@ -159,24 +170,25 @@ def peeling(v, *, s: int, lam: float, privacy: Privacy, rng: np.random.Generator
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def dp_sparse_mean_plan(privacy: Privacy, n: int, d: int, *, s: int, R: float) -> PrivacyPlan:
+def dp_sparse_mean_plan(privacy: Privacy, n: int, d: int, *, s: int, R: float, s_max: int | None = None) -> PrivacyPlan:
     """Alg. 3.3: Peeling of the coordinate-truncated mean, ℓ∞ sensitivity λ = 2R/n (:func:`peeling_plan`)."""
-    return peeling_plan(privacy.at(n), s=s, lam=2 * R / n)
+    return peeling_plan(privacy.at(n), s=s, lam=2 * R / n, s_max=s_max)
 
 
-def dp_sparse_mean(X, *, privacy: Privacy, rng: np.random.Generator, s: int, R: float):
+def dp_sparse_mean(X, *, privacy: Privacy, rng: np.random.Generator, s: int, R: float, s_max: int | None = None):
     """DP sparse mean — Cai, Wang & Zhang (2021), Algorithm 3.3.
 
     Peeling(X̄_R, s, ε, δ, λ = 2R/n) on the coordinate-truncated sample mean X̄_R.
     Guarantee: (ε, δ)-DP under replace-one neighbours. Sensitivity: replacing one row moves X̄_R by at most 2R/n in
     every coordinate, because each coordinate is clipped to [−R, R] here. For bounded data (SNP differences lie in
-    {−2, …, 2}) R = 2 clips nothing. Returns (estimate, selected indices).
+    {−2, …, 2}) R = 2 clips nothing. ``s_max``: noise calibrated for s_max ≥ s selections (set by a private
+    selection of s, never by the config). Returns (estimate, selected indices).
     """
     X = check_matrix(X)
     n, d = X.shape
     R = check_positive("R", R)
     v = truncated_mean(X, R)
-    return peeling(v, s=s, lam=2 * R / n, privacy=privacy.at(n), rng=rng)
+    return peeling(v, s=s, lam=2 * R / n, privacy=privacy.at(n), rng=rng, s_max=s_max)
 
 
 # ---------------------------------------------------------------------------------------------------------------

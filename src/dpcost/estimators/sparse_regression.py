@@ -101,6 +101,7 @@ def dp_iht_plan(
     C: float,
     c_x: float,
     B: float | None,
+    s_max: int | None = None,
 ) -> PrivacyPlan:
     """Alg. 4.2: T Peeling steps (s report-noisy-max selections and s Laplace releases each) on gradient steps of
     ℓ∞ sensitivity Δ = 2η⁰(R + C c_x)c_x/(n√s) (:func:`iht_step_sensitivity`; coordinates clipped to c_x/√s, y
@@ -113,13 +114,17 @@ def dp_iht_plan(
     tight: one Laplace scale for all T·s selections and T·s releases at the true Δ, the smallest that the better of
            basic composition and RDP accounting allows at the total (ε, δ) (:func:`peeling_scale_tight` with T·s
            steps; adaptive composition, so the same bound as one Peeling of T·s coordinates). B is checked, not used.
-    Both refuse B below 2(R + C c_x)c_x/√s, the bound that makes λ ≥ Δ.
+    Both refuse B below 2(R + C c_x)c_x/√s, the bound that makes λ ≥ Δ. ``s_max`` (≥ s; None: s) calibrates
+    every Peeling for s_max selections while s are made (set by a private selection of s, never by the config).
     """
     p = privacy.at(n)
     require_replace(p, "dp_iht", "the sensitivity is derived with n public")
     epsilon, delta = p.epsilon, p.delta
     n, T = check_count("n", n), check_count("T", T)
     s = check_s(s, d)
+    k = s if s_max is None else s_max
+    if not (isinstance(k, (int, np.integer)) and s <= k):
+        raise PrivacyError(f"s_max must be an integer >= s = {s}, got {s_max!r}")
     R, C, c_x, eta0 = (check_positive(k, v) for k, v in (("R", R), ("C", C), ("c_x", c_x), ("eta0", eta0)))
     sens = iht_step_sensitivity(R=R, C=C, c_x=c_x, eta0=eta0, n=n, s=s)
     check_sensitivity(sens)  # a zero bound must never mean zero noise
@@ -132,12 +137,12 @@ def dp_iht_plan(
         )
     if p.calibration == "paper":
         lam = eta0 * B / n
-        step = peeling_plan(replace(p, epsilon=epsilon / T, delta=delta / T), s=s, lam=lam)
+        step = peeling_plan(replace(p, epsilon=epsilon / T, delta=delta / T), s=s, lam=lam, s_max=k)
         comp = f"basic composition of {T} Peeling steps at (eps/T, delta/T), each by Lemma 3.3"
         # Lemma 3.3 (Dwork, Su & Zhang) is the only proof of the printed scale; where neither basic composition
         # nor RDP accounting certifies it (large ε/T with B near its minimum), say so
         b_step = 2 * lam / step.releases[0].epsilon
-        certified = _peeling_epsilon(s, b_step / sens, delta / T)
+        certified = _peeling_epsilon(int(k), b_step / sens, delta / T)
         if certified > epsilon / T * (1 + 1e-9):
             p.outside_validity(
                 f"Alg. 4.2's printed Peeling scale at eps/T={epsilon / T:.4g} with B={B:.4g} is certified only for "
@@ -145,7 +150,7 @@ def dp_iht_plan(
             )
     else:
         lam = sens
-        step = peeling_plan(p, s=T * s, lam=lam)
+        step = peeling_plan(p, s=T * s, lam=lam, s_max=T * k)
         comp = (
             f"{T * s} report-noisy-max selections and {T * s} Laplace releases ({T} Peeling steps of {s}): the "
             "better of basic composition and RDP accounting (dp-accounting)"
@@ -186,6 +191,7 @@ def dp_iht(
     C: float,
     c_x: float,
     B: float | None = None,
+    s_max: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """DP sparse linear regression by private iterative hard thresholding — Cai, Wang & Zhang (2021), Algorithm 4.2.
 
@@ -203,12 +209,13 @@ def dp_iht(
     (enough: λ = 2Δ), basic composition; "tight": λ = Δ and RDP accounting of all T·s selections and releases.
 
     Parameters: s sparsity, T iterations, η⁰ step size, R truncation of y, C feasibility radius, c_x the (D1′)
-    design bound, B the paper's noise scale (≥ 2(R + C c_x)c_x/√s, else refused).
+    design bound, B the paper's noise scale (≥ 2(R + C c_x)c_x/√s, else refused); s_max ≥ s, the selections the
+    noise is calibrated for (:func:`dp_iht_plan`; None: s).
     Returns (β^T, the support selected by the last Peeling, in selection order).
     """
     X, y = check_design(X, y)
     n, d = X.shape
-    plan = dp_iht_plan(privacy, n, d, s=s, T=T, eta0=eta0, R=R, C=C, c_x=c_x, B=B)
+    plan = dp_iht_plan(privacy, n, d, s=s, T=T, eta0=eta0, R=R, C=C, c_x=c_x, B=B, s_max=s_max)
     s, T = check_s(s, d), check_count("T", T)
     b = plan.releases[0].noise_scale
     Xc, yt = clip_design_linf(X, y, iht_coordinate_bound(c_x, s), R)

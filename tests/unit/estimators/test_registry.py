@@ -13,7 +13,7 @@ from dpcost.dp.spec import CALIBRATIONS, Privacy
 from dpcost.errors import ConfigError, PrivacyError
 from dpcost.estimators import peers
 from dpcost.estimators.ols import ols
-from dpcost.estimators.registry import ANALYSIS_PARAMS, METHODS, get, methods_of
+from dpcost.estimators.registry import ANALYSIS_PARAMS, CALIBRATION_PARAMS, METHODS, get, methods_of
 from dpcost.estimators.truncated_ols import noisy_truncated_ols, noisy_truncated_ols_plan
 
 from support import synthetic_regression
@@ -82,7 +82,7 @@ def test_the_tuning_table_covers_the_registry():
 def test_tuning_keys_and_defaults_come_from_the_estimator_signature(name):
     m = METHODS[name]
     kw = {k: p for k, p in inspect.signature(m.fn).parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
-    tuning = [k for k in kw if k not in ("privacy", "rng", *ANALYSIS_PARAMS)]
+    tuning = [k for k in kw if k not in ("privacy", "rng", *ANALYSIS_PARAMS, *CALIBRATION_PARAMS)]
     assert m.tuning_keys() == tuple(tuning)
     assert m.tuning_defaults() == {k: kw[k].default for k in tuning if kw[k].default is not inspect.Parameter.empty}
     assert m.tuning_defaults() == DEFAULTS.get(name, {})
@@ -97,8 +97,10 @@ def test_plans_take_privacy_n_d_and_tuning_keys_without_defaults(name):
     params = inspect.signature(m.plan).parameters
     assert list(params)[:3] == ["privacy", "n", "d"]
     kw = {k: p for k, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
-    assert set(kw) <= set(m.tuning_keys()) | set(m.analysis_params())
-    assert all(p.default is inspect.Parameter.empty for p in kw.values()), "defaults live in the estimator only"
+    assert set(kw) <= set(m.tuning_keys()) | set(m.analysis_params()) | set(m.calibration_params())
+    assert set(m.calibration_params()) <= set(kw)  # what calibrates the noise must reach the plan
+    tuning = [p for k, p in kw.items() if k not in CALIBRATION_PARAMS]
+    assert all(p.default is inspect.Parameter.empty for p in tuning), "defaults live in the estimator only"
 
 
 @pytest.mark.parametrize("name", METHODS)
