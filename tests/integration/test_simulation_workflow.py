@@ -1,5 +1,5 @@
 """The simulation branch end to end on the small test configuration: `snakemake simulation` writes the output
-contract (errors.parquet, summary.csv, rates.csv, fig1/fig3, the ledger), reproducibly, and a bad experiment stops
+contract (errors.parquet, summary.csv, rates.csv, fig1–fig3, the ledger), reproducibly, and a bad experiment stops
 the run with one line before any job."""
 
 import json
@@ -24,7 +24,8 @@ def test_the_output_contract(run):
     errors = pd.read_parquet(run / "errors.parquet")
     assert set(errors.columns) >= {"experiment", "problem", "method", "variant", "n", "d", "s", "rep", "epsilon",
                                    "delta", "error"}  # fmt: skip
-    assert len(errors) == 3 * sum(2 * k for k in (3, 3, 3, 3, 3, 3, 3, 3))  # 3 reps, 2 n, 3 curves per experiment
+    # 3 reps, 2 n; 3 curves per experiment of Figures 1 and 3, 5 in Figure 2 (the baseline and four s= variants)
+    assert len(errors) == 3 * 2 * (8 * 3 + 2 * 5)
     assert set(errors.method) == {"dp_mean", "noisy_gd", "peeling", "dp_iht", "sample_mean", "karwa_vadhan", "ols",
                                   "sheffet_jl", "top_s_mean", "frank_wolfe", "iht", "frank_wolfe_lasso"}  # fmt: skip
     assert errors.error.notna().all() and (errors.error >= 0).all()
@@ -35,12 +36,29 @@ def test_the_output_contract(run):
     rates = pd.read_csv(run / "rates.csv")
     assert set(rates.columns) >= {"slope", "theory_slope", "constant", "fit_max_log_residual", "cost_ratio"}
     assert rates.loc[rates.method == "dp_mean", "cost_ratio"].gt(1).all()  # the cost of privacy on the same draws
-    for k in (1, 3):
+    for k in (1, 2, 3):
         assert (run / f"fig{k}.png").stat().st_size > 20_000 and (run / f"fig{k}.pdf").exists()
     ledger = json.loads((run / "privacy_ledger.json").read_text())
     none = [p for p in ledger["plans"] if p["variant"] == "R=none"]
     assert none and all("NOT private" in p["not_private"] for p in none)
     assert errors.loc[errors.variant == "R=none", "private"].eq(False).all()
+
+
+def test_figure_2_labels_what_each_way_of_choosing_s_spends(run):
+    errors = pd.read_parquet(run / "errors.parquet")
+    fig2 = errors[errors.figure == 2]
+    assert set(fig2.variant) == {"", "s=true", "s=cv_expmech", "s=private_selection", "s=composed_selection"}
+    assert fig2.s_used.isin([10, 15, 20, 25, 30, 35, 40]).all()
+    assert (fig2.loc[fig2.variant.isin(["", "s=true"]), "s_used"] == 20).all()
+    printed = fig2[fig2.variant == "s=cv_expmech"]
+    assert (printed.epsilon_spent == (4 * 7 + 3) * printed.epsilon).all()  # the argument's basic composition
+    chosen = fig2[fig2.variant.isin(["s=private_selection", "s=composed_selection"])]
+    assert (chosen.epsilon_spent <= chosen.epsilon).all() and (chosen.epsilon_spent > 0.95 * chosen.epsilon).all()
+    ledger = json.loads((run / "privacy_ledger.json").read_text())
+    plans = {p["variant"]: p for p in ledger["plans"] if p["experiment"] == "fig2b"}
+    assert plans["s=cv_expmech"]["procedure"]["stated_level_holds"] is False
+    assert plans["s=private_selection"]["procedure"]["total_epsilon"] <= 0.5
+    assert any("s=cv_expmech" in line for line in ledger["above_the_stated_level"])
 
 
 def test_a_rerun_elsewhere_gives_the_same_numbers(run, tmp_path):

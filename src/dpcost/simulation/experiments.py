@@ -8,6 +8,8 @@ Variants (the ``variant`` column; empty where none applies):
 ``R=dp_quantile``  R = max(|q̂₀.₀₂₅|, |q̂₀.₉₇₅|) by private quantiles (:mod:`dpcost.dp.quantiles`) at a share
                    ``quantile_share`` of ε; the estimator runs at the rest, (1 − share)ε and δ (basic composition)
 The truncated values are the coordinates of x for the means and y for the regressions.
+The sparsity variants (``s=true``, ``s=cv_expmech``, ``s=private_selection``, ``s=composed_selection``) of the
+sparse estimators are in :mod:`dpcost.simulation.sparsity`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ..errors import ConfigError
 from ..estimators.registry import METHODS, Method, get
 from .designs import FAMILY, PROBLEMS
 from .formula import evaluate, evaluate_int
+from .sparsity import S_VARIANTS, TUNABLE, STuning
 
 R_VARIANTS = ("R=theory", "R=none", "R=dp_quantile")
 # the constant each paper estimator truncates with (the variants replace it)
@@ -59,12 +62,16 @@ class Experiment:
         if sparse != (s is not None):
             raise ConfigError(f"{where}: s is required for the sparse problems and only for them")
         variants = tuple(block.get("variants") or ())
-        if set(variants) - set(R_VARIANTS):
-            raise ConfigError(f"{where}.variants must be among {R_VARIANTS}, got {list(variants)}")
+        r_vars, s_vars = [v for v in variants if v in R_VARIANTS], [v for v in variants if v in S_VARIANTS]
+        if len(r_vars) + len(s_vars) < len(variants) or (r_vars and s_vars):
+            raise ConfigError(f"{where}.variants must be among {R_VARIANTS} or among {S_VARIANTS} (not both), "
+                              f"got {list(variants)}")  # fmt: skip
+        if s_vars and not sparse:
+            raise ConfigError(f"{where}: the sparsity variants {s_vars} need a sparse problem")
         curves = []
         for m in block["methods"]:
             method = get(m, FAMILY[problem], simulation=True)
-            if m in TRUNCATION and variants:
+            if (m in TRUNCATION and r_vars) or (m in TUNABLE and s_vars):
                 curves += [Curve(m, v) for v in variants]
             else:
                 curves.append(Curve(m))
@@ -107,6 +114,7 @@ class SimulationSpec:
     quantile_grid: dict
     experiments: dict
     tuning: dict
+    s_tuning: STuning | None = None
 
     @classmethod
     def from_config(cls, block: Mapping) -> SimulationSpec:
@@ -126,8 +134,18 @@ class SimulationSpec:
         unknown = sorted(set(tuning) - set(METHODS))  # unused entries are fine: a preset cannot remove them
         if unknown:
             raise ConfigError(f"simulation.tuning: unknown method(s) {unknown}")
+        uses_s = any(c.variant in S_VARIANTS for e in exps.values() for c in e.curves)
+        if uses_s and not block.get("s_tuning"):
+            raise ConfigError("simulation.s_tuning is required by the sparsity variants (s=...)")
+        s_tuning = STuning.from_config(block["s_tuning"]) if block.get("s_tuning") else None
+        for e in exps.values():  # the constants of every candidate s, too
+            for c in (c for c in e.curves if c.variant in S_VARIANTS[1:]):
+                for n in e.n:
+                    d, s = e.dims(n)
+                    for s_j in s_tuning.candidates(s, d):
+                        constants(get(c.method), tuning.get(c.method), n=n, d=d, s=s_j, sigma=1.0)
         return cls(reps, Design.from_config(block.get("design") or {}), block["theory_R"], share,
-                   dict(block["quantile_grid"]), exps, tuning)  # fmt: skip
+                   dict(block["quantile_grid"]), exps, tuning, s_tuning)  # fmt: skip
 
     def jobs(self) -> list[tuple[str, int]]:
         """Every (experiment, n): one job each."""

@@ -40,7 +40,8 @@ def simulate_job(block: Mapping, *, experiment: str, n: int, calibration: str, o
     log.info("%s n=%d: problem %s, d=%s, %d curves, %d repetitions", experiment, n, exp.problem, exp.dims(n)[0],
              len(exp.curves), exp.reps)  # fmt: skip
     table, plans = run_job(exp, n, design=spec.design, tuning=spec.tuning, privacy=privacy, theory_R=spec.theory_R,
-                           quantile_share=spec.quantile_share, quantile_grid=spec.quantile_grid, seed=seed)  # fmt: skip
+                           quantile_share=spec.quantile_share, quantile_grid=spec.quantile_grid, seed=seed,
+                           s_tuning=spec.s_tuning)  # fmt: skip
     _write_parquet(table, out_table)
     write_json_atomic(out_plans, {"experiment": experiment, "n": n, "plans": plans})
 

@@ -12,7 +12,7 @@ import logging
 import time
 import warnings
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import numpy as np
 import pandas as pd
@@ -23,6 +23,7 @@ from ..dp import quantiles
 from ..dp.spec import Privacy
 from ..errors import DPCostError
 from ..estimators.registry import get
+from . import sparsity
 from .designs import FAMILY, Design, draw
 from .experiments import TRUNCATION, Curve, Experiment, constants
 from .formula import evaluate
@@ -30,7 +31,7 @@ from .formula import evaluate
 log = logging.getLogger(__name__)
 
 COLUMNS = ["experiment", "figure", "panel", "problem", "method", "variant", "private", "n", "d", "s", "rep",
-           "epsilon", "delta", "R", "error"]  # fmt: skip
+           "epsilon", "delta", "R", "s_used", "epsilon_spent", "delta_spent", "error"]  # fmt: skip
 
 
 def _truncated_values(problem: str, data: tuple) -> np.ndarray:
@@ -54,9 +55,12 @@ def run_job(
     quantile_share: float,
     quantile_grid: Mapping,
     seed: int,
+    s_tuning: sparsity.STuning | None = None,
 ) -> tuple[pd.DataFrame, list[dict]]:
     """The tidy rows of every (curve, rep) at this n, and one plan record per private curve (its first repetition's:
-    under ``R=dp_quantile`` and ``R=none`` R changes with the data, and the record says so)."""
+    under ``R=dp_quantile`` and ``R=none`` R changes with the data, and the record says so). ``s_used`` is the
+    sparsity the estimate was made with (ŝ under the sparsity variants); ``epsilon_spent``/``delta_spent`` what the
+    whole procedure spends (above the stated level for ``s=cv_expmech``; NaN where not private)."""
     d, s = exp.dims(n)
     p_n = privacy.at(n)
     grid = quantiles.geometric_grid(**quantile_grid)
@@ -65,13 +69,23 @@ def run_job(
             for c in exp.curves}  # fmt: skip
     rows, plans, t0 = [], {}, time.perf_counter()
     where = f"simulation:{exp.problem}:{design.identity()}:d={d}:s={s}"
+    tuners = {c: _STuner(exp, c, n, d, s, p_n, tuning, design.sigma, s_tuning, seed, where)
+              for c in exp.curves if c.variant in sparsity.S_VARIANTS[1:]}  # fmt: skip
     for rep in range(exp.reps):
         data, truth = draw(design, exp.problem, n=n, d=d, s=s, rep=rep, seed=seed)
         for curve in exp.curves:
             method = get(curve.method)
             tun, p_est, extra = dict(base[curve.method]), p_n, {}
+            spent = (p_n.epsilon, p_n.delta) if method.private and curve.variant != "R=none" else (np.nan, np.nan)
+            if curve in tuners:
+                est, s_used, spent = tuners[curve].estimate(data, rep)
+                if curve not in plans:
+                    plans[curve] = tuners[curve].plan()
+                rows.append(_row(exp, curve, True, n, d, s, rep, p_n, tun.get("R", np.nan), s_used, spent, est,
+                                 truth))  # fmt: skip
+                continue
             rng = None
-            if curve.variant and method.private:
+            if curve.variant and curve.variant in TRUNCATION_VARIANTS and method.private:
                 key = TRUNCATION[curve.method]
                 values = _truncated_values(exp.problem, data)
                 if curve.variant == "R=theory":
@@ -98,14 +112,108 @@ def run_job(
             if method.private and curve not in plans:
                 plans[curve] = _plan(curve, method, p_est, n, d, tun, params, quantile_share)
             private = method.private and curve.variant != "R=none"
-            rows.append((exp.name, exp.figure, exp.panel, exp.problem, curve.method, curve.variant, private, n, d,
-                         s if s is not None else np.nan, rep, p_n.epsilon if method.private else np.nan,
-                         p_n.delta if method.private else np.nan, extra.get("R", tun.get("R", np.nan)),
-                         float(np.linalg.norm(est - truth))))  # fmt: skip
+            rows.append(_row(exp, curve, private, n, d, s, rep, p_n if method.private else None,
+                             extra.get("R", tun.get("R", np.nan)), s, spent, est, truth))  # fmt: skip
         del data
         if (rep + 1) % max(1, exp.reps // 10) == 0:
             log.info("%s n=%d: %d/%d repetitions, %.1f s", exp.name, n, rep + 1, exp.reps, time.perf_counter() - t0)
     return pd.DataFrame(rows, columns=COLUMNS), list(plans.values())
+
+
+TRUNCATION_VARIANTS = ("R=theory", "R=none", "R=dp_quantile")
+
+
+def _row(exp, curve, private, n, d, s, rep, p_n, R, s_used, spent, est, truth) -> tuple:
+    nan = np.nan
+    return (exp.name, exp.figure, exp.panel, exp.problem, curve.method, curve.variant, private, n, d,
+            nan if s is None else s, rep, nan if p_n is None else p_n.epsilon, nan if p_n is None else p_n.delta, R,
+            nan if s_used is None else s_used, spent[0], spent[1], float(np.linalg.norm(est - truth)))  # fmt: skip
+
+
+class _STuner:
+    """One sparsity-variant curve at one n (:mod:`dpcost.simulation.sparsity`): its candidates, its budget (computed
+    once: public), its streams and its plan record."""
+
+    def __init__(self, exp, curve, n, d, s_star, p_n, tuning, sigma, spec, seed, where):
+        self.method, self.curve, self.problem, self.n, self.d, self.p_n, self.spec = (
+            get(curve.method), curve, exp.problem, n, d, p_n, spec)  # fmt: skip
+        self.grid = spec.candidates(s_star, d)
+        self._tun = {s: constants(self.method, tuning.get(curve.method), n=n, d=d, s=s, sigma=sigma) for s in self.grid}
+        self.seed, self.where = seed, where
+        self.budget = None
+        if curve.variant != "s=cv_expmech":
+            self.budget = sparsity.selection_budget(self.method, n, d, grid=self.grid, spec=spec, privacy=p_n,
+                                                    tuning_at=self.tuning_at,
+                                                    compose=curve.variant == "s=composed_selection")  # fmt: skip
+
+    def tuning_at(self, s: int) -> dict:
+        return self._tun[s]
+
+    def _stream(self, rep: int):
+        label = f"{self.curve.method}[{self.curve.variant}]"
+        # everything that distinguishes the releases: the selection's settings and every candidate's constants
+        tun = {"s_tuning": asdict(self.spec), "constants": {str(s): self._tun[s] for s in self.grid}}
+
+        def stream(*release):
+            return noise_rng(self.seed, self.where, label, self.n, rep, privacy=self.p_n, tuning=tun,
+                             params={"release": [str(r) for r in release]})  # fmt: skip
+
+        return stream
+
+    def estimate(self, data, rep: int):
+        kw = {"grid": self.grid, "tuning_at": self.tuning_at, "stream": self._stream(rep)}
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="PRIVACY WARNING")  # recorded once in the plan
+            try:
+                if self.curve.variant == "s=cv_expmech":
+                    est, s_hat = sparsity.cv_expmech(self.method, self.problem, data, spec=self.spec,
+                                                     privacy=self.p_n, **kw)  # fmt: skip
+                    return est, s_hat, sparsity.cv_expmech_total(self.p_n, len(self.grid), self.spec.folds)
+                if self.curve.variant == "s=private_selection":
+                    est, s_hat = sparsity.private_selection(self.method, self.problem, data, spec=self.spec,
+                                                            budget=self.budget, **kw)  # fmt: skip
+                else:
+                    est, s_hat = sparsity.composed_selection(self.method, self.problem, data, budget=self.budget, **kw)
+            except DPCostError as exc:
+                raise type(exc)(f"{self.curve.label}, n={self.n}: {exc}") from None
+        return est, s_hat, (self.budget.epsilon, self.p_n.delta)
+
+    def plan(self) -> dict:
+        m, n, d, grid, spec = self.method, self.n, self.d, self.grid, self.spec
+        rec = {"method": self.curve.method, "variant": self.curve.variant, "candidates_s": list(grid)}
+        if self.budget is None:
+            eps, delta = sparsity.cv_expmech_total(self.p_n, len(grid), spec.folds)
+            fits = (spec.folds - 1) * len(grid) + 1
+            rec |= plan_record(m, self.p_n, n, d, self.tuning_at(grid[len(grid) // 2]), {"s": grid[len(grid) // 2]})
+            rec["procedure"] = {
+                "as_printed": "004 §5.2: 5-fold CV over the grid, validation losses truncated at a private "
+                f"{spec.loss_quantile} quantile, s by the exponential mechanism, the final fit with s-hat",
+                "stated_level_holds": False,
+                "total_epsilon": eps,
+                "total_delta": delta,
+                "argument": f"basic composition, conditioning on the fold fits: each record trains {fits - 1} fold "
+                f"fits, plus the final fit, each at (epsilon, delta); the quantile (epsilon, 0) and the "
+                f"exponential mechanism (epsilon, 0, sensitivity L/n given the fits)",
+            }
+            rec["note"] = "the plan shown is one fit's (the middle candidate's); the procedure spends total_epsilon"
+            return rec
+        b = self.budget
+        rec |= plan_record(m, b.fit, n, d, self.tuning_at(max(grid)), {"s": max(grid), "s_max": b.s_max})
+        rec["procedure"] = {
+            "selection": "Papernot & Steinke (2022), Thm 2, RepeatAndSelect in dp-accounting's RDP accountant"
+            if b.s_max is not None
+            else "every candidate fitted and scored once; RDP composition of the candidates (dp-accounting)",
+            "mean_K": spec.mean_K if b.s_max is not None else None,
+            "eta": spec.eta if b.s_max is not None else None,
+            "candidate_fit_epsilon": b.fit.epsilon,
+            "score_epsilon": b.score_epsilon,
+            "score": "centred loss + Laplace (dpcost.simulation.sparsity)",
+            "stated_level_holds": True,
+            "total_epsilon": b.epsilon,
+            "total_delta": self.p_n.delta,
+        }
+        rec["note"] = "the plan shown is one candidate fit's (the largest s); the selection's total is total_epsilon"
+        return rec
 
 
 def _plan(curve: Curve, method, p_est: Privacy, n: int, d: int, tun: dict, params: dict, share: float) -> dict:

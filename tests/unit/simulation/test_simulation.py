@@ -122,10 +122,10 @@ def test_rates_recover_a_planted_constant_and_slope():
     truth = [3 * rates_mod.rate("mean", True, n=k, d=20, s=0, sigma=1.0, epsilon=0.5, delta=10 / k**1.1) for k in n]
     base = [rates_mod.rate("mean", False, n=k, d=20, s=0, sigma=1.0, epsilon=0.5, delta=0) for k in n]
     rows = [
-        ("e", 1, "a", "mean", "dp_mean", "", True, k, 20, np.nan, 0.5, 10, v, 0, v, v)
+        ("e", 1, "a", "mean", "dp_mean", "", True, k, 20, np.nan, 0.5, 0.5, 10, v, 0, v, v)
         for k, v in zip(n, truth, strict=True)
     ]
-    rows += [("e", 1, "a", "mean", "sample_mean", "", False, k, 20, np.nan, np.nan, 10, v, 0, v, v)
+    rows += [("e", 1, "a", "mean", "sample_mean", "", False, k, 20, np.nan, np.nan, np.nan, 10, v, 0, v, v)
              for k, v in zip(n, base, strict=True)]  # fmt: skip
     summary = pd.DataFrame(rows, columns=[*report.KEYS, "n_reps", "mean", "se", "q05", "q95"])
     table = rates_mod.rates_table(summary, sigma=kw["sigma"], epsilon=0.5, delta_at=lambda k: 10 / k**1.1)
