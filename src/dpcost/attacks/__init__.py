@@ -1,0 +1,1 @@
+"""Membership-inference (tracing) attacks on released estimates: the score attack of Cai, Wang & Zhang."""
