@@ -67,22 +67,32 @@ def laplace_mechanism(value, *, sensitivity: float, epsilon: float, rng: np.rand
     return add_noise(value, "laplace", b, rng, sampler)
 
 
+def report_noisy_max_scale(sensitivity: float, epsilon: float, sampler: str = "exact") -> float:
+    """The Laplace scale of :func:`report_noisy_max`: 2Δ/ε, raised by one grid step for rounding the scores."""
+    check_sensitivity(sensitivity)
+    check_epsilon_delta(epsilon)
+    return grid_scale(2 * sensitivity / epsilon, sensitivity, 1, "linf", "laplace", sampler)
+
+
+def noisy_argmax(u: np.ndarray, b: float, rng: np.random.Generator, sampler: str = "exact") -> int:
+    """argmax_j (u_j + Z_j), Z_j i.i.d. Laplace(b) drawn exactly on a grid; ties to the lowest index (which keeps
+    report-noisy-max ε-DP on the grid's integer scores)."""
+    return int(np.argmax(draw("laplace", b, u.shape, rng, sampler).add(u)))
+
+
 def report_noisy_max(u, *, sensitivity: float, epsilon: float, rng: np.random.Generator, sampler: str = "exact") -> int:
-    """The exponential mechanism as report-noisy-max: argmax_j (u_j + Z_j), Z_j i.i.d. Laplace(2Δ/ε) drawn exactly on
-    a grid (scale raised by one grid step for rounding the scores), ties to the lowest index.
+    """The exponential mechanism as report-noisy-max: :func:`noisy_argmax` at Laplace(2Δ/ε)
+    (:func:`report_noisy_max_scale`). Returns the chosen index.
 
     Guarantee: (ε, 0)-DP if every score moves by at most Δ = ``sensitivity`` between neighbouring data sets
     (‖u(D) − u(D′)‖∞ ≤ Δ; the caller's relation) and the candidates are fixed without the data. 2Δ/ε rather than Δ/ε
     because the scores need not move together (Dwork & Roth 2014, Claim 3.9, and the audit in
-    ``tests/unit/dp/test_quantiles.py``). Returns the chosen index.
+    ``tests/unit/dp/test_quantiles.py``, whose quantiles use the same two functions).
     """
     u = np.asarray(u, dtype=float)
     if u.ndim != 1 or u.size < 1:
         raise PrivacyError(f"report-noisy-max needs a non-empty vector of scores, got shape {u.shape}")
-    check_sensitivity(sensitivity)
-    check_epsilon_delta(epsilon)
-    b = grid_scale(2 * sensitivity / epsilon, sensitivity, 1, "linf", "laplace", sampler)
-    return int(np.argmax(draw("laplace", b, u.shape, rng, sampler).add(u)))
+    return noisy_argmax(u, report_noisy_max_scale(sensitivity, epsilon, sampler), rng, sampler)
 
 
 def gaussian_delta(sigma: float, sensitivity: float, epsilon: float) -> float:

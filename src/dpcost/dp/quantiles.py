@@ -55,8 +55,9 @@ import numbers
 import numpy as np
 
 from ..errors import ConfigError, DataError, PrivacyError
+from .mechanisms import noisy_argmax, report_noisy_max_scale
 from .plan import PrivacyPlan, Release
-from .samplers import describe, draw, grid_scale
+from .samplers import describe
 from .spec import Privacy
 
 Q_LO, Q_HI = 0.025, 0.975  # the levels of 004 §5.1
@@ -176,7 +177,7 @@ def _scores(values: np.ndarray, c: np.ndarray, q: float) -> np.ndarray:
 def _release(privacy: Privacy, epsilon: float, k: int, m: int, label: str) -> Release:
     """One report-noisy-max selection at budget ε: Laplace(2Δ/ε), Δ = k, raised by the grid's rounding cost (one
     grid step per rounded score, as for every selection in the package)."""
-    b = grid_scale(2 * k / epsilon, k, 1, "linf", "laplace", privacy.sampler)
+    b = report_noisy_max_scale(k, epsilon, privacy.sampler)
     how = describe("laplace", 1, "linf", privacy.sampler)
     return Release(f"report-noisy-max (Laplace) over {m} candidates: {label}", float(k), "linf over candidate scores",
                    b, 1, epsilon, 0.0, sampler=how)  # fmt: skip
@@ -203,11 +204,6 @@ def private_quantile_plan(privacy: Privacy, n: int, *, m: int, k: int = 1) -> Pr
     return _plan(p, "private_quantile", comp, m, k, (rel,), {})
 
 
-def _select(u: np.ndarray, b: float, rng: np.random.Generator, sampler: str) -> int:
-    """argmax_j of u_j + Z_j on the noise grid, Z_j exact discrete Laplace of scale b; ties to the lowest index."""
-    return int(np.argmax(draw("laplace", b, u.shape, rng, sampler).add(u)))
-
-
 def private_quantile(x, *, q: float, candidates, privacy: Privacy, rng: np.random.Generator) -> float:
     """The q-quantile of x, ε-differentially private: the exponential-mechanism quantile of Smith (2011) over a public
     candidate grid, released by report-noisy-max (module docstring; stands in for Lei 2011, Algorithm 1′).
@@ -224,7 +220,7 @@ def private_quantile(x, *, q: float, candidates, privacy: Privacy, rng: np.rando
     q = check_level("q", q)
     n = values.size // k
     b = private_quantile_plan(privacy, n, m=c.size, k=k).releases[0].noise_scale
-    return float(c[_select(_scores(values, c, q), b, rng, privacy.sampler)])
+    return float(c[noisy_argmax(_scores(values, c, q), b, rng, privacy.sampler)])
 
 
 def private_quantiles_plan(privacy: Privacy, n: int, *, m: int, k: int = 1, split: float = 0.5,
@@ -268,8 +264,8 @@ def private_quantiles(
     if not q_lo < q_hi:
         raise ConfigError(f"q_lo must be below q_hi, got q_lo={q_lo}, q_hi={q_hi}")
     rel_lo, rel_hi = private_quantiles_plan(privacy, values.size // k, m=c.size, k=k, split=split).releases
-    lo = c[_select(_scores(values, c, q_lo), rel_lo.noise_scale, rng, privacy.sampler)]
-    hi = c[_select(_scores(values, c, q_hi), rel_hi.noise_scale, rng, privacy.sampler)]
+    lo = c[noisy_argmax(_scores(values, c, q_lo), rel_lo.noise_scale, rng, privacy.sampler)]
+    hi = c[noisy_argmax(_scores(values, c, q_hi), rel_hi.noise_scale, rng, privacy.sampler)]
     return float(lo), float(hi)
 
 

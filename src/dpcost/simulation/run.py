@@ -25,7 +25,7 @@ from ..errors import DPCostError
 from ..estimators.registry import get
 from . import sparsity
 from .designs import FAMILY, Design, draw
-from .experiments import TRUNCATION, Curve, Experiment, constants
+from .experiments import R_VARIANTS, TRUNCATION, Curve, Experiment, constants
 from .formula import evaluate
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ def run_job(
                                  truth))  # fmt: skip
                 continue
             rng = None
-            if curve.variant and curve.variant in TRUNCATION_VARIANTS and method.private:
+            if curve.variant in R_VARIANTS and method.private:
                 key = TRUNCATION[curve.method]
                 values = _truncated_values(exp.problem, data)
                 if curve.variant == "R=theory":
@@ -118,9 +118,6 @@ def run_job(
         if (rep + 1) % max(1, exp.reps // 10) == 0:
             log.info("%s n=%d: %d/%d repetitions, %.1f s", exp.name, n, rep + 1, exp.reps, time.perf_counter() - t0)
     return pd.DataFrame(rows, columns=COLUMNS), list(plans.values())
-
-
-TRUNCATION_VARIANTS = ("R=theory", "R=none", "R=dp_quantile")
 
 
 def _row(exp, curve, private, n, d, s, rep, p_n, R, s_used, spent, est, truth) -> tuple:

@@ -54,7 +54,7 @@ import numpy as np
 from ..dp.accountant import dpa, largest_below, pure_releases_event, rdp_epsilon
 from ..dp.mechanisms import laplace_mechanism, report_noisy_max
 from ..dp.quantiles import geometric_grid, private_quantile
-from ..dp.selection import repeat_and_select_epsilon, select_best
+from ..dp.selection import check_eta, check_mean_K, repeat_and_select_epsilon, select_best
 from ..dp.spec import Privacy
 from ..errors import ConfigError, PrivacyError
 from ..estimators.registry import Method
@@ -87,8 +87,6 @@ class STuning:
             raise ConfigError(f"{where}.folds must be at least 2, got {folds}")
         if not 0 < q < 1 or not 0 < share < 1:
             raise ConfigError(f"{where}: loss_quantile and score_share must lie in (0, 1), got {q} and {share}")
-        from ..dp.selection import check_eta, check_mean_K
-
         try:
             mean_K, eta = check_mean_K(float(block["mean_K"])), check_eta(float(block["eta"]))
         except PrivacyError as exc:
@@ -143,12 +141,14 @@ def cv_expmech(method: Method, problem: str, data: tuple, *, grid: Sequence[int]
     n = len(data[0])
     fold = np.arange(n) % spec.folds  # public: the records are exchangeable draws
     losses = np.empty((len(grid), n))
-    for j, s in enumerate(grid):
-        for k in range(spec.folds):
-            train, val = fold != k, fold == k
-            est, _ = method.estimate(*(a[train] for a in data), privacy=privacy, rng=stream("cv-fit", s, k),
-                                     tuning=tuning_at(s), params={"s": s})  # fmt: skip
-            losses[j, val] = validation_loss(problem, tuple(a[val] for a in data), est)
+    for k in range(spec.folds):  # each fold's split copied once, for every candidate (noise streams name (s, k))
+        train, val = fold != k, fold == k
+        fit_on, check_on = tuple(a[train] for a in data), tuple(a[val] for a in data)
+        for j, s in enumerate(grid):
+            est, _ = method.estimate(*fit_on, privacy=privacy, rng=stream("cv-fit", s, k), tuning=tuning_at(s),
+                                     params={"s": s})  # fmt: skip
+            losses[j, val] = validation_loss(problem, check_on, est)
+        del fit_on, check_on
     L = private_quantile(losses[len(grid) // 2], q=spec.loss_quantile, candidates=LOSS_GRID, privacy=privacy,
                          rng=stream("cv-truncation"))  # fmt: skip
     cv = np.minimum(losses, L).mean(axis=1)
