@@ -20,6 +20,7 @@ include: "workflow/rules/tune.smk"
 include: "workflow/rules/estimate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/privacy_map.smk"
+include: "workflow/rules/attack.smk"
 include: "workflow/rules/simulation.smk"
 
 
@@ -35,6 +36,7 @@ localrules:
     config_snapshot,
     compare,
     privacy_map,
+    attack,
     simulation,
     simulation_aggregate,
     simulation_plot,

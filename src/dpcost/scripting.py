@@ -133,6 +133,59 @@ def estimate_job(
     write_json_atomic(out_plans, record)
 
 
+def attack_job(
+    *,
+    dataset: str,
+    method: str,
+    inputs: Mapping[str, str],
+    tuning_file: str,
+    params: Mapping,
+    m_grid: Sequence[int],
+    reps: int,
+    cap: int,
+    seed: int,
+    privacy: Privacy,
+    out_table: str,
+) -> None:
+    """One (dataset, method) score-attack job (:func:`dpcost.analysis.attack.run_attack`): repetitions 0 … reps − 1
+    of the estimate job's releases, every candidate's statistic to ``out_table``. Arguments as :func:`estimate_job`;
+    ``cap`` bounds the members (and non-members) per repetition."""
+    from .analysis.attack import run_attack
+
+    analysis = datasets.get(dataset)
+    with open(tuning_file) as fh:
+        tuned = json.load(fh)
+    runner, tuning, by_m = tuning_mod.runner(methods_of(analysis.family)[method], tuned, m_grid)
+    t0 = time.perf_counter()
+    table = run_attack(analysis.load(inputs, dict(params)), runner, tuning=tuning, tuning_by_m=by_m,
+                       params=dict(params), m_grid=m_grid, reps=reps, seed=seed, privacy=privacy, dataset=dataset,
+                       cap=cap)  # fmt: skip
+    logging.getLogger("attack").info("%s: %d statistics in %.2f s", method, len(table), time.perf_counter() - t0)
+    table.to_parquet(out_table, index=False)
+
+
+def attack_summary_job(
+    *, dataset: str, tables: Sequence[str], errors_summary: str, privacy: Privacy, alpha: float, outputs: Mapping
+) -> None:
+    """attack.csv (one row per method and m, :func:`dpcost.analysis.attack.summarise_attack`) and the figure of
+    the headline methods of the error curves (``errors_summary``: the summary.csv they are chosen from);
+    ``outputs`` holds csv and figure (PNG and PDF paths)."""
+    import pandas as pd
+
+    from .analysis.attack import summarise_attack
+    from .analysis.plotting import attack_figure, headline
+
+    analysis = datasets.get(dataset)
+    stats = pd.concat([pd.read_parquet(t) for t in tables], ignore_index=True)
+    private = {k: m.private for k, m in methods_of(analysis.family).items()}
+    summary = summarise_attack(stats, privacy=privacy, private=private, alpha=alpha)
+    summary.to_csv(outputs["csv"], index=False, float_format="%.6g")
+    shown = headline(pd.read_csv(errors_summary))
+    attack_figure(summary[summary.method.isin(shown)], outputs["figure"], title=analysis.title.split(":")[0]
+                  + ": score attack on the released estimates", xlabel=analysis.xlabel, epsilon=privacy.epsilon,
+                  delta=privacy.delta)  # fmt: skip
+
+
 def map_job(
     *,
     dataset: str,

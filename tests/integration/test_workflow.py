@@ -78,6 +78,21 @@ def test_outputs_exist_and_are_tidy(run):
         assert (run / "logs" / f"{log}.log").exists()
 
 
+def test_score_attack_table_and_figure(run):
+    attack = pd.read_csv(run / "results/housing/attack.csv")
+    assert {"method", "m", "auc", "auc_se", "tpr_fpr01", "tpr_fpr05", "epsilon_lb", "auc_ceiling"} <= set(attack)
+    assert sorted(attack.method.unique()) == sorted(METHODS) and sorted(attack.m.unique()) == M
+    assert (attack.n_reps == REPS).all()  # attack.reps 20 is capped at the run's reps
+    # at m = 20,000 only 640 rows lie outside: 320 non-members (and members), the other 320 fit the reference
+    assert attack.set_index("m").loc[20000, "n_candidates"].eq(320).all()
+    assert attack.auc.between(0, 1).all() and (attack.auc[attack.private] < attack.auc_ceiling[attack.private]).all()
+    assert (run / "results/housing/attack.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (run / "results/housing/attack.pdf").read_bytes()[:5] == b"%PDF-"
+    stats = pd.read_parquet(run / "results/housing/attack/noisy_gd.parquet")
+    assert list(stats.columns) == ["method", "m", "rep", "member", "statistic"]
+    assert (run / "logs/housing/attack.log").exists() and (run / "logs/housing/attack_ols.log").exists()
+
+
 def test_results_make_sense(run):
     s = pd.read_csv(run / "results/housing/summary.csv").set_index(["method", "m"])["mean"]
     for m in M:

@@ -101,6 +101,18 @@ def test_results_make_sense(run):
     assert s.loc[("top_s_mean", 120), "support_recovered"] > s.loc[("top_s_mean", 10), "support_recovered"]
 
 
+def test_score_attack(run):
+    a = pd.read_csv(run / "results/snp/attack.csv").set_index(["method", "m"])
+    assert sorted(a.index.get_level_values(0).unique()) == sorted(METHODS) and (a.n_reps == REPS).all()
+    # k = min(m, ⌊(N_g − m)/2⌋) people per group: at m = 120, 60 of "average" (241) and 13 of "low" (146)
+    assert a.loc[("sample_mean", 120), "n_candidates"] == 73 and a.loc[("sample_mean", 10), "n_candidates"] == 20
+    # 150 SNPs, 10 pairs: the plain mean gives its members away (AUC 0.96 measured), peeling at ε = 0.5 does not
+    # (0.54; at m = 10 the paper's δ = 10/n^1.1 is 0.79, and (ε, δ)-DP would allow an AUC of 0.98)
+    assert a.loc[("sample_mean", 10), "auc"] > 0.85 and a.loc[("peeling", 10), "auc"] < 0.7
+    assert (a.loc["peeling", "auc"] < a.loc["peeling", "auc_ceiling"]).all()
+    assert (run / "results/snp/attack.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def _one_error_line(stderr):
     lines = [ln for ln in stderr.splitlines() if ln.startswith("ERROR [")]
     assert len(lines) == 1 and "Traceback" not in stderr, stderr

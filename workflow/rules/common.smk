@@ -100,6 +100,18 @@ def estimate_params(dataset):
     }
 
 
+def attack_params(dataset):
+    """The plain arguments of a score-attack job (dpcost.scripting.attack_job): those of the estimate job, with the
+    attack's repetitions (the first attack.reps of the error curve's) and its cap on candidates.
+    """
+    block = config[dataset]["attack"]
+    return {
+        **estimate_params(dataset),
+        "reps": min(block["reps"], config["reps"]),
+        "cap": block["max_candidates"],
+    }
+
+
 def data_inputs(wildcards):
     """The preprocessed data of a dataset, under the names its loader reads."""
     if wildcards.dataset == "housing":
@@ -138,6 +150,9 @@ def final_outputs():
                 "error_curves_all.png",
                 "error_curves_all.pdf",
                 "privacy_ledger.json",
+                "attack.csv",
+                "attack.png",
+                "attack.pdf",
             )
         ]
         if ANALYSES[ds].comparison:

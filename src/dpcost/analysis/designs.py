@@ -2,6 +2,7 @@
 
 A design holds the preprocessed data and the truth; ``draw(m, rep)`` returns the estimator's positional arguments
 for the subsample of (m, rep) (from the subsample stream, shared by every method) and ``score`` the row's columns.
+``candidates(m, rep)`` gives the score attack's candidates on that subsample (:mod:`dpcost.analysis.attack`).
 """
 
 from __future__ import annotations
@@ -10,13 +11,38 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import DataError
-from .streams import subsample_indices
+from ..attacks.score import gaussian_mean_score, linear_score
+from ..errors import ConfigError, DataError
+from .streams import rng_for, subsample_indices
 
 
 def top_support(mu: np.ndarray, s: int) -> np.ndarray:
     """Indices of the s largest |μ_j| (ties: lowest index): the support a sparse estimate should find."""
     return np.argsort(-np.abs(mu), kind="stable")[:s]
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The score attack's candidates of one (m, rep): the scores S_θ(z) (k, d) of k members and of k non-members,
+    taken at the reference θ (d,), which is estimated from further records outside the subsample."""
+
+    members: np.ndarray
+    nonmembers: np.ndarray
+    theta: np.ndarray
+
+
+def split_candidates(n_total: int, inside: np.ndarray, rng: np.random.Generator, cap: int, what: str):
+    """(members, non-members, reference) row indices: k members drawn from ``inside`` (the subsample) and the rows
+    outside it split into k non-members and a reference of the remaining ≥ k rows, k = min(|inside|, ⌊outside/2⌋,
+    cap). Equal counts make AUC and TPR at a fixed FPR read alike for every m; the reference is disjoint from both."""
+    outside = rng.permutation(np.setdiff1d(np.arange(n_total), inside))
+    k = min(inside.size, outside.size // 2, cap)
+    if k < 2:
+        raise ConfigError(
+            f"the score attack needs at least 2 {what} outside the subsample as non-members and 2 more for the "
+            f"reference; m = {inside.size} leaves {outside.size} of {n_total}"
+        )
+    return rng.choice(inside, size=k, replace=False), outside[:k], outside[k:]
 
 
 @dataclass(frozen=True)
@@ -42,6 +68,19 @@ class RegressionDesign:
 
     def score(self, estimate, support) -> tuple:
         return (float(np.linalg.norm(estimate - self.truth)),)
+
+    def candidates(self, m: int, rep: int, *, seed: int, dataset: str, cap: int) -> Candidates:
+        """Members: k rows of the subsample; non-members: k rows outside it; the reference θ: the OLS fit of the
+        remaining rows (disjoint from both). Scores: the linear-model score (y − x'θ)x (σ = 1: a common scale)."""
+        idx = subsample_indices(len(self.y), m, seed=seed, dataset=dataset, rep=rep)
+        rng = rng_for(seed, dataset, "attack", m, rep)
+        inside, outside, ref = split_candidates(len(self.y), idx, rng, cap, "rows")
+        theta = np.linalg.lstsq(self.X[ref], self.y[ref], rcond=None)[0]
+        return Candidates(
+            linear_score(self.X[inside], self.y[inside], theta),
+            linear_score(self.X[outside], self.y[outside], theta),
+            theta,
+        )
 
 
 @dataclass(frozen=True)
@@ -73,3 +112,23 @@ class TwoGroupMeanDesign:
     def score(self, estimate, support) -> tuple:
         found = np.nan if support is None else len(self._support.intersection(np.asarray(support).tolist()))
         return float(np.linalg.norm(estimate - self.truth)), found
+
+    def candidates(self, m: int, rep: int, *, seed: int, dataset: str, cap: int) -> Candidates:
+        """The Homer et al. (2008) setting: the candidates are people. In each group, k of its m subsampled people
+        are members and k people outside the subsample non-members; the people left in both groups form the
+        reference panel, whose allele means p̂ stand for the population's (Homer's HapMap). The two groups are strata
+        of one population, so the attacker's reference for μ = E a − E b is θ = 0: a difference of the two small
+        reference means would add more noise (variance v(1/k_A + 1/k_B) per SNP) than the group differences it
+        estimates. A person of A enters μ̂ with weight +1/m, one of B with −1/m: scores z − p̂ and −(z − p̂)."""
+        picks, panel = [], []
+        for group, G in (("A", self.A), ("B", self.B)):
+            idx = subsample_indices(len(G), m, seed=seed, dataset=dataset, rep=rep, group=group)
+            rng = rng_for(seed, dataset, "attack", group, m, rep)
+            inside, outside, ref = split_candidates(len(G), idx, rng, cap, f"people of group {group}")
+            picks.append((G, inside, outside))
+            panel.append(G[ref])
+        p_hat = np.vstack(panel).mean(axis=0)
+        score = [(sign * gaussian_mean_score(G[inside].astype(float), p_hat),
+                  sign * gaussian_mean_score(G[outside].astype(float), p_hat))
+                 for sign, (G, inside, outside) in zip((1.0, -1.0), picks, strict=True)]  # fmt: skip
+        return Candidates(np.vstack([a for a, _ in score]), np.vstack([b for _, b in score]), np.zeros(self.d))

@@ -34,6 +34,40 @@ def plan_record(method: Method, privacy: Privacy, m: int, d: int, tuning: dict, 
     return {"m": m, **plan.to_dict(), "warnings": messages}
 
 
+def releases(
+    design,
+    method: Method,
+    *,
+    tuning: Mapping,
+    params: Mapping,
+    m_grid: Sequence[int],
+    reps: int,
+    seed: int,
+    privacy: Privacy,
+    dataset: str,
+    tuning_by_m: Mapping[int, Mapping] | None = None,
+):
+    """Yield (m, rep, estimate, selected indices or None) for every m and repetition: the one place a release's
+    subsample, constants and noise stream are derived, so that the error curves and the attacks on them
+    (:mod:`dpcost.analysis.attack`) see the very same releases. Arguments as :func:`run_grid`."""
+    if reps < 1:
+        raise ConfigError(f"reps must be >= 1, got {reps}")
+    params, by_m = dict(params), dict(tuning_by_m or {})
+    for m in m_grid:
+        tuning_m = dict(by_m.get(m, tuning))
+        p_m = privacy.at(m) if method.private else None
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            # said once per m by the plan (run_grid); the estimator repeats it on every call
+            warnings.filterwarnings("ignore", message="PRIVACY WARNING")
+            for rep in range(reps):
+                rng = noise_rng(seed, dataset, method.name, m, rep, privacy=privacy, tuning=tuning_m, params=params)
+                data = design.draw(m, rep, seed=seed, dataset=dataset)
+                est, support = method.estimate(*data, privacy=p_m, rng=rng, tuning=tuning_m, params=params)
+                yield m, rep, est, support
+        log.info("%s: m=%d, %d reps in %.2f s", method.name, m, reps, time.perf_counter() - t0)
+
+
 def run_grid(
     design,
     method: Method,
@@ -55,24 +89,16 @@ def run_grid(
     """
     if reps < 1:
         raise ConfigError(f"reps must be >= 1, got {reps}")
-    params, by_m = dict(params), dict(tuning_by_m or {})
-    rows, plans = [], []
-    for m in m_grid:
-        tuning = dict(by_m.get(m, tuning))
-        t0 = time.perf_counter()
-        p_m = privacy.at(m) if method.private else None
-        eps_m = p_m.epsilon if method.private else np.nan
-        d_m = p_m.delta if method.private else np.nan
-        if method.private:
-            plans.append(plan_record(method, p_m, m, design.d, tuning, params))
-        with warnings.catch_warnings():
-            # said once per m by the plan above; the estimator repeats it on every call
-            warnings.filterwarnings("ignore", message="PRIVACY WARNING")
-            for rep in range(reps):
-                rng = noise_rng(seed, dataset, method.name, m, rep, privacy=privacy, tuning=tuning, params=params)
-                data = design.draw(m, rep, seed=seed, dataset=dataset)
-                est, support = method.estimate(*data, privacy=p_m, rng=rng, tuning=tuning, params=params)
-                rows.append((method.name, m, rep, eps_m, d_m, *design.score(est, support)))
-        log.info("%s: m=%d, %d reps in %.2f s", method.name, m, reps, time.perf_counter() - t0)
+    by_m = dict(tuning_by_m or {})
+    plans = [
+        plan_record(method, privacy.at(m), m, design.d, dict(by_m.get(m, tuning)), dict(params))
+        for m in m_grid
+        if method.private
+    ]
+    rows = []
+    for m, rep, est, support in releases(design, method, tuning=tuning, params=params, m_grid=m_grid, reps=reps,
+                                         seed=seed, privacy=privacy, dataset=dataset, tuning_by_m=by_m):  # fmt: skip
+        eps_m, d_m = (privacy.epsilon, privacy.at(m).delta) if method.private else (np.nan, np.nan)
+        rows.append((method.name, m, rep, eps_m, d_m, *design.score(est, support)))
     columns = ["method", "m", "rep", "epsilon", "delta", *design.columns]
     return pd.DataFrame(rows, columns=columns), plans

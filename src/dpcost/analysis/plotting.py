@@ -126,3 +126,35 @@ def privacy_map_figure(ratios: pd.DataFrame, paths: Sequence[str], *, title: str
     for path in paths:
         fig.savefig(path)
     plt.close(fig)
+
+
+def attack_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str, xlabel: str, epsilon: float,
+                  delta) -> None:  # fmt: skip
+    """The score attack per method against m: AUC (left; 0.5 = guessing; the grey line is the ceiling (ε, δ)-DP
+    puts on it) and TPR at FPR 5 % (right; 0.05 = guessing), mean over repetitions ± 2 standard errors; non-private
+    methods solid, private ones dashed."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.8), dpi=150)
+    for k, (method, df) in enumerate(summary.sort_values("m").groupby("method", sort=True)):
+        style = dict(marker=_MARKERS[k % len(_MARKERS)], color=_COLOURS[k % len(_COLOURS)], ms=5, capsize=2,
+                     ls="--" if df["private"].iloc[0] else "-")  # fmt: skip
+        for ax, col in zip(axes, ("auc", "tpr_fpr05"), strict=True):
+            ax.errorbar(df["m"], df[col], yerr=2 * df[f"{col}_se"].fillna(0), label=method_label(method), **style)
+    ceiling = summary.groupby("m")["auc_ceiling"].first()
+    axes[0].plot(ceiling.index, ceiling.to_numpy(), color="#999999", lw=2.5, alpha=0.6,
+                 label="largest AUC any (ε, δ(m))-DP release allows")  # fmt: skip
+    for ax, chance, name in ((axes[0], 0.5, "AUC"), (axes[1], 0.05, "TPR at FPR 5 %")):
+        ax.axhline(chance, color="#555555", ls=(0, (1, 3)), lw=1.2, label="guessing")
+        ax.set_xscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(f"score attack: {name}")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylim(0.4, 1.02)
+    axes[1].set_ylim(-0.02, 1.02)
+    fig.suptitle(f"{title}\n(private: dashed, ε = {epsilon}, δ = {delta}; non-private: solid; bars: ±2 s.e. over "
+                 "repetitions)", fontsize=10)  # fmt: skip
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.16, 1, 1))
+    for path in paths:
+        fig.savefig(path)
+    plt.close(fig)

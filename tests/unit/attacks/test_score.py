@@ -331,3 +331,19 @@ def test_snp_tracing_succeeds_on_the_mean_and_fails_under_the_gaussian_mechanism
 def test_bad_input_is_refused(call, error):
     with pytest.raises(error):
         call()
+
+
+def test_dp_auc_ceiling_is_the_pure_dp_closed_form_and_randomised_response_attains_the_roc_ceiling():
+    from dpcost.attacks.score import dp_auc_ceiling, dp_roc_ceiling
+
+    for eps in (0.1, 0.5, 1.0, 3.0):
+        assert dp_auc_ceiling(eps, 0.0) == pytest.approx(np.exp(eps) / (1 + np.exp(eps)), abs=1e-8)
+    assert dp_auc_ceiling(0.0, 0.0) == pytest.approx(0.5)
+    assert dp_auc_ceiling(0.5, 0.05) > dp_auc_ceiling(0.5, 0.0)
+    # randomised response at ε reports the truth with probability e^ε/(1 + e^ε): its test "member iff it says so"
+    # has FPR 1/(1 + e^ε) and TPR e^ε/(1 + e^ε), a point of the ceiling
+    eps = 0.7
+    f = 1 / (1 + np.exp(eps))
+    assert dp_roc_ceiling(f, eps, 0.0) == pytest.approx(1 - f)
+    with pytest.raises(ConfigError):
+        dp_auc_ceiling(0.5, 1.0)

@@ -1,0 +1,103 @@
+"""The score attack on the real analyses: how traceable each released estimate is, private and not.
+
+For every (method, m, rep) the release is the very estimate of the error curves — the same subsample, tuning and
+noise stream as :func:`dpcost.analysis.engine.run_grid` — and it is attacked with the score attack (2.3) of Cai,
+Wang & Zhang, "Score Attack" §2.2, made practical as its §7 says: θ is replaced by a reference estimate from records
+disjoint from the release (:meth:`candidates` of the designs). The candidates: k members of the subsample and k
+records outside it; for a sparse release only the released support enters the statistic, as in the sparse score
+attack (5.2): A = ⟨(M − θ)_supp(M), S_θ(z)_supp(M)⟩ (the zeros outside it carry no information about z).
+
+Output: one row per candidate (method, m, rep, member, statistic), and per (method, m) the AUC and TPR at FPR 1 % and
+5 % (mean and standard error over repetitions) and ε_lb, the Clopper–Pearson ε lower bound of the best threshold on
+the statistics pooled over repetitions (held-out choice of the threshold, :func:`attack_epsilon_lower_bound`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..attacks.score import attack_auc, attack_epsilon_lower_bound, dp_auc_ceiling, tpr_at_fpr
+from ..dp.spec import Privacy
+from ..errors import DataError
+from ..estimators.registry import Method
+from .engine import releases
+
+STATISTIC_COLUMNS = ("method", "m", "rep", "member", "statistic")
+SUMMARY_COLUMNS = (
+    "method", "m", "n_reps", "n_candidates", "auc", "auc_se", "tpr_fpr01", "tpr_fpr01_se", "tpr_fpr05",
+    "tpr_fpr05_se", "epsilon_lb", "auc_ceiling", "delta", "epsilon", "private",
+)  # fmt: skip
+
+
+def attack_statistics(estimate: np.ndarray, support, members: np.ndarray, nonmembers: np.ndarray, theta: np.ndarray):
+    """(member statistics, non-member statistics): ⟨M − θ, S⟩ over every coordinate, or over the released support
+    ``support`` of a sparse release (its selected indices; None: dense)."""
+    diff = np.asarray(estimate, dtype=float) - theta
+    if support is not None:
+        keep = np.asarray(support, dtype=np.int64)
+        return members[:, keep] @ diff[keep], nonmembers[:, keep] @ diff[keep]
+    return members @ diff, nonmembers @ diff
+
+
+def run_attack(
+    design,
+    method: Method,
+    *,
+    tuning: Mapping,
+    params: Mapping,
+    m_grid: Sequence[int],
+    reps: int,
+    seed: int,
+    privacy: Privacy,
+    dataset: str,
+    cap: int,
+    tuning_by_m: Mapping[int, Mapping] | None = None,
+) -> pd.DataFrame:
+    """The attack statistics of every candidate, one row each (:data:`STATISTIC_COLUMNS`), for repetitions
+    0 … reps − 1 of the error curves: :func:`dpcost.analysis.engine.releases` gives the very same releases. ``cap``
+    bounds the members (and non-members) per repetition."""
+    frames = []
+    runs = releases(design, method, tuning=tuning, params=params, m_grid=m_grid, reps=reps, seed=seed,
+                    privacy=privacy, dataset=dataset, tuning_by_m=tuning_by_m)  # fmt: skip
+    for m, rep, est, support in runs:
+        cand = design.candidates(m, rep, seed=seed, dataset=dataset, cap=cap)
+        a, b = attack_statistics(est, support, cand.members, cand.nonmembers, cand.theta)
+        member = np.r_[np.ones(a.size, bool), np.zeros(b.size, bool)]
+        frames.append(pd.DataFrame({"method": method.name, "m": m, "rep": rep, "member": member,
+                                    "statistic": np.r_[a, b]}))  # fmt: skip
+    return pd.concat(frames, ignore_index=True)
+
+
+def _mean_se(values: Sequence[float]) -> tuple[float, float]:
+    v = np.asarray(values, dtype=float)
+    return float(v.mean()), (float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else np.nan)
+
+
+def summarise_attack(
+    stats: pd.DataFrame, *, privacy: Privacy, private: Mapping[str, bool], alpha: float = 0.05
+) -> pd.DataFrame:
+    """Per (method, m): AUC and TPR at FPR 1 % and 5 % — per repetition, then mean and standard error over
+    repetitions — and ε_lb on the statistics pooled over repetitions at δ(m), confidence 1 − α, for every method
+    (the non-private ones at the private methods' δ(m), so the columns compare), and ``auc_ceiling``, the largest
+    AUC any (ε, δ(m))-DP release allows (:func:`dp_auc_ceiling`). ``private``: method → bool."""
+    missing = [c for c in STATISTIC_COLUMNS if c not in stats.columns]
+    if missing or stats.empty:
+        raise DataError(f"attack statistics: empty, or missing the columns {missing}")
+    rows = []
+    for (method, m), df in stats.groupby(["method", "m"], sort=True):
+        per_rep = []
+        for _, r in df.groupby("rep", sort=True):
+            a, b = r.loc[r.member, "statistic"].to_numpy(), r.loc[~r.member, "statistic"].to_numpy()
+            per_rep.append((attack_auc(a, b), tpr_at_fpr(a, b, 0.01), tpr_at_fpr(a, b, 0.05)))
+        auc, t01, t05 = (_mean_se(col) for col in np.array(per_rep).T)
+        delta = privacy.at(int(m)).delta
+        eps_lb = attack_epsilon_lower_bound(df.loc[df.member, "statistic"], df.loc[~df.member, "statistic"], delta,
+                                            alpha=alpha, seed=int(m))  # fmt: skip
+        is_private = bool(private[method])
+        rows.append((method, int(m), len(per_rep), int(df.member.sum()) // len(per_rep), *auc, *t01, *t05, eps_lb,
+                     dp_auc_ceiling(privacy.epsilon, delta), delta, privacy.epsilon if is_private else np.nan,
+                     is_private))  # fmt: skip
+    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
