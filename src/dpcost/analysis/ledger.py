@@ -37,6 +37,10 @@ EXACT_RELEASES: dict[str, str] = {
     "subsample_aggregate": "one Gaussian release of the mean of clipped block estimates",
     "opendp_ssp": "one Gaussian release of (X'X upper triangle, X'y)",
     "dp_mean": "one Gaussian release of the coordinate-clipped mean",
+    "dp_glm": "T Gaussian gradient steps; the clipping is in the sensitivity, the iterates are post-processing",
+    "dp_btl": "one Gaussian release of the linear term -B'y; the constrained solve is post-processing",
+    "dp_fourier": "one Gaussian (or K-norm) release of the truncated Fourier coefficients",
+    "dp_fourier_laplace": "one Laplace release of the truncated Fourier coefficients",
 }
 # why the other methods of the registry enter at their stated (ε, δ)
 STATED_REASONS: dict[str, str] = {
@@ -51,6 +55,7 @@ STATED_REASONS: dict[str, str] = {
     "frank_wolfe": "report-noisy-min selections are not additive-noise releases",
     "frank_wolfe_lasso": "report-noisy-min selections are not additive-noise releases",
     "dp_iht": "peeling's report-noisy-max selections are not additive-noise releases",
+    "dp_sparse_glm": "peeling's report-noisy-max selections are not additive-noise releases",
     "karwa_vadhan": "its noisy histograms choose the clipping range of the mean: entered at the stated composition of "
     "its two steps",
     "diffprivlib": "diffprivlib's own accounting; no releases recorded",

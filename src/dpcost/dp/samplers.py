@@ -111,7 +111,7 @@ def _bernoulli_exp_one(n: int, rng: np.random.Generator) -> np.ndarray:
     return _bernoulli_exp_frac(_ONES[:n] if n <= _ONES.size else np.ones(n, dtype=np.int64), 1, rng)
 
 
-def _bernoulli_exp(num: np.ndarray, den, rng: np.random.Generator) -> np.ndarray:
+def bernoulli_exp(num: np.ndarray, den, rng: np.random.Generator) -> np.ndarray:
     """Bernoulli(exp(−num/den)) for integers num ≥ 0, den > 0: ⌊γ⌋ Bernoulli(e^{−1}) trials must all succeed, and one
     Bernoulli(exp(−(γ − ⌊γ⌋)))."""
     num = np.asarray(num, dtype=np.int64).ravel()
@@ -187,7 +187,7 @@ def discrete_gaussian(t: int, size: int, rng: np.random.Generator) -> np.ndarray
         # (|Y| − t)² must fit in int64: |Y| ≥ 2^31 has probability below exp(−2^11) at t = 2^20.
         if np.maximum.reduce(np.abs(a)) >= 2**31:
             raise RuntimeError("discrete Gaussian: a Laplace proposal beyond 2^31 (probability < exp(-2048))")
-        return Y[_bernoulli_exp(a * a, 2 * t * t, rng)]
+        return Y[bernoulli_exp(a * a, 2 * t * t, rng)]
 
     return _collect(size, 0.72, attempt)  # acceptance ≈ e^{-1/2} sqrt(pi/2) = 0.76
 

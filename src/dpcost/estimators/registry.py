@@ -19,8 +19,10 @@ from ..dp.plan import PrivacyPlan
 from ..dp.spec import Privacy
 from ..errors import ConfigError
 from . import (
+    btl,
     dp_mean,
     frank_wolfe,
+    glm,
     noisy_gd,
     noisy_sgd,
     objpert,
@@ -29,6 +31,7 @@ from . import (
     posterior,
     precond_gd,
     sheffet,
+    sobolev,
     sparse_mean,
     sparse_regression,
     ssp,
@@ -36,12 +39,12 @@ from . import (
     truncated_ols,
 )
 
-FAMILIES = ("regression", "mean")
+FAMILIES = ("regression", "mean", "glm", "ranking", "nonparametric")
 # where a method comes from, for the headline figure: the non-private baselines, the Cost of Privacy papers'
 # estimators and the comparators they name, Wang (2018)'s field, the estimators that go beyond them, peer libraries
 GROUPS = ("baseline", "paper", "comparator", "wang", "new", "peer")
 # parameters an analysis gives every method that takes them (not tuning: they define the estimand)
-ANALYSIS_PARAMS = ("s",)
+ANALYSIS_PARAMS = ("s", "n_items")
 # parameters a workflow step sets, never the config: s_max calibrates a sparse estimator's noise for up to s_max
 # selections, so that one noise law covers every candidate of a private selection of s (dpcost.simulation.sparsity)
 CALIBRATION_PARAMS = ("s_max",)
@@ -282,6 +285,76 @@ METHODS: dict[str, Method] = {
             frank_wolfe.frank_wolfe_plan,
             support="nonzero",
             group="comparator",
+        ),
+        # generalised linear models (Cai, Wang & Zhang, "Score Attack", §3 and §5)
+        _M("glm_mle", "glm", "GLM MLE (non-private)", glm.glm_mle, group="baseline", simulation_only=True),
+        _M(
+            "dp_glm",
+            "glm",
+            "DP GLM, noisy GD (Score Attack, Alg. 1)",
+            glm.dp_glm,
+            glm.dp_glm_plan,
+            simulation_only=True,
+        ),
+        _M(
+            "sparse_glm_iht",
+            "glm",
+            "Sparse GLM, IHT (non-private)",
+            glm.sparse_glm_iht,
+            support="returned",
+            group="baseline",
+            simulation_only=True,
+        ),
+        _M(
+            "dp_sparse_glm",
+            "glm",
+            "DP sparse GLM, noisy IHT (Score Attack, Alg. 5)",
+            glm.dp_sparse_glm,
+            glm.dp_sparse_glm_plan,
+            support="returned",
+            simulation_only=True,
+        ),
+        # ranking from pairwise comparisons (Score Attack, §4)
+        _M(
+            "btl_mle",
+            "ranking",
+            "BTL penalised MLE (non-private)",
+            btl.btl_mle,
+            group="baseline",
+            simulation_only=True,
+        ),
+        _M(
+            "dp_btl",
+            "ranking",
+            "DP BTL, objective perturbation (Score Attack, eq. 4.4)",
+            btl.dp_btl,
+            btl.dp_btl_plan,
+            simulation_only=True,
+        ),
+        # nonparametric regression over a periodic Sobolev class (Score Attack, §6)
+        _M(
+            "fourier",
+            "nonparametric",
+            "Fourier projection (non-private)",
+            sobolev.fourier_regression,
+            group="baseline",
+            simulation_only=True,
+        ),
+        _M(
+            "dp_fourier",
+            "nonparametric",
+            "DP Fourier projection, Gaussian (Score Attack, §6)",
+            sobolev.dp_fourier_regression,
+            sobolev.dp_fourier_regression_plan,
+            simulation_only=True,
+        ),
+        _M(
+            "dp_fourier_laplace",
+            "nonparametric",
+            "DP Fourier projection, Laplace (Score Attack, §6)",
+            sobolev.dp_fourier_laplace,
+            sobolev.dp_fourier_laplace_plan,
+            simulation_only=True,
         ),
     )
 }

@@ -47,17 +47,63 @@ def clip_design_linf(X: np.ndarray, y: np.ndarray, x_bound: float, R: float | No
     return X, (y if R is None else np.clip(y, -R, R))
 
 
-def gradient_step(X: np.ndarray, y: np.ndarray, beta: np.ndarray, eta0: float) -> np.ndarray:
-    """β − (η⁰/n) Σ_i (x_i'β − y_i) x_i, with Xβ formed from the columns of β's support only (one full X'r product)."""
+def gradient_step(X: np.ndarray, y: np.ndarray, beta: np.ndarray, eta0: float, mean=None) -> np.ndarray:
+    """β − (η⁰/n) Σ_i (m(x_i'β) − y_i) x_i, with Xβ formed from the columns of β's support only (one full X'r
+    product). ``mean`` is m, the map from linear predictor to fitted mean (a GLM's ψ′, clipped; None: the identity,
+    least squares)."""
     n = X.shape[0]
     support = np.flatnonzero(beta)
     fit = X[:, support] @ beta[support] if support.size else np.zeros(n)
-    return beta - (eta0 / n) * (X.T @ (fit - y))
+    return beta - (eta0 / n) * (X.T @ ((fit if mean is None else mean(fit)) - y))
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Private iterative hard thresholding (004, Alg. 4.2)
+# Noisy IHT, shared by Alg. 4.2 (below) and the sparse GLM (Score Attack Alg. 5, :mod:`.glm`): loop and calibration
 # ---------------------------------------------------------------------------------------------------------------
+
+
+def iht_loop(step, d: int, *, s: int, T: int, project=None) -> tuple[np.ndarray, np.ndarray]:
+    """Non-private IHT: β⁰ = 0, T times β ← project(P_s(step(β))) with P_s = :func:`hard_threshold` (``project``
+    None: no projection). Returns (β^T, its support by decreasing |β^{T−0.5}_j|)."""
+    beta, idx = np.zeros(d), np.zeros(0, dtype=np.int64)
+    for _ in range(T):
+        beta, idx = hard_threshold(step(beta), s)
+        if project is not None:
+            beta = project(beta)
+    return beta, idx
+
+
+def noisy_iht(step, d: int, *, s: int, T: int, b: float, rng: np.random.Generator, sampler: str, project=None):
+    """NoisyIHT: β⁰ = 0, T times β ← project(Peeling(step(β), s)) with Peeling at Laplace scale b (fresh selection
+    noise W (s × d) and release noise W̃ (s) every step, drawn in that order; ``project`` None: none).
+    ``step(β)`` is the gradient step β^{t+0.5}; its ℓ∞ sensitivity is the caller's to bound and to pass to
+    :func:`noisy_iht_releases`. Returns (β^T, the support chosen by the last Peeling, in selection order)."""
+    beta = np.zeros(d)
+    chosen = np.zeros(0, dtype=np.int64)
+    for _ in range(T):
+        v = step(beta)
+        W = draw("laplace", b, (1, s, d), rng, sampler)
+        W_tilde = draw("laplace", b, (1, s), rng, sampler)
+        est, picked = peel_from_noise(v[None], W, W_tilde)
+        beta, chosen = (est[0] if project is None else project(est[0])), picked[0]
+    return beta, chosen
+
+
+def check_s_max(s: int, s_max: int | None) -> int:
+    """The number of selections each Peeling is calibrated for: s_max ≥ s (None: s)."""
+    k = s if s_max is None else s_max
+    if not (isinstance(k, (int, np.integer)) and s <= k):
+        raise PrivacyError(f"s_max must be an integer >= s = {s}, got {s_max!r}")
+    return k
+
+
+def check_B(B, B_min: float, B_printed: float, bound: str) -> float:
+    """The paper's noise scale B (None: the printed ``B_printed``), refused unless a finite number ≥ ``B_min``, the
+    value (formula ``bound``) at which λ = η⁰B/n covers the true sensitivity."""
+    B = B_printed if B is None else B
+    if not (isinstance(B, numbers.Real) and not isinstance(B, bool) and math.isfinite(B) and B >= B_min * (1 - 1e-12)):
+        raise PrivacyError(f"noise scale B={B!r} is below the replace-one sensitivity bound {bound} = {B_min}")
+    return B
 
 
 @functools.lru_cache(maxsize=1024)
@@ -70,6 +116,54 @@ def _peeling_epsilon(k: int, scale: float, delta: float) -> float:
         lib.SelfComposedDpEvent(lib.LaplaceDpEvent(scale), k),
     ]
     return min(3 * k / scale, rdp_epsilon(events, delta))
+
+
+def noisy_iht_releases(
+    p: Privacy, *, s: int, k: int, T: int, sens: float, lam_paper: float, B: float, printed: str, lemma: str
+) -> tuple[tuple[Release, Release], str, float, float]:
+    """The releases of T Peeling steps of s selections (noise calibrated for k ≥ s) on gradient steps of true ℓ∞
+    sensitivity ``sens``; p at a numeric δ. Returns (releases, composition, λ, continuous Laplace scale b₀).
+
+    paper: Peeling(·, s, ε/T, δ/T, λ = ``lam_paper`` = η⁰B/n) as printed, Laplace scale λ·2√(3k log(T/δ))/(ε/T);
+           basic composition over T steps. ``lemma`` (the Peeling lemma) is the only proof of that scale: where
+           neither basic composition nor RDP accounting certifies a step at (ε/T, δ/T) (B near its minimum, ε/T
+           large), refused or warned (``on_invalid``), naming ``printed``.
+    tight: one Laplace scale for all T·s selections and T·s releases at λ = ``sens``, the smallest that the better
+           of basic composition and RDP accounting allows at the total (ε, δ) (:func:`peeling_scale_tight` with T·s
+           steps; adaptive composition, so the same bound as one Peeling of T·s coordinates).
+    """
+    epsilon, delta = p.epsilon, p.delta
+    if p.calibration == "paper":
+        lam = lam_paper
+        step = peeling_plan(replace(p, epsilon=epsilon / T, delta=delta / T), s=s, lam=lam, s_max=k)
+        comp = f"basic composition of {T} Peeling steps at (eps/T, delta/T), each by {lemma}"
+        b_step = 2 * lam / step.releases[0].epsilon
+        certified = _peeling_epsilon(int(k), b_step / sens, delta / T)
+        if certified > epsilon / T * (1 + 1e-9):
+            p.outside_validity(
+                f"{printed} at eps/T={epsilon / T:.4g} with B={B:.4g} is certified only for "
+                f"eps/T={certified:.4g} by basic composition or RDP accounting ({lemma} alone claims it)"
+            )
+    else:
+        lam = sens
+        step = peeling_plan(p, s=T * s, lam=lam, s_max=T * k)
+        comp = (
+            f"{T * s} report-noisy-max selections and {T * s} Laplace releases ({T} Peeling steps of {s}): the "
+            "better of basic composition and RDP accounting (dp-accounting)"
+        )
+    sel = step.releases[0]
+    b, b0 = sel.noise_scale, 2 * lam / sel.epsilon  # grid scale; continuous scale (peeling_plan: ε_sel = 2λ/b0)
+    how = describe("laplace", 1, "linf", p.sampler)
+    rels = (
+        Release("report-noisy-max (Laplace)", sens, "linf", b, T * s, 2 * sens / b0, sampler=how),
+        Release("laplace", sens, "l1 per coordinate", b, T * s, sens / b0, sampler=how),
+    )
+    return rels, comp, lam, b0
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Private iterative hard thresholding (004, Alg. 4.2)
+# ---------------------------------------------------------------------------------------------------------------
 
 
 def iht_coordinate_bound(c_x: float, s: int) -> float:
@@ -122,46 +216,17 @@ def dp_iht_plan(
     epsilon, delta = p.epsilon, p.delta
     n, T = check_count("n", n), check_count("T", T)
     s = check_s(s, d)
-    k = s if s_max is None else s_max
-    if not (isinstance(k, (int, np.integer)) and s <= k):
-        raise PrivacyError(f"s_max must be an integer >= s = {s}, got {s_max!r}")
+    k = check_s_max(s, s_max)
     R, C, c_x, eta0 = (check_positive(k, v) for k, v in (("R", R), ("C", C), ("c_x", c_x), ("eta0", eta0)))
     sens = iht_step_sensitivity(R=R, C=C, c_x=c_x, eta0=eta0, n=n, s=s)
     check_sensitivity(sens)  # a zero bound must never mean zero noise
     B_min = 2 * (R + C * c_x) * c_x / math.sqrt(s)
     B_printed = 4 * (R + C * c_x) * c_x / math.sqrt(s)
-    B = B_printed if B is None else B
-    if not (isinstance(B, numbers.Real) and not isinstance(B, bool) and math.isfinite(B) and B >= B_min * (1 - 1e-12)):
-        raise PrivacyError(
-            f"noise scale B={B!r} is below the replace-one sensitivity bound 2(R + C c_x)c_x/sqrt(s) = {B_min}"
-        )
-    if p.calibration == "paper":
-        lam = eta0 * B / n
-        step = peeling_plan(replace(p, epsilon=epsilon / T, delta=delta / T), s=s, lam=lam, s_max=k)
-        comp = f"basic composition of {T} Peeling steps at (eps/T, delta/T), each by Lemma 3.3"
-        # Lemma 3.3 (Dwork, Su & Zhang) is the only proof of the printed scale; where neither basic composition
-        # nor RDP accounting certifies it (large ε/T with B near its minimum), say so
-        b_step = 2 * lam / step.releases[0].epsilon
-        certified = _peeling_epsilon(int(k), b_step / sens, delta / T)
-        if certified > epsilon / T * (1 + 1e-9):
-            p.outside_validity(
-                f"Alg. 4.2's printed Peeling scale at eps/T={epsilon / T:.4g} with B={B:.4g} is certified only for "
-                f"eps/T={certified:.4g} by basic composition or RDP accounting (Lemma 3.3 alone claims it)"
-            )
-    else:
-        lam = sens
-        step = peeling_plan(p, s=T * s, lam=lam, s_max=T * k)
-        comp = (
-            f"{T * s} report-noisy-max selections and {T * s} Laplace releases ({T} Peeling steps of {s}): the "
-            "better of basic composition and RDP accounting (dp-accounting)"
-        )
-    sel = step.releases[0]
-    b, b0 = sel.noise_scale, 2 * lam / sel.epsilon  # grid scale; continuous scale (peeling_plan: ε_sel = 2λ/b0)
-    how = describe("laplace", 1, "linf", p.sampler)
-    rels = (
-        Release("report-noisy-max (Laplace)", sens, "linf", b, T * s, 2 * sens / b0, sampler=how),
-        Release("laplace", sens, "l1 per coordinate", b, T * s, sens / b0, sampler=how),
-    )
+    B = check_B(B, B_min, B_printed, "2(R + C c_x)c_x/sqrt(s)")
+    rels, comp, lam, b0 = noisy_iht_releases(
+        p, s=s, k=k, T=T, sens=sens, lam_paper=eta0 * B / n, B=B, printed="Alg. 4.2's printed Peeling scale",
+        lemma="Lemma 3.3",
+    )  # fmt: skip
     assumption = (
         f"coordinates of x clipped to [-c_x/sqrt(s), c_x/sqrt(s)] = [-{c_x / math.sqrt(s):.6g}, "
         f"{c_x / math.sqrt(s):.6g}] ((D1') at |I| = s), y truncated to [-{R}, {R}], iterates s-sparse in "
@@ -219,15 +284,9 @@ def dp_iht(
     s, T = check_s(s, d), check_count("T", T)
     b = plan.releases[0].noise_scale
     Xc, yt = clip_design_linf(X, y, iht_coordinate_bound(c_x, s), R)
-    beta = np.zeros(d)
-    chosen = np.zeros(0, dtype=np.int64)
-    for _ in range(T):
-        v = gradient_step(Xc, yt, beta, eta0)
-        W = draw("laplace", b, (1, s, d), rng, privacy.sampler)
-        W_tilde = draw("laplace", b, (1, s), rng, privacy.sampler)
-        est, picked = peel_from_noise(v[None], W, W_tilde)
-        beta, chosen = project_l2_ball(est[0], C), picked[0]
-    return beta, chosen
+    step = lambda beta: gradient_step(Xc, yt, beta, eta0)  # noqa: E731
+    project = lambda beta: project_l2_ball(beta, C)  # noqa: E731
+    return noisy_iht(step, d, s=s, T=T, b=b, rng=rng, sampler=privacy.sampler, project=project)
 
 
 def iht(X, y, *, s: int, T: int, eta0: float, R: float | None = None, C: float | None = None):
@@ -240,14 +299,8 @@ def iht(X, y, *, s: int, T: int, eta0: float, R: float | None = None, C: float |
     eta0 = check_positive("eta0", eta0)
     if R is not None:
         y = np.clip(y, -check_positive("R", R), R)
-    if C is not None:
-        C = check_positive("C", C)
-    beta, idx = np.zeros(d), np.zeros(0, dtype=np.int64)
-    for _ in range(T):
-        beta, idx = hard_threshold(gradient_step(X, y, beta, eta0), s)
-        if C is not None:
-            beta = project_l2_ball(beta, C)
-    return beta, idx
+    project = None if C is None else functools.partial(project_l2_ball, C=check_positive("C", C))
+    return iht_loop(lambda beta: gradient_step(X, y, beta, eta0), d, s=s, T=T, project=project)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from dpcost.dp.plan import PrivacyPlan
 from dpcost.dp.samplers import add_noise
 from dpcost.dp.spec import CALIBRATIONS, Privacy
 from dpcost.errors import ConfigError, PrivacyError
-from dpcost.estimators import peers
+from dpcost.estimators import btl, peers
 from dpcost.estimators.ols import ols
 from dpcost.estimators.registry import ANALYSIS_PARAMS, CALIBRATION_PARAMS, METHODS, get, methods_of
 from dpcost.estimators.truncated_ols import noisy_truncated_ols, noisy_truncated_ols_plan
@@ -19,7 +19,8 @@ from dpcost.estimators.truncated_ols import noisy_truncated_ols, noisy_truncated
 from support import synthetic_regression
 
 # the constants every method needs from the config (its required tuning keys), at values where both calibrations
-# are valid at (0.5, 1e-5) with n = 1000, d = 5 (AdaOPS as printed excepted: it is never valid)
+# are valid at (0.5, 1e-5) with n = 1000, d = 5 (AdaOPS as printed excepted: it is never valid; BTL: n = d = 1000
+# items, Fourier: d = 1, see PLAN_SIZE)
 TUNING = {
     "ols": {},
     "noisy_gd": dict(T=20, R=2.0, C=3.0, c_x=1.0, eta0=7.5),
@@ -45,6 +46,15 @@ TUNING = {
     "iht": dict(T=10, eta0=0.5),
     "dp_iht": dict(T=5, eta0=0.5, R=2.0, C=3.0, c_x=1.0),
     "frank_wolfe_lasso": dict(radius=2.0, T=10, c_x=1.0, R=2.0),
+    "glm_mle": {},
+    "dp_glm": dict(sigma_x=1.0),
+    "sparse_glm_iht": dict(T=10, eta0=0.5),
+    "dp_sparse_glm": dict(sigma_x=1.0),
+    "btl_mle": {},
+    "dp_btl": {},
+    "fourier": dict(K=5),
+    "dp_fourier": {},
+    "dp_fourier_laplace": {},
 }
 # the defaults in code, pinned: a changed default changes every result that relies on it
 DEFAULTS = {
@@ -58,8 +68,22 @@ DEFAULTS = {
     "karwa_vadhan": {"beta": 0.05, "range_fraction": 0.5},
     "iht": {"R": None, "C": None},
     "dp_iht": {"B": None},
+    "glm_mle": {"family": "logistic", "ridge": 1e-6, "max_iter": 200, "tol": 1e-10},
+    "dp_glm": {"family": "logistic", "T": None, "eta0": None, "R": None, "B": None, "psi_bound": None, "beta0": None},
+    "sparse_glm_iht": {"family": "logistic", "R": None, "psi_bound": None},
+    "dp_sparse_glm": {"family": "logistic", "T": None, "eta0": None, "R": None, "B": None, "psi_bound": None},
+    "btl_mle": {"gamma": None, "c0": 1.0, "tol": 1e-10},
+    "dp_btl": {"gamma": None, "c0": 1.0, "sensitivity": "degree", "d_max": None, "tol": 1e-10},
+    "fourier": {"T": None},
+    "dp_fourier": {"K": None, "T": None, "mechanism": "gaussian", "alpha": 1, "c1": 1.0, "sigma": 1.0},
+    "dp_fourier_laplace": {"K": None, "T": None, "alpha": 1, "c1": 1.0, "sigma": 1.0},
 }
-PARAMS = {"s": 3}
+PARAMS = {"s": 3, "n_items": 8}  # n_items: the items of _tiny("ranking")
+# a plan's (n, d) where it is not (1000, 5): BTL's n is the number of items, with one coordinate each (d = n);
+# the Fourier projection's design is one-dimensional
+PLAN_SIZE = {"ranking": (1000, 1000), "nonparametric": (1000, 1)}
+# the neighbouring relation a plan records where it is not "replace one record": BTL's record is one item's outcomes
+NEIGHBOURS = {"dp_btl": "replace one record (a record: all comparison outcomes of one item; graph and n public)"}
 PRIVATE = [name for name, m in METHODS.items() if m.private]
 
 
@@ -69,8 +93,11 @@ def _needs_missing_peer(m) -> bool:
 
 def test_the_tuning_table_covers_the_registry():
     assert set(TUNING) == set(METHODS)
-    assert set(methods_of("regression", simulation=True)) | set(methods_of("mean", simulation=True)) == set(METHODS)
+    families = ("regression", "mean", "glm", "ranking", "nonparametric")
+    assert set().union(*(methods_of(f, simulation=True) for f in families)) == set(METHODS)
     assert not {"iht", "dp_iht", "frank_wolfe_lasso", "dp_mean", "karwa_vadhan"} & set(methods_of("regression"))
+    for family in ("glm", "ranking", "nonparametric"):  # simulation only: the designs give σ_x, the graph, K
+        assert methods_of(family, simulation=True) and not methods_of(family)
     assert get("noisy_gd") is METHODS["noisy_gd"] and get("peeling", "mean") is METHODS["peeling"]
     with pytest.raises(ConfigError, match="unknown method 'noisy_gd'"):
         get("noisy_gd", "mean")
@@ -129,20 +156,21 @@ def test_every_private_method_has_a_plan_under_its_own_name(name, calibration):
         pytest.skip(f"{m.peer} not usable here")
     tuning = m.resolve_tuning(TUNING[name])
     privacy = Privacy(0.5, 1e-5, calibration)
+    n, d = PLAN_SIZE.get(m.family, (1000, 5))
     unproven = {"adaops": "AdaOPS as printed", "dp_mean": "Alg. 3.1's printed noise variance"}
     if name in unproven and calibration == "paper":
         # AdaOPS as printed is never (ε, δ)-DP, Alg. 3.1's printed σ not at δ = 1e-5: refused, or made with a
         # warning and recorded as unproven
         with pytest.raises(PrivacyError, match=unproven[name]):
-            m.make_plan(privacy, 1000, 5, tuning, PARAMS)
+            m.make_plan(privacy, n, d, tuning, PARAMS)
         with pytest.warns(RuntimeWarning, match="PRIVACY WARNING"):
-            plan = m.make_plan(Privacy(0.5, 1e-5, calibration, on_invalid="warn"), 1000, 5, tuning, PARAMS)
+            plan = m.make_plan(Privacy(0.5, 1e-5, calibration, on_invalid="warn"), n, d, tuning, PARAMS)
         assert isinstance(plan, PrivacyPlan) and plan.method == name and plan.proven is False
         return
-    plan = m.make_plan(privacy, 1000, 5, tuning, PARAMS)
+    plan = m.make_plan(privacy, n, d, tuning, PARAMS)
     assert isinstance(plan, PrivacyPlan)
     assert plan.method == name
-    assert plan.epsilon == 0.5 and plan.neighbours == "replace one record"
+    assert plan.epsilon == 0.5 and plan.neighbours == NEIGHBOURS.get(name, "replace one record")
     assert plan.calibration == ("library" if m.peer else calibration)
     assert plan.delta == (0.0 if name == "diffprivlib" else 1e-5)  # diffprivlib is pure ε-DP
     assert plan.proven is True
@@ -154,8 +182,9 @@ def test_plans_resolve_a_delta_formula_at_n(name):
     if _needs_missing_peer(m):
         pytest.skip(f"{m.peer} not usable here")
     tuning = m.resolve_tuning(TUNING[name])
-    formula = m.make_plan(Privacy(0.5, "10/n^1.1", "tight"), 1000, 5, tuning, PARAMS)
-    number = m.make_plan(Privacy(0.5, 10 / 1000**1.1, "tight"), 1000, 5, tuning, PARAMS)
+    n, d = PLAN_SIZE.get(m.family, (1000, 5))
+    formula = m.make_plan(Privacy(0.5, "10/n^1.1", "tight"), n, d, tuning, PARAMS)
+    number = m.make_plan(Privacy(0.5, 10 / n**1.1, "tight"), n, d, tuning, PARAMS)
     assert formula == number
 
 
@@ -164,8 +193,30 @@ def _tiny(family):
         X, y, _ = synthetic_regression(n=60, d=3, seed=4)
         return X, y
     rng = np.random.default_rng(4)
+    if family == "glm":  # logistic: x in [−1, 1]^4 (σ_x = 1 clips nothing), y in {0, 1}
+        X = rng.uniform(-1, 1, size=(60, 4))
+        return X, (rng.random(60) < 1 / (1 + np.exp(-X @ np.array([1.5, -1.0, 0.0, 0.5])))).astype(float)
+    if family == "ranking":  # an Erdős–Rényi comparison graph on n_items items and BTL outcomes: (edges, y)
+        n = PARAMS["n_items"]
+        edges = btl.comparison_graph(n, 0.7, rng)
+        return edges, btl.btl_outcomes(np.linspace(-0.8, 0.8, n), edges, rng)
+    if family == "nonparametric":  # X in [0, 1], shape (n,); Y = f(X) + noise
+        X = rng.uniform(0, 1, 60)
+        return X, np.sin(2 * np.pi * X) + rng.normal(0, 0.3, 60)
     mu = np.array([1.5, 0.0, -1.5, 0.0, 0.0, 0.0])
     return (np.clip(np.round(mu + rng.normal(0, 0.7, size=(60, 6))), -2, 2),)
+
+
+def _estimate_shape(m, data, privacy, tuning) -> tuple[int]:
+    """θ̂'s shape: (d,) for a design of d columns; BTL: one coordinate per item; Fourier: K coefficients (K from
+    the tuning, or, where None, the one the private estimator's plan resolves)."""
+    if m.family == "ranking":
+        return (PARAMS["n_items"],)
+    if m.family == "nonparametric":
+        if tuning["K"] is not None:
+            return (tuning["K"],)
+        return (m.make_plan(privacy, len(data[1]), 1, tuning, PARAMS).parameters["K"],)
+    return (data[0].shape[1],)
 
 
 @pytest.mark.parametrize("name", METHODS)
@@ -174,11 +225,10 @@ def test_estimate_returns_the_estimate_and_its_support(name):
     if _needs_missing_peer(m):
         pytest.skip(f"{m.peer} not usable here")
     data = _tiny(m.family)
-    d = data[0].shape[1]
     privacy = Privacy(0.5, 1e-5, "tight") if m.private else None
     tuning = m.resolve_tuning(TUNING[name])
     est, support = m.estimate(*data, privacy=privacy, rng=np.random.default_rng(9), tuning=tuning, params=PARAMS)
-    assert est.shape == (d,) and np.isfinite(est).all()
+    assert est.shape == _estimate_shape(m, data, privacy, tuning) and np.isfinite(est).all()
     if m.support is None:
         assert support is None
     elif m.support == "returned":
