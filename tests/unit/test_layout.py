@@ -1,5 +1,6 @@
-"""The package's shape: subpackages by concern, imports only downward (errors ← dp ← estimators ← analysis ←
-scripting; data beside them), no import circle, no module over ~400 lines, no private name imported across modules."""
+"""The package's shape: subpackages by concern, imports only downward (errors ← dp ← estimators, attacks ←
+analysis ← scripting ← simulation; data beside them), no import circle, no module over ~400 lines, no private name
+imported across modules."""
 
 import ast
 from pathlib import Path
@@ -14,8 +15,10 @@ ALLOWED = {
     "dp": set(),
     "data": set(),
     "estimators": {"dp"},
-    "analysis": {"dp", "estimators", "data"},
+    "attacks": {"dp"},
+    "analysis": {"dp", "estimators", "data", "attacks"},
     "scripting": {"dp", "estimators", "data", "analysis"},
+    "simulation": {"dp", "estimators", "data", "attacks", "analysis", "scripting"},
 }
 
 

@@ -10,9 +10,9 @@ In the paper θ is the true parameter. §7 ("Practical membership inference atta
 estimate from an independent public sample; for the Gaussian mean that is the SNP tracing attack of Homer et al.
 (2008). Soundness then holds only approximately: E A for a non-member is ⟨E M − θ̂, E S_θ̂(z)⟩, small but not 0.
 
-Contents: the scores of three families (vectorised over records, an (N, d) array), the attack statistic, and the
-metrics of the member / non-member statistics (AUC, TPR at a fixed FPR, a Clopper–Pearson ε lower bound), with a
-summary of repeated runs.
+Contents: the scores of three families (vectorised over records, an (N, d) array) and the item scores of the
+Bradley–Terry–Luce model (§4; one row per item), the attack statistic, and the metrics of the member / non-member
+statistics (AUC, TPR at a fixed FPR, a Clopper–Pearson ε lower bound), with a summary of repeated runs.
 """
 
 from __future__ import annotations
@@ -109,6 +109,30 @@ def logistic_score(x, y, theta) -> np.ndarray:
         raise DataError(f"logistic y must be 0 or 1, got the values {np.unique(yy[(yy != 0) & (yy != 1)])[:5]}")
     th = _vector(theta, "theta", X.shape[1])
     return (yy - special.expit(X @ th))[:, None] * X
+
+
+def btl_item_score(edges, y, theta) -> np.ndarray:
+    """The item scores of the Bradley–Terry–Luce model (§4): row i is
+    S_i = Σ_{j:(i,j)∈G} (Y_ij − σ((e_i − e_j)'θ))(e_i − e_j), the gradient in θ of the log-likelihood of item i's
+    comparisons, so that ⟨M − θ, S_i⟩ is the paper's item-level attack A(M, i). ``edges``: (m, 2) rows (a, b) of
+    item indices, a ≠ b; ``y``: (m,) outcomes, 1 if a beats b; ``theta``: (n_items,). A comparison
+    enters the rows of both its items, so Σ_i S_i is twice the score of the whole data. Returns (n_items, n_items)."""
+    th = _vector(theta, "theta")
+    e = np.asarray(edges)
+    if e.ndim != 2 or e.shape[1] != 2 or e.shape[0] == 0 or e.dtype.kind not in "iu":
+        raise DataError(f"edges must be a non-empty integer (m, 2) array of item pairs, got {e.dtype} {e.shape}")
+    a, b = e[:, 0], e[:, 1]
+    if e.min() < 0 or e.max() >= th.size or np.any(a == b):
+        raise DataError(f"edges must pair two different items among 0 … {th.size - 1}")
+    yy = _vector(y, "y", len(e))
+    if not np.all((yy == 0) | (yy == 1)):
+        raise DataError("comparison outcomes y must be 0 or 1")
+    r = yy - special.expit(th[a] - th[b])  # the residual of comparison (a, b), the coefficient of e_a − e_b
+    S = np.zeros((th.size, th.size))
+    for row in (a, b):  # the comparison is in item a's and in item b's outcomes
+        np.add.at(S, (row, a), r)
+        np.add.at(S, (row, b), -r)
+    return S
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
-"""The score attack (dpcost.attacks.score; Cai, Wang & Zhang §2.2): the scores are gradients of the log-likelihood,
-Theorem 2.1's soundness (E A = 0 off the data) and completeness (Σ_i E A_i = Σ_j ∂E M_j/∂θ_j, = d for unbiased M)
-by simulation, the metrics against brute force and known answers, the repetition summary, a Homer-style SNP
-tracing demo that succeeds on a plain mean and fails on a Gaussian-mechanism release, and bad input refused.
+"""The score attack (dpcost.attacks.score; Cai, Wang & Zhang §2.2): the scores are gradients of the log-likelihood
+(the Bradley–Terry–Luce item scores of §4 too, and their item attack is sound for resampled outcomes), Theorem 2.1's
+soundness (E A = 0 off the data) and completeness (Σ_i E A_i = Σ_j ∂E M_j/∂θ_j, = d for unbiased M) by simulation,
+the metrics against brute force and known answers, the repetition summary, a Homer-style SNP tracing demo that
+succeeds on a plain mean and fails on a Gaussian-mechanism release, and bad input refused.
 
 Tolerances: simulated means are compared within 4 standard errors (sample sd/√reps, or the exact null SE of the
 Mann–Whitney AUC, √((m + n + 1)/(12 m n))); two-sided P(|Z| > 4) = 6·10⁻⁵ per check. Every seed is fixed.
@@ -20,6 +21,7 @@ from dpcost.attacks.score import (
     attack_auc,
     attack_epsilon_lower_bound,
     attack_metrics,
+    btl_item_score,
     gaussian_mean_score,
     linear_score,
     logistic_score,
@@ -152,6 +154,59 @@ def test_registry_dispatches_to_the_score_functions():
     M = rng.normal(size=2)
     S = score("logistic", x, theta, y)
     np.testing.assert_allclose(score_attack(M, theta, S), [np.dot(M - theta, s) for s in S])
+
+
+def btl_data(rng, n=6):
+    """A complete comparison graph on n items, both orientations of the pairs present, and BTL outcomes."""
+    theta = rng.uniform(-1, 1, n)
+    i, j = np.triu_indices(n, 1)
+    edges = np.column_stack([i, j])
+    edges[::2] = edges[::2, ::-1]  # rows (a, b) with a > b too: the score must not depend on the orientation
+    y = (rng.random(len(edges)) < special.expit(theta[edges[:, 0]] - theta[edges[:, 1]])).astype(float)
+    return edges, y, theta
+
+
+def test_btl_item_score_is_the_gradient_of_each_items_log_likelihood():
+    # row i = ∇_θ Σ_{comparisons of item i} [y(θ_a − θ_b) − log(1 + e^{θ_a − θ_b})], by central differences; an item
+    # with no comparison has a zero row
+    rng = np.random.default_rng(4)
+    edges, y, theta = btl_data(rng)
+    theta = np.append(theta, 0.3)  # item 6: never compared
+    S, h = btl_item_score(edges, y, theta), 1e-5
+
+    def loglik(t, i):
+        mine = np.any(edges == i, axis=1)
+        u = t[edges[mine, 0]] - t[edges[mine, 1]]
+        return np.sum(y[mine] * u - np.logaddexp(0, u))
+
+    numeric = [[(loglik(theta + h * e, i) - loglik(theta - h * e, i)) / (2 * h) for e in np.eye(7)] for i in range(7)]
+    assert S.shape == (7, 7)
+    np.testing.assert_allclose(S, numeric, atol=1e-8)
+    np.testing.assert_array_equal(S[6], 0.0)
+    # each comparison is in two items' outcomes: Σ_i S_i is twice the score of the data, −2∇L of dpcost.estimators.btl
+    from dpcost.estimators.btl import btl_grad
+
+    upper = edges[:, 0] > edges[:, 1]  # btl_grad wants rows (i, j), i < j: flip those rows and their outcomes
+    canon, y_canon = np.where(upper[:, None], edges[:, ::-1], edges), np.where(upper, 1 - y, y)
+    order = np.lexsort((canon[:, 1], canon[:, 0]))
+    np.testing.assert_allclose(S.sum(axis=0), -2 * btl_grad(theta, canon[order], y_canon[order]), atol=1e-12)
+    np.testing.assert_allclose(btl_item_score(canon, y_canon, theta), S, atol=1e-15)
+
+
+def test_btl_item_attack_is_sound_for_resampled_outcomes():
+    # §4's non-member: item i's outcomes redrawn independently of the release, so E⟨M − θ, S_i⟩ = 0 whatever M is
+    # (here M = θ + the member scores' mean, a release that depends on the data); 2000 repetitions, within 4 SE
+    rng = np.random.default_rng(5)
+    edges, _, theta = btl_data(rng)
+    p = special.expit(theta[edges[:, 0]] - theta[edges[:, 1]])
+    outsider = []
+    for _ in range(REPS):
+        y, fresh = (rng.random((2, len(edges))) < p).astype(float)
+        M = theta + btl_item_score(edges, y, theta).mean(axis=0)
+        outsider.append(score_attack(M, theta, btl_item_score(edges, fresh, theta)))
+    for i, col in enumerate(np.array(outsider).T):
+        ok, (mean, se) = within_4se(col, 0.0)
+        assert ok, f"item {i}: mean {mean:.4f}, SE {se:.4f}"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -314,6 +369,11 @@ def test_snp_tracing_succeeds_on_the_mean_and_fails_under_the_gaussian_mechanism
         (lambda: linear_score(np.ones((2, 3)), np.ones(3), np.ones(3)), DataError),
         (lambda: linear_score(np.ones((2, 3)), np.ones(2), np.ones(3), sigma=[1.0, 1, 1]), ConfigError),
         (lambda: logistic_score(np.ones((2, 3)), [0.0, 2.0], np.ones(3)), DataError),
+        (lambda: btl_item_score([[0, 1]], [0.5], np.zeros(2)), DataError),  # outcomes are 0 or 1
+        (lambda: btl_item_score([[0, 0]], [1.0], np.zeros(2)), DataError),  # no self-comparison
+        (lambda: btl_item_score([[0, 2]], [1.0], np.zeros(2)), DataError),  # no such item
+        (lambda: btl_item_score([[0.0, 1.0]], [1.0], np.zeros(2)), DataError),  # indices are integers
+        (lambda: btl_item_score([[0, 1]], [1.0, 0.0], np.zeros(2)), DataError),  # one outcome per comparison
         (lambda: score("poisson", np.ones((2, 3)), np.ones(3)), ConfigError),
         (lambda: score("logistic", np.ones((2, 3)), np.ones(3)), DataError),
         (lambda: score("gaussian_mean", np.ones((2, 3)), np.ones(3), y=np.ones(2)), DataError),
