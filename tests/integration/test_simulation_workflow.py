@@ -1,9 +1,10 @@
 """The simulation branch end to end on the small test configuration: `snakemake simulation` writes the output
-contract (errors.parquet, summary.csv, rates.csv, fig1–fig3, the ledger), reproducibly, and a bad experiment stops
+contract (errors.parquet, summary.csv, rates.csv, fig1–fig4, the ledger), reproducibly, and a bad experiment stops
 the run with one line before any job."""
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -24,10 +25,13 @@ def test_the_output_contract(run):
     errors = pd.read_parquet(run / "errors.parquet")
     assert set(errors.columns) >= {"experiment", "problem", "method", "variant", "n", "d", "s", "rep", "epsilon",
                                    "delta", "error"}  # fmt: skip
-    # 3 reps, 2 n; 3 curves per experiment of Figures 1 and 3, 5 in Figure 2 (the baseline and four s= variants)
-    assert len(errors) == 3 * 2 * (8 * 3 + 2 * 5)
+    # 3 reps, 2 n; 3 curves per experiment of Figures 1 and 3, 5 in Figure 2 (the baseline and four s= variants);
+    # Figure 4: the baseline and each private method at two ε (3, 3, 3, 5, 5)
+    assert len(errors) == 3 * 2 * (8 * 3 + 2 * 5 + 3 * 3 + 2 * 5)
     assert set(errors.method) == {"dp_mean", "noisy_gd", "peeling", "dp_iht", "sample_mean", "karwa_vadhan", "ols",
-                                  "sheffet_jl", "top_s_mean", "frank_wolfe", "iht", "frank_wolfe_lasso"}  # fmt: skip
+                                  "sheffet_jl", "top_s_mean", "frank_wolfe", "iht", "frank_wolfe_lasso", "glm_mle",
+                                  "dp_glm", "sparse_glm_iht", "dp_sparse_glm", "btl_mle", "dp_btl", "fourier",
+                                  "dp_fourier", "dp_fourier_laplace"}  # fmt: skip
     assert errors.error.notna().all() and (errors.error >= 0).all()
     summary = pd.read_csv(run / "summary.csv")
     assert list(summary.columns[:10]) == ["experiment", "figure", "panel", "problem", "method", "variant", "private",
@@ -36,7 +40,7 @@ def test_the_output_contract(run):
     rates = pd.read_csv(run / "rates.csv")
     assert set(rates.columns) >= {"slope", "theory_slope", "constant", "fit_max_log_residual", "cost_ratio"}
     assert rates.loc[rates.method == "dp_mean", "cost_ratio"].gt(1).all()  # the cost of privacy on the same draws
-    for k in (1, 2, 3):
+    for k in (1, 2, 3, 4):
         assert (run / f"fig{k}.png").stat().st_size > 20_000 and (run / f"fig{k}.pdf").exists()
     ledger = json.loads((run / "privacy_ledger.json").read_text())
     none = [p for p in ledger["plans"] if p["variant"] == "R=none"]
@@ -59,6 +63,27 @@ def test_figure_2_labels_what_each_way_of_choosing_s_spends(run):
     assert plans["s=cv_expmech"]["procedure"]["stated_level_holds"] is False
     assert plans["s=private_selection"]["procedure"]["total_epsilon"] <= 0.5
     assert any("s=cv_expmech" in line for line in ledger["above_the_stated_level"])
+
+
+def test_figure_4_draws_the_score_attack_problems_at_two_epsilons(run):
+    errors = pd.read_parquet(run / "errors.parquet")
+    fig4 = errors[errors.figure == 4]
+    assert set(fig4.problem) == {"logistic", "sparse_logistic", "btl", "sobolev"} and fig4.proven.all()
+    private = fig4[fig4.private]
+    assert set(private.epsilon) == {0.5, 1.0} and fig4.loc[~fig4.private, "epsilon"].isna().all()
+    btl = private[private.problem == "btl"]
+    assert (btl.d == btl.n).all() and (btl.p == 0.5).all() and np.allclose(btl.delta, 1 / btl.n**2)  # its own δ
+    assert set(fig4.loc[fig4.problem == "sobolev", "alpha"]) == {1.0, 2.0}
+    rates = pd.read_csv(run / "rates.csv")
+    shapes = rates[rates.experiment.str.startswith("fig4") & rates.private].groupby("problem")["shape"].unique()
+    assert set(shapes["logistic"]) == {"upper", "lower"} and set(shapes["btl"]) == {"printed", "corrected"}
+    assert set(shapes["sobolev"]) == {"upper"} and set(shapes["sparse_logistic"]) == {"upper"}
+    sob = rates[(rates.experiment == "fig4e") & (rates.method == "dp_fourier")]
+    assert sob.cost_ratio.notna().all() and (sob.cost_ratio > 1).all()  # against fig4e's own (α = 2) baseline
+    ledger = json.loads((run / "privacy_ledger.json").read_text())
+    plans = [p for p in ledger["plans"] if p["experiment"] == "fig4c"]
+    assert {p["epsilon"] for p in plans} == {0.5, 1.0}
+    assert all(p["proven"] and p["parameters"]["d_max"] < p["n"] - 1 for p in plans)  # the graph's own d_max
 
 
 def test_a_rerun_elsewhere_gives_the_same_numbers(run, tmp_path):

@@ -61,5 +61,10 @@ rule simulation_plot:
         "../envs/dpcost.yaml"
     params:
         privacy=config.get("simulation", {}).get("privacy"),
+        deltas={
+            name: e["delta"]
+            for name, e in config.get("simulation", {}).get("experiments", {}).items()
+            if e.get("delta") is not None
+        },
     script:
         "../scripts/simulation_plot.py"

@@ -1,14 +1,24 @@
-"""The simulated data of Cai, Wang & Zhang (2021) §5 and of their 2019 preprint §5, each draw from its own stream.
+"""The simulated data of Cai, Wang & Zhang (2021) §5, of their 2019 preprint §5 and of the Score Attack paper's four
+problems (§3–§6), each draw from its own stream, and how an estimate is scored against the draw's truth.
 
-A draw is identified by its problem, design, n, d, s* and repetition — not by the experiment or the method — so every
-method, and every experiment with the same problem and sizes, sees the same data and the same truth (paired
-comparisons; Figures 1 and 3 share their draws).
+A draw is identified by its problem, design, n, d, s*, the problem's setting (BTL: the comparison probability p;
+Sobolev: the smoothness α) and repetition — not by the experiment or the method — so every method, and every
+experiment with the same problem and sizes, sees the same data and the same truth (paired comparisons; Figures 1
+and 3 share their draws).
 
 Mean (``mean``, ``sparse_mean``): x_i ~ N_d(μ, σ²I); μ has d (or its first s*) coordinates U(−a, a) (``mu: uniform``,
 2021: a = 10) or equal to 1 (``mu: ones``, 2019), the rest 0.
 Regression (``ols``, ``sparse_ols``): y = Xβ + σz; X entries U(−1/√d, 1/√d) (``x: uniform``, 2021, so ‖x_i‖₂ ≤ 1) or
 Bernoulli(p) (``x: bernoulli``, 2019, p = 0.15); β uniform on the unit sphere of R^d (or of its first s* coordinates)
 (``beta: sphere``, 2021) or 1 on them (``beta: ones``, 2019).
+Logistic (``logistic``, ``sparse_logistic``; family glm): X entries U(−b, b), b = ``glm_x_bound`` (the public σ_x of
+(D1)); β uniform on the sphere of radius ``glm_beta_norm`` of R^d (or of its first s* coordinates);
+y_i ~ Bernoulli(sigmoid(x_i'β)).
+BTL (``btl``; family ranking; d = n items): θ_i ~ U(−1, 1), centred and projected on Θ = {‖θ‖∞ ≤ 1, 1'θ = 0}; an
+Erdős–Rényi comparison graph with edge probability p; one outcome per edge. Data (edges, y).
+Sobolev (``sobolev``; family nonparametric; d = 1): X ~ U[0, 1], Y = f(X) + σξ, f = Σ_{j ≤ J} θ_jφ_j with θ =
+``sobolev_coefficients(α, J, C)`` (J = ``sobolev_J``, C = ``sobolev_C``): near the worst case of the class W̃(α, C).
+The error is the L2 distance of the functions, exactly, by Parseval (:func:`error`).
 """
 
 from __future__ import annotations
@@ -18,12 +28,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import special
 
 from ..analysis.streams import rng_for
 from ..errors import ConfigError
+from ..estimators import btl, sobolev
 
-PROBLEMS = ("mean", "sparse_mean", "ols", "sparse_ols")
-FAMILY = {"mean": "mean", "sparse_mean": "mean", "ols": "regression", "sparse_ols": "regression"}
+PROBLEMS = ("mean", "sparse_mean", "ols", "sparse_ols", "logistic", "sparse_logistic", "btl", "sobolev")
+FAMILY = {"mean": "mean", "sparse_mean": "mean", "ols": "regression", "sparse_ols": "regression",
+          "logistic": "glm", "sparse_logistic": "glm", "btl": "ranking", "sobolev": "nonparametric"}  # fmt: skip
+SPARSE = frozenset(p for p in PROBLEMS if p.startswith("sparse"))
+# the one experiment parameter a problem needs beyond (n, d, s*): part of the draw's identity
+SETTING = {"btl": "p", "sobolev": "alpha"}
+# the dimension a problem fixes (d = n: one parameter per item; d = 1: a one-dimensional design)
+FIXED_D = {"btl": "n", "sobolev": 1}
+# the design fields each family's draw reads (its identity): the mean and regression identities are those the study
+# had before the Score Attack problems joined, so their draws did not change
+_BEFORE = ("beta", "mu", "mu_range", "p", "sigma", "x")
+_FIELDS = {"mean": _BEFORE, "regression": _BEFORE, "glm": ("glm_beta_norm", "glm_x_bound"), "ranking": (),
+           "nonparametric": ("sigma", "sobolev_C", "sobolev_J")}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -36,12 +59,20 @@ class Design:
     x: str = "uniform"
     p: float = 0.15
     beta: str = "sphere"
+    glm_x_bound: float = 1.0
+    glm_beta_norm: float = 1.0
+    sobolev_C: float = 10.0
+    sobolev_J: int = 1000
 
     @classmethod
     def from_config(cls, block: Mapping) -> Design:
         spec = cls(**block)
         if not spec.sigma > 0 or not spec.mu_range > 0 or not 0 < spec.p < 1:
             raise ConfigError("simulation.design: sigma and mu_range must be > 0 and p in (0, 1)")
+        if not (spec.glm_x_bound > 0 and spec.glm_beta_norm > 0 and spec.sobolev_C > 0):
+            raise ConfigError("simulation.design: glm_x_bound, glm_beta_norm and sobolev_C must be > 0")
+        if isinstance(spec.sobolev_J, bool) or not isinstance(spec.sobolev_J, int) or spec.sobolev_J < 2:
+            raise ConfigError(f"simulation.design.sobolev_J must be an integer >= 2, got {spec.sobolev_J!r}")
         for key, allowed in (
             ("mu", ("uniform", "ones")),
             ("x", ("uniform", "bernoulli")),
@@ -51,8 +82,9 @@ class Design:
                 raise ConfigError(f"simulation.design.{key} must be one of {allowed}, got {getattr(spec, key)!r}")
         return spec
 
-    def identity(self) -> str:
-        return repr(sorted(self.__dict__.items()))
+    def identity(self, problem: str = "mean") -> str:
+        """The fields the problem's draw reads, as text (a field another family reads does not change the draw)."""
+        return repr([(k, getattr(self, k)) for k in _FIELDS[FAMILY[problem]]])
 
 
 def _sphere(rng: np.random.Generator, k: int) -> np.ndarray:
@@ -60,25 +92,73 @@ def _sphere(rng: np.random.Generator, k: int) -> np.ndarray:
     return u / np.linalg.norm(u)
 
 
-def draw(design: Design, problem: str, *, n: int, d: int, s: int | None, rep: int, seed: int):
-    """(data, truth) of one repetition: data is ``(X,)`` for a mean problem and ``(X, y)`` for a regression.
+def analysis_params(problem: str, *, n: int, s: int | None) -> dict:
+    """What the problem gives every method that takes it: the sparsity s (sparse problems), the number of items."""
+    if problem in SPARSE:
+        return {"s": s}
+    return {"n_items": n} if problem == "btl" else {}
 
-    The stream is (seed, "simulation", problem, design, n, d, s*, rep). Arrays are float64; the largest default
-    draw (n = 4,000, d = 8,000) is 256 MB."""
+
+def plan_facts(problem: str, data: tuple) -> dict:
+    """Public facts of a draw a plan needs beyond the tuning: the comparison graph's largest degree (BTL)."""
+    if problem == "btl":
+        return {"d_max": int(np.bincount(data[0].ravel()).max())}
+    return {}
+
+
+def error(problem: str, est, truth: np.ndarray) -> float:
+    """‖θ̂ − θ‖₂. Sobolev: the L2 distance of f̂ = Σ_{j ≤ K} θ̂_jφ_j and f, exactly by Parseval — θ̂ ∈ R^K against the
+    truth's first K coefficients, plus the truth's tail beyond K (the shorter vector padded with zeros)."""
+    est = np.asarray(est, dtype=float)
+    if problem == "sobolev":
+        m = max(est.size, truth.size)
+        est, truth = np.pad(est, (0, m - est.size)), np.pad(truth, (0, m - truth.size))
+    if est.shape != truth.shape:
+        raise ValueError(f"{problem}: an estimate of shape {est.shape} against a truth of shape {truth.shape}")
+    return float(np.linalg.norm(est - truth))
+
+
+def draw(design: Design, problem: str, *, n: int, d: int, s: int | None, rep: int, seed: int,
+         setting: Mapping | None = None):  # fmt: skip
+    """(data, truth) of one repetition: data is ``(X,)`` for a mean problem, ``(X, y)`` for a regression or GLM,
+    ``(edges, y)`` for BTL and ``(X, Y)`` for Sobolev; ``setting`` holds the problem's parameter (:data:`SETTING`).
+
+    The stream is (seed, "simulation", problem, design, n, d, s*, [setting,] rep). Arrays are float64; the largest
+    default draw (n = 4,000, d = 8,000) is 256 MB."""
     if problem not in PROBLEMS:
         raise ConfigError(f"unknown simulation problem {problem!r}; expected one of {PROBLEMS}")
-    sparse = problem.startswith("sparse")
+    sparse = problem in SPARSE
     if sparse and not (s and 1 <= s <= d):
         raise ConfigError(f"{problem}: the sparsity s*={s} must lie in 1 … d={d}")
+    key = SETTING.get(problem)
+    if key and (setting or {}).get(key) is None:
+        raise ConfigError(f"{problem}: the draw needs its {key}")
+    if problem in FIXED_D and d != (n if FIXED_D[problem] == "n" else FIXED_D[problem]):
+        raise ConfigError(f"{problem}: d must be {FIXED_D[problem]}, got d={d} at n={n}")
+    extra = (f"{key}={setting[key]!r}",) if key else ()
+    rng = rng_for(seed, "simulation", problem, design.identity(problem), n, d, s if sparse else "", *extra, rep)
     k = s if sparse else d
-    rng = rng_for(seed, "simulation", problem, design.identity(), n, d, s if sparse else "", rep)
+    family = FAMILY[problem]
+    if family == "ranking":
+        u = rng.uniform(-1.0, 1.0, size=n)
+        theta = btl.project_theta(u - u.mean())
+        edges = btl.comparison_graph(n, float(setting["p"]), rng)
+        return (edges, btl.btl_outcomes(theta, edges, rng)), theta
+    if family == "nonparametric":
+        theta = sobolev.sobolev_coefficients(int(setting["alpha"]), design.sobolev_J, C=design.sobolev_C)
+        return sobolev.fourier_design(theta, n, sigma=design.sigma, rng=rng), theta
     truth = np.zeros(d)
-    if FAMILY[problem] == "mean":
+    if family == "mean":
         truth[:k] = rng.uniform(-design.mu_range, design.mu_range, size=k) if design.mu == "uniform" else 1.0
         X = rng.standard_normal(size=(n, d))
         X *= design.sigma
         X += truth
         return (X,), truth
+    if family == "glm":
+        truth[:k] = design.glm_beta_norm * _sphere(rng, k)
+        X = rng.uniform(-design.glm_x_bound, design.glm_x_bound, size=(n, d))
+        y = (rng.random(n) < special.expit(X[:, :k] @ truth[:k])).astype(float)
+        return (X, y), truth
     truth[:k] = _sphere(rng, k) if design.beta == "sphere" else 1.0
     if design.x == "uniform":
         X = rng.uniform(-1 / math.sqrt(d), 1 / math.sqrt(d), size=(n, d))

@@ -10,33 +10,46 @@ Variants (the ``variant`` column; empty where none applies):
 The truncated values are the coordinates of x for the means and y for the regressions.
 The sparsity variants (``s=true``, ``s=cv_expmech``, ``s=private_selection``, ``s=composed_selection``) of the
 sparse estimators are in :mod:`dpcost.simulation.sparsity`.
+
+An experiment may draw its private curves at several ε (``epsilon``, a number or a list; default the study's
+``simulation.privacy.epsilon``): one curve per (method, variant, ε), each with its own noise stream (ε is in the
+stream's identity); and at its own δ (``delta``, a number or a formula in n), e.g. where n counts items, not
+records. BTL needs the comparison probability ``p`` (a number or a formula in n) and Sobolev the smoothness
+``alpha`` (:data:`dpcost.simulation.designs.SETTING`); both are formula variables of the constants.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from ..errors import ConfigError
+from ..dp.delta import resolve_delta
+from ..dp.spec import Privacy
+from ..errors import ConfigError, PrivacyError
 from ..estimators.registry import METHODS, Method, get
-from .designs import FAMILY, PROBLEMS
+from .designs import FAMILY, FIXED_D, PROBLEMS, SETTING, SPARSE, analysis_params
 from .formula import evaluate, evaluate_int
 from .sparsity import S_VARIANTS, TUNABLE, STuning
 
 R_VARIANTS = ("R=theory", "R=none", "R=dp_quantile")
 # the constant each paper estimator truncates with (the variants replace it)
 TRUNCATION = {"dp_mean": "R", "peeling": "R", "noisy_gd": "R", "dp_iht": "R"}
-INT_KEYS = ("T", "r", "block_size", "passes", "batch")
+# counts: evaluated as whole numbers (as is every key whose code default is an int, e.g. dp_fourier's alpha) — except
+# T of the nonparametric family, a truncation level there
+INT_KEYS = ("T", "r", "block_size", "passes", "batch", "K")
+TEXT_KEYS = ("family", "sensitivity", "mechanism")  # categorical constants: passed as written, never formulas
 
 
 @dataclass(frozen=True)
 class Curve:
     method: str
     variant: str = ""
+    epsilon: float | None = None  # None: the study's simulation.privacy.epsilon
 
     @property
     def label(self) -> str:
-        return f"{self.method} [{self.variant}]" if self.variant else self.method
+        tags = [t for t in (self.variant, "" if self.epsilon is None else f"eps={self.epsilon:g}") if t]
+        return f"{self.method} [{', '.join(tags)}]" if tags else self.method
 
 
 @dataclass(frozen=True)
@@ -50,6 +63,8 @@ class Experiment:
     n: tuple[int, ...]
     curves: tuple[Curve, ...]
     reps: int
+    setting: tuple[tuple[str, int | float | str], ...] = ()  # (("p", 0.5),) or (("alpha", 2),): SETTING's value
+    delta: float | str | None = None  # None: the study's simulation.privacy.delta
 
     @classmethod
     def from_config(cls, name: str, block: Mapping, *, reps: int) -> Experiment:
@@ -57,10 +72,11 @@ class Experiment:
         problem = block["problem"]
         if problem not in PROBLEMS:
             raise ConfigError(f"{where}.problem must be one of {PROBLEMS}, got {problem!r}")
-        sparse = problem.startswith("sparse")
+        sparse = problem in SPARSE
         s = block.get("s")
         if sparse != (s is not None):
             raise ConfigError(f"{where}: s is required for the sparse problems and only for them")
+        setting = _setting(where, problem, block)
         variants = tuple(block.get("variants") or ())
         r_vars, s_vars = [v for v in variants if v in R_VARIANTS], [v for v in variants if v in S_VARIANTS]
         if len(r_vars) + len(s_vars) < len(variants) or (r_vars and s_vars):
@@ -68,39 +84,102 @@ class Experiment:
                               f"got {list(variants)}")  # fmt: skip
         if s_vars and not sparse:
             raise ConfigError(f"{where}: the sparsity variants {s_vars} need a sparse problem")
+        eps = _epsilons(where, block.get("epsilon"))
+        given = set(analysis_params(problem, n=2, s=s))
         curves = []
         for m in block["methods"]:
             method = get(m, FAMILY[problem], simulation=True)
-            if (m in TRUNCATION and r_vars) or (m in TUNABLE and s_vars):
-                curves += [Curve(m, v) for v in variants]
-            else:
-                curves.append(Curve(m))
-            if method.analysis_params() and not sparse:
+            missing = set(method.analysis_params()) - given
+            if missing == {"s"}:
                 raise ConfigError(f"{where}: {m} needs a sparsity s; use it in a sparse problem")
+            if missing:
+                raise ConfigError(f"{where}: {m} needs {sorted(missing)}, which problem {problem} does not give")
+            own = variants if (m in TRUNCATION and r_vars) or (m in TUNABLE and s_vars) else ("",)
+            curves += [Curve(m, v, e) for v in own for e in (eps if method.private else (None,))]
         exp = cls(name, int(block["figure"]), str(block["panel"]), problem, block["d"], s,
-                  tuple(int(n) for n in block["n"]), tuple(curves), int(block.get("reps", reps)))  # fmt: skip
+                  tuple(int(n) for n in block["n"]), tuple(curves), int(block.get("reps", reps)), setting,
+                  block.get("delta"))  # fmt: skip
         for n in exp.n:
             exp.dims(n)  # every size must resolve
+            exp.setting_at(n)
+            if exp.delta is not None:
+                try:
+                    resolve_delta(exp.delta, n)
+                except (ConfigError, PrivacyError) as exc:
+                    raise ConfigError(f"{where}.delta: {exc}") from None
         return exp
+
+    def privacy(self, study: Privacy, curve: Curve) -> Privacy:
+        """The privacy a curve runs at: the study's, with the experiment's δ and the curve's ε where they are set."""
+        over = {"epsilon": curve.epsilon, "delta": self.delta}
+        return replace(study, **{k: v for k, v in over.items() if v is not None})
 
     def dims(self, n: int) -> tuple[int, int | None]:
         """(d, s*) at sample size n (d may be a formula such as ``2*n``)."""
         d = evaluate_int(self.d, n=n)
+        fixed = FIXED_D.get(self.problem)
+        if fixed is not None and d != (n if fixed == "n" else fixed):
+            raise ConfigError(f"simulation.experiments.{self.name}: {self.problem} needs d = {fixed}, got {d} at n={n}")
         if self.s is not None and not 1 <= self.s <= d:
             raise ConfigError(f"simulation.experiments.{self.name}: s*={self.s} exceeds d={d} at n={n}")
         return d, self.s
 
+    def setting_at(self, n: int) -> dict:
+        """The problem's parameter at sample size n: {"p": …} (a formula evaluated; in (0, 1]), {"alpha": …} or {}."""
+        out = {}
+        for key, value in self.setting:
+            out[key] = evaluate(value, n=n) if key == "p" else value
+            if key == "p" and not 0 < out[key] <= 1:
+                raise ConfigError(f"simulation.experiments.{self.name}.p must lie in (0, 1], got {out[key]} at n={n}")
+        return out
 
-def constants(method: Method, block: Mapping | None, *, n: int, d: int, s: int | None, sigma: float) -> dict:
-    """The method's constants at (n, d, s*): the config's numbers or formulas evaluated, checked by the registry."""
-    env = {"n": n, "d": d, "sigma": sigma, **({"s": s} if s is not None else {})}
+
+def _setting(where: str, problem: str, block: Mapping) -> tuple:
+    key = SETTING.get(problem)
+    for other in set(SETTING.values()) - {key}:
+        if block.get(other) is not None:
+            raise ConfigError(f"{where}: {other} is for problem(s) {[k for k, v in SETTING.items() if v == other]}")
+    if key is None:
+        return ()
+    value = block.get(key)
+    if value is None:
+        raise ConfigError(f"{where}: problem {problem} needs {key}")
+    if key == "alpha" and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ConfigError(f"{where}.alpha must be an integer >= 1, got {value!r}")
+    return ((key, value),)
+
+
+def _epsilons(where: str, value) -> tuple:
+    """The experiment's ε list (numbers > 0, distinct), or (None,): the study's ε."""
+    if value is None:
+        return (None,)
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if not values or any(isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 for v in values):
+        raise ConfigError(f"{where}.epsilon must be a number > 0 or a non-empty list of them, got {value!r}")
+    if len(set(values)) < len(values):
+        raise ConfigError(f"{where}.epsilon lists a value twice: {list(values)}")
+    return tuple(float(v) for v in values)
+
+
+def constants(method: Method, block: Mapping | None, *, n: int, d: int, s: int | None, sigma: float,
+              setting: Mapping | None = None) -> dict:  # fmt: skip
+    """The method's constants at (n, d, s*) and the problem's setting (p, alpha): the config's numbers or formulas
+    evaluated (categorical keys such as ``family`` as written), checked by the registry."""
+    env = {"n": n, "d": d, "sigma": sigma, **({"s": s} if s is not None else {}), **dict(setting or {})}
     out = {}
     for key, value in dict(block or {}).items():
-        if value is None:
-            out[key] = None
+        if value is None or key in TEXT_KEYS:
+            out[key] = value
         else:
-            out[key] = evaluate_int(value, **env) if key in INT_KEYS else evaluate(value, **env)
+            out[key] = evaluate_int(value, **env) if _is_count(method, key) else evaluate(value, **env)
     return method.resolve_tuning(out, f"simulation.tuning.{method.name}")
+
+
+def _is_count(method: Method, key: str) -> bool:
+    default = method.tuning_defaults().get(key)
+    if isinstance(default, (bool, float)):
+        return False
+    return isinstance(default, int) or (key in INT_KEYS and not (key == "T" and method.family == "nonparametric"))
 
 
 @dataclass(frozen=True)
@@ -130,7 +209,7 @@ class SimulationSpec:
             for n in e.n:
                 d, s = e.dims(n)
                 for c in e.curves:
-                    constants(get(c.method), tuning.get(c.method), n=n, d=d, s=s, sigma=1.0)
+                    constants(get(c.method), tuning.get(c.method), n=n, d=d, s=s, sigma=1.0, setting=e.setting_at(n))
         unknown = sorted(set(tuning) - set(METHODS))  # unused entries are fine: a preset cannot remove them
         if unknown:
             raise ConfigError(f"simulation.tuning: unknown method(s) {unknown}")

@@ -1,7 +1,8 @@
 """Public constants written as formulas of the experiment's sizes, e.g. ``"4*sigma*sqrt(log(n))"`` or ``"2*n"``.
 
-Variables n, d, s and sigma; functions log, sqrt, ceil; numbers, + - * / ^ and parentheses. Parsed, never evaluated
-as Python; a bad formula is a :class:`ConfigError` naming it.
+Variables n, d, s, sigma, p (the BTL comparison probability) and alpha (the Sobolev smoothness); functions log, sqrt,
+ceil, floor; numbers, + - * / ^ and parentheses. Parsed, never evaluated as Python; a bad formula is a
+:class:`ConfigError` naming it.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from ..errors import ConfigError
 
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
         ast.Pow: operator.pow}  # fmt: skip
-_FUNCS = {"log": math.log, "sqrt": math.sqrt, "ceil": math.ceil}
-VARIABLES = ("n", "d", "s", "sigma")
+_FUNCS = {"log": math.log, "sqrt": math.sqrt, "ceil": math.ceil, "floor": math.floor}
+VARIABLES = ("n", "d", "s", "sigma", "p", "alpha")
 
 
 def _eval(node: ast.AST, env: Mapping[str, float], text: str) -> float:

@@ -66,9 +66,14 @@ def aggregate_job(block: Mapping, *, tables: Sequence[str], plans: Sequence[str]
     log.info("%d rows, %d curves; rates fitted", len(errors), len(table.groupby(["experiment", "method", "variant"])))
 
 
-def plot_job(*, summary: str, rates: str, number: int, paths: Sequence[str], privacy: Mapping) -> None:
-    title = (f"Simulation, Figure {number}: (epsilon, delta) = ({privacy['epsilon']}, {privacy['delta']}), "
-             "mean over repetitions")  # fmt: skip
+def plot_job(*, summary: str, rates: str, number: int, paths: Sequence[str], privacy: Mapping,
+             deltas: Mapping | None = None) -> None:  # fmt: skip
+    """Figure ``number``; ``deltas``: the δ of every experiment that has its own (named in its panel's title)."""
+    table = pd.read_csv(summary, keep_default_na=True).fillna({"variant": ""})
+    eps = sorted(table.loc[table.figure == number, "epsilon"].dropna().unique())
+    eps_text = f"{eps[0]:g}" if len(eps) == 1 else "{" + ", ".join(f"{e:g}" for e in eps) + "} (as labelled)"
+    title = (f"Simulation, Figure {number}: epsilon = {eps_text if eps else privacy['epsilon']}, "
+             f"delta = {privacy['delta']}, mean over repetitions")  # fmt: skip
     labels = {k: m.label for k, m in METHODS.items()}
-    report.figure(pd.read_csv(summary, keep_default_na=True).fillna({"variant": ""}),
-                  pd.read_csv(rates).fillna({"variant": ""}), number, paths, title=title, labels=labels)  # fmt: skip
+    report.figure(table, pd.read_csv(rates).fillna({"variant": ""}), number, paths, title=title, labels=labels,
+                  deltas=deltas)  # fmt: skip

@@ -1,9 +1,13 @@
 """One job of the simulation study: every repetition of one (experiment, n), every curve on the same draw.
 
-Streams: the data of (problem, design, n, d, s*, rep) from :func:`dpcost.simulation.designs.draw`; the noise of each
-release from :func:`dpcost.analysis.streams.noise_rng` with the curve's method and variant, the problem and sizes in
-its identity, and the resolved constants (R included) — so no two releases share noise and no result depends on job
-order, core count or executor.
+Streams: the data of (problem, design, n, d, s*, setting, rep) from :func:`dpcost.simulation.designs.draw`; the
+noise of each release from :func:`dpcost.analysis.streams.noise_rng` with the curve's method, variant and ε, the
+problem and sizes in its identity, and the resolved constants (R included) — so no two releases share noise and no
+result depends on job order, core count or executor.
+
+``proven`` is False for a release whose calibration raised a PRIVACY WARNING (a paper's calibration or sensitivity
+outside its proven range, run because ``on_invalid`` is ``warn``): its guarantee is NOT PROVEN, and the tables, the
+legends and the ledger say so.
 """
 
 from __future__ import annotations
@@ -24,14 +28,14 @@ from ..dp.spec import Privacy
 from ..errors import DPCostError
 from ..estimators.registry import get
 from . import sparsity
-from .designs import FAMILY, Design, draw
+from .designs import FAMILY, Design, analysis_params, draw, error, plan_facts
 from .experiments import R_VARIANTS, TRUNCATION, Curve, Experiment, constants
 from .formula import evaluate
 
 log = logging.getLogger(__name__)
 
-COLUMNS = ["experiment", "figure", "panel", "problem", "method", "variant", "private", "n", "d", "s", "rep",
-           "epsilon", "delta", "R", "s_used", "epsilon_spent", "delta_spent", "error"]  # fmt: skip
+COLUMNS = ["experiment", "figure", "panel", "problem", "method", "variant", "private", "n", "d", "s", "p", "alpha",
+           "rep", "epsilon", "delta", "R", "s_used", "epsilon_spent", "delta_spent", "proven", "error"]  # fmt: skip
 
 
 def _truncated_values(problem: str, data: tuple) -> np.ndarray:
@@ -62,27 +66,33 @@ def run_job(
     sparsity the estimate was made with (ŝ under the sparsity variants); ``epsilon_spent``/``delta_spent`` what the
     whole procedure spends (above the stated level for ``s=cv_expmech``; NaN where not private)."""
     d, s = exp.dims(n)
-    p_n = privacy.at(n)
+    setting = exp.setting_at(n)
     grid = quantiles.geometric_grid(**quantile_grid)
-    params = {"s": s} if s is not None else {}
-    base = {c.method: constants(get(c.method), tuning.get(c.method), n=n, d=d, s=s, sigma=design.sigma)
-            for c in exp.curves}  # fmt: skip
+    params = analysis_params(exp.problem, n=n, s=s)
+    base = {c.method: constants(get(c.method), tuning.get(c.method), n=n, d=d, s=s, sigma=design.sigma,
+                                setting=setting) for c in exp.curves}  # fmt: skip
+    # each curve's privacy: the study's, or the experiment's δ and the curve's ε (in its noise stream's identity)
+    spec = {c: exp.privacy(privacy, c) for c in exp.curves}
     rows, plans, t0 = [], {}, time.perf_counter()
-    where = f"simulation:{exp.problem}:{design.identity()}:d={d}:s={s}"
-    tuners = {c: _STuner(exp, c, n, d, s, p_n, tuning, design.sigma, s_tuning, seed, where)
+    where = f"simulation:{exp.problem}:{design.identity(exp.problem)}:d={d}:s={s}"
+    if setting:
+        where += ":" + ":".join(f"{k}={v!r}" for k, v in setting.items())
+    tuners = {c: _STuner(exp, c, n, d, s, spec[c].at(n), tuning, design.sigma, s_tuning, seed, where)
               for c in exp.curves if c.variant in sparsity.S_VARIANTS[1:]}  # fmt: skip
     for rep in range(exp.reps):
-        data, truth = draw(design, exp.problem, n=n, d=d, s=s, rep=rep, seed=seed)
+        data, truth = draw(design, exp.problem, n=n, d=d, s=s, rep=rep, seed=seed, setting=setting)
+        facts = plan_facts(exp.problem, data)
         for curve in exp.curves:
-            method = get(curve.method)
+            method, p_c = get(curve.method), spec[curve]
+            p_n = p_c.at(n)
             tun, p_est, extra = dict(base[curve.method]), p_n, {}
             spent = (p_n.epsilon, p_n.delta) if method.private and curve.variant != "R=none" else (np.nan, np.nan)
             if curve in tuners:
-                est, s_used, spent = tuners[curve].estimate(data, rep)
+                est, s_used, spent, proven = tuners[curve].estimate(data, rep)
                 if curve not in plans:
                     plans[curve] = tuners[curve].plan()
-                rows.append(_row(exp, curve, True, n, d, s, rep, p_n, tun.get("R", np.nan), s_used, spent, est,
-                                 truth))  # fmt: skip
+                rows.append(_row(exp, curve, True, n, d, s, setting, rep, p_n, tun.get("R", np.nan), s_used, spent,
+                                 proven, error(exp.problem, est, truth)))  # fmt: skip
                 continue
             rng = None
             if curve.variant in R_VARIANTS and method.private:
@@ -93,7 +103,7 @@ def run_job(
                 elif curve.variant == "R=none":
                     tun[key] = float(np.abs(values).max())
                 else:
-                    rng = noise_rng(seed, where, f"{curve.method}[{curve.variant}]", n, rep, privacy=privacy,
+                    rng = noise_rng(seed, where, f"{curve.method}[{curve.variant}]", n, rep, privacy=p_c,
                                     tuning={**tun, "quantile_share": quantile_share}, params=params)  # fmt: skip
                     p_q = replace(p_n, epsilon=quantile_share * p_n.epsilon)
                     tun[key] = quantiles.truncation_level(values, privacy=p_q, rng=rng, candidates=grid)
@@ -101,30 +111,53 @@ def run_job(
                 extra = {"R": tun[key]}
             if rng is None:
                 rng = noise_rng(seed, where, f"{curve.method}[{curve.variant}]", n, rep,
-                                privacy=privacy, tuning=tun, params=params)  # fmt: skip
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message="PRIVACY WARNING")  # recorded once in the plan below
+                                privacy=p_c, tuning=tun, params=params)  # fmt: skip
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
                 try:
                     est, _ = method.estimate(*data, privacy=p_est if method.private else None, rng=rng, tuning=tun,
                                              params=params)  # fmt: skip
                 except DPCostError as exc:  # e.g. a paper calibration refused at this n: say which curve
                     raise type(exc)(f"{exp.name}, {curve.label}, n={n}: {exc}") from None
+            proven = _unwarned(caught)  # a PRIVACY WARNING: this release's guarantee is not proven
             if method.private and curve not in plans:
-                plans[curve] = _plan(curve, method, p_est, n, d, tun, params, quantile_share)
+                plans[curve] = _plan(curve, method, p_est, n, d, tun, {**params, **facts}, quantile_share)
+                if facts:  # e.g. the comparison graph's d_max, which the estimator reads from each draw's graph
+                    plans[curve].setdefault("note", f"the plan shown is the first repetition's: {sorted(facts)} "
+                                                    "change with the draw")  # fmt: skip
             private = method.private and curve.variant != "R=none"
-            rows.append(_row(exp, curve, private, n, d, s, rep, p_n if method.private else None,
-                             extra.get("R", tun.get("R", np.nan)), s, spent, est, truth))  # fmt: skip
+            rows.append(_row(exp, curve, private, n, d, s, setting, rep, p_n if method.private else None,
+                             extra.get("R", tun.get("R", np.nan)), s, spent, proven,
+                             error(exp.problem, est, truth)))  # fmt: skip
         del data
         if (rep + 1) % max(1, exp.reps // 10) == 0:
             log.info("%s n=%d: %d/%d repetitions, %.1f s", exp.name, n, rep + 1, exp.reps, time.perf_counter() - t0)
     return pd.DataFrame(rows, columns=COLUMNS), list(plans.values())
 
 
-def _row(exp, curve, private, n, d, s, rep, p_n, R, s_used, spent, est, truth) -> tuple:
+def _unwarned(caught) -> bool:
+    """False if the release raised a PRIVACY WARNING (recorded in its plan); every other warning is passed on, each
+    text once per process (not once per repetition)."""
+    proven = True
+    for w in caught:
+        text = f"{w.filename}:{w.lineno}: {w.message}"
+        if "PRIVACY WARNING" in str(w.message):
+            proven = False
+        elif text not in _SHOWN:
+            _SHOWN.add(text)
+            warnings.warn(text, w.category, stacklevel=2)
+    return proven
+
+
+_SHOWN: set[str] = set()
+
+
+def _row(exp, curve, private, n, d, s, setting, rep, p_n, R, s_used, spent, proven, err) -> tuple:
     nan = np.nan
     return (exp.name, exp.figure, exp.panel, exp.problem, curve.method, curve.variant, private, n, d,
-            nan if s is None else s, rep, nan if p_n is None else p_n.epsilon, nan if p_n is None else p_n.delta, R,
-            nan if s_used is None else s_used, spent[0], spent[1], float(np.linalg.norm(est - truth)))  # fmt: skip
+            nan if s is None else s, setting.get("p", nan), setting.get("alpha", nan), rep,
+            nan if p_n is None else p_n.epsilon, nan if p_n is None else p_n.delta, R,
+            nan if s_used is None else s_used, spent[0], spent[1], proven, err)  # fmt: skip
 
 
 class _STuner:
@@ -159,21 +192,23 @@ class _STuner:
 
     def estimate(self, data, rep: int):
         kw = {"grid": self.grid, "tuning_at": self.tuning_at, "stream": self._stream(rep)}
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="PRIVACY WARNING")  # recorded once in the plan
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")  # a PRIVACY WARNING is recorded in the plan and marks the row
             try:
                 if self.curve.variant == "s=cv_expmech":
                     est, s_hat = sparsity.cv_expmech(self.method, self.problem, data, spec=self.spec,
                                                      privacy=self.p_n, **kw)  # fmt: skip
-                    return est, s_hat, sparsity.cv_expmech_total(self.p_n, len(self.grid), self.spec.folds)
-                if self.curve.variant == "s=private_selection":
+                    spent = sparsity.cv_expmech_total(self.p_n, len(self.grid), self.spec.folds)
+                elif self.curve.variant == "s=private_selection":
                     est, s_hat = sparsity.private_selection(self.method, self.problem, data, spec=self.spec,
                                                             budget=self.budget, **kw)  # fmt: skip
                 else:
                     est, s_hat = sparsity.composed_selection(self.method, self.problem, data, budget=self.budget, **kw)
+                if self.budget is not None:
+                    spent = (self.budget.epsilon, self.p_n.delta)
             except DPCostError as exc:
                 raise type(exc)(f"{self.curve.label}, n={self.n}: {exc}") from None
-        return est, s_hat, (self.budget.epsilon, self.p_n.delta)
+        return est, s_hat, spent, _unwarned(caught)
 
     def plan(self) -> dict:
         m, n, d, grid, spec = self.method, self.n, self.d, self.grid, self.spec
