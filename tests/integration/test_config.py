@@ -18,12 +18,16 @@ def test_default_config_is_valid_and_plans_the_analysis(tmp_path):
         "download_snp",
         "preprocess_snp",
         "estimate_snp",
+        "preprocess_snp_logistic",
+        "estimate_snp_logistic",
         "aggregate",
         "plot",
+        "attack_method",
+        "attack",
     ):
         assert f"rule {rule}:" in res.stdout + res.stderr or f"{rule} " in res.stdout
-    # the paper's delta = 10/n^1.1 exceeds 1/n: said loudly, once per analysis
-    assert (res.stdout + res.stderr).count("PRIVACY WARNING: delta=") == 2
+    # the paper's delta = 10/n^1.1 exceeds 1/n: said loudly, once per analysis (snp_logistic's first m is 40)
+    assert (res.stdout + res.stderr).count("PRIVACY WARNING: delta=") == 3
 
 
 @pytest.mark.parametrize("preset", ["cwz2021", "cwz2019"])

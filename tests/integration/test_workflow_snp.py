@@ -16,6 +16,7 @@ M = [10, 40, 120]
 REPS = 8
 N_SNPS = 150
 METHODS = ["sample_mean", "top_s_mean", "peeling", "frank_wolfe"]
+LOGISTIC_M = [40, 120, 360]
 NAMES = ["GSE106818-GPL6801_series_matrix-1.txt.gz", "GSE106818-GPL6801_series_matrix-2.txt.gz"]
 
 
@@ -41,9 +42,9 @@ def mirror(tmp_path_factory):
         yield srv
 
 
-def override(url, **snp):
+def override(url, datasets=("snp",), **snp):
     return {
-        "datasets": ["snp"],
+        "datasets": list(datasets),
         "reps": REPS,
         "download": {"max_tries": 2, "backoff": 0.0, "timeout": 10},
         "snp": {
@@ -55,13 +56,14 @@ def override(url, **snp):
             "map": TINY_MAP["snp"],
             **snp,
         },
+        "snp_logistic": {"m": LOGISTIC_M, "s": 5, "truth_fit": {"T": 100, "eta0": 0.5}},
     }
 
 
 @pytest.fixture(scope="module")
 def run(mirror, tmp_path_factory):
     workdir = tmp_path_factory.mktemp("snp")
-    res = run_workflow(workdir, override(mirror.base + "/ok/"))
+    res = run_workflow(workdir, override(mirror.base + "/ok/", datasets=("snp", "snp_logistic")))
     assert res.returncode == 0, res.stderr[-3000:]
     return workdir
 
@@ -111,6 +113,25 @@ def test_score_attack(run):
     assert a.loc[("sample_mean", 10), "auc"] > 0.85 and a.loc[("peeling", 10), "auc"] < 0.7
     assert (a.loc["peeling", "auc"] < a.loc["peeling", "auc_ceiling"]).all()
     assert (run / "results/snp/attack.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_snp_logistic_branch(run):
+    """The second estimand: sparse logistic regression of the IQ group on the same SNPs, private and not."""
+    meta = json.loads((run / "results/snp_logistic/preprocessing.json").read_text())
+    assert meta["private"] is False and "NOT PRIVATE" in meta["privacy_note"]
+    assert len(meta["truth"]) == N_SNPS + 1 and list(meta["truth"])[0] == "intercept"
+    assert sum(v != 0 for v in meta["truth"].values()) == 5
+    s = pd.read_csv(run / "results/snp_logistic/summary.csv").set_index(["method", "m"])
+    assert sorted(s.index.get_level_values(0).unique()) == ["dp_sparse_glm", "sparse_glm_iht"]
+    assert s.loc[("sparse_glm_iht", 360), "mean"] < s.loc[("sparse_glm_iht", 40), "mean"]
+    assert s.loc[("sparse_glm_iht", 360), "support_recovered"] > s.loc[("dp_sparse_glm", 360), "support_recovered"]
+    ledger = json.loads((run / "results/snp_logistic/privacy_ledger.json").read_text())
+    rel = ledger["methods"]["dp_sparse_glm"]["per_m"][0]["releases"]
+    assert [r["mechanism"] for r in rel] == ["report-noisy-max (Laplace)", "laplace"]
+    attack = pd.read_csv(run / "results/snp_logistic/attack.csv")
+    assert set(attack.m) == set(LOGISTIC_M) and (attack.auc[attack.private] < attack.auc_ceiling[attack.private]).all()
+    for name in ("error_curves.png", "attack.png"):
+        assert (run / "results/snp_logistic" / name).read_bytes()[:4] == b"\x89PNG"
 
 
 def _one_error_line(stderr):

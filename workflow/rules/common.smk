@@ -78,7 +78,7 @@ try:
     for _ds in DATASETS:
         _notes += check_setup(
             ANALYSES[_ds],
-            config[_ds],
+            ANALYSES[_ds].block(config),
             methods=METHODS[_ds],
             privacy=privacy(_ds),
             m_grid=config[_ds]["m"],
@@ -118,6 +118,11 @@ def data_inputs(wildcards):
         return {
             "table": "results/housing/data.parquet",
             "meta": "results/housing/preprocessing.json",
+        }
+    if wildcards.dataset == "snp_logistic":
+        return {
+            "genotypes": "results/snp/genotypes.parquet",
+            "meta": "results/snp_logistic/preprocessing.json",
         }
     return {
         "genotypes": "results/snp/genotypes.parquet",

@@ -47,3 +47,26 @@ rule estimate_snp:
         dataset="snp",
     script:
         "../scripts/estimate.py"
+
+
+rule estimate_snp_logistic:
+    input:
+        genotypes="results/snp/genotypes.parquet",
+        meta="results/snp_logistic/preprocessing.json",
+        tuning="results/snp_logistic/tuning/{method}.json",
+    output:
+        table="results/snp_logistic/estimates/{method}.parquet",
+        plans="results/snp_logistic/estimates/{method}.plans.json",
+    log:
+        "logs/snp_logistic/estimate_{method}.log",
+    benchmark:
+        "results/benchmarks/estimate_snp_logistic_{method}.tsv"
+    wildcard_constraints:
+        method="|".join(config["snp_logistic"]["methods"]),
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        **estimate_params("snp_logistic"),
+        dataset="snp_logistic",
+    script:
+        "../scripts/estimate.py"

@@ -50,3 +50,29 @@ rule preprocess_snp:
         tie_break=config["snp"]["tie_break"],
     script:
         "../scripts/preprocess_snp.py"
+
+
+# The logistic analysis reuses the SNP table: its record holds the centring and the truth (the non-private
+# full-sample sparse logistic fit).
+rule preprocess_snp_logistic:
+    input:
+        genotypes="results/snp/genotypes.parquet",
+        meta="results/snp/preprocessing.json",
+    output:
+        meta=report(
+            "results/snp_logistic/preprocessing.json",
+            caption="../report/provenance.rst",
+            category="snp_logistic",
+            labels={"dataset": "snp_logistic", "output": "provenance"},
+        ),
+    log:
+        "logs/preprocess_snp_logistic.log",
+    benchmark:
+        "results/benchmarks/preprocess_snp_logistic.tsv"
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        s=config["snp_logistic"]["s"],
+        fit=config["snp_logistic"]["truth_fit"],
+    script:
+        "../scripts/preprocess_snp_logistic.py"

@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 
 from ..data import housing
-from ..errors import ConfigError
-from .designs import RegressionDesign, TwoGroupMeanDesign
+from ..errors import ConfigError, DataError
+from ..estimators.glm import sparse_glm_iht
+from .designs import RegressionDesign, SparseLogisticDesign, TwoGroupMeanDesign
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class Analysis:
     max_m           config block → (largest m allowed, what it counts)
     probe           config block → a tiny input for the start-up dry run of every private method
     check           config block → raises :class:`ConfigError` on values no run should start with
+    base            (analysis, keys): the analysis whose data it reuses, and the keys of that analysis's config block
+                    it reads (the data's facts, e.g. the group sizes)
     """
 
     name: str
@@ -44,9 +47,17 @@ class Analysis:
     not_private: tuple[str, ...] = ()
     comparison: bool = False
     check: Callable[[Mapping], None] | None = None
+    base: tuple[str, tuple[str, ...]] | None = None
 
     def params_from(self, block: Mapping) -> dict:
         return {k: block[k] for k in self.params}
+
+    def block(self, config: Mapping) -> dict:
+        """Its config block, with the ``base`` keys of the analysis whose data it reuses."""
+        if self.base is None:
+            return dict(config[self.name])
+        name, keys = self.base
+        return {**{k: config[name][k] for k in keys}, **config[self.name]}
 
 
 def _read_json(path: str) -> dict:
@@ -69,6 +80,53 @@ def _load_snp(inputs: Mapping[str, str], params: Mapping) -> TwoGroupMeanDesign:
     A = table.loc[table.group == groups[0], snps].to_numpy(np.int8)
     B = table.loc[table.group == groups[1], snps].to_numpy(np.int8)
     return TwoGroupMeanDesign(A, B, np.array([meta["truth"][k] for k in snps]), int(params["s"]))
+
+
+def snp_logistic_design(table: pd.DataFrame, groups: Mapping[str, int], center: Mapping[str, float]):
+    """(X, y, names) of the logistic analysis: y = 1 for the second group in name order ("low"), x = (1, genotype
+    counts minus the full-sample means ``center``), so every coordinate lies in [−2, 2]."""
+    names = sorted(groups)
+    snps = list(center)
+    missing = sorted(set(snps) - set(table.columns))[:3]
+    if missing:
+        raise DataError(f"the genotype table lacks the SNPs {missing} of the logistic analysis's record")
+    G = table[snps].to_numpy(float) - np.array([center[k] for k in snps])
+    X = np.hstack([np.ones((len(G), 1)), G])
+    return X, (table["group"].to_numpy() == names[1]).astype(float), ["intercept", *snps]
+
+
+def snp_logistic_record(table: pd.DataFrame, snp_meta: Mapping, *, s: int, fit: Mapping) -> dict:
+    """The logistic analysis's preprocessing record: its centring, response, and truth — the non-private sparse
+    logistic fit (IHT with the constants ``fit``: T, eta0) on every sample. Neither step is private."""
+    snps = list(snp_meta["truth"])
+    center = table[snps].mean().to_dict()
+    X, y, names = snp_logistic_design(table, snp_meta["groups"], center)
+    beta, _ = sparse_glm_iht(X, y, s=s, family="logistic", T=int(fit["T"]), eta0=float(fit["eta0"]))
+    low = sorted(snp_meta["groups"])[1]
+    return {
+        **{k: snp_meta[k] for k in ("accession", "files", "groups", "n_snps", "selection")},
+        "response": f"1 for the {low!r} group, 0 for the other",
+        "design": "an intercept, then each SNP's minor-allele count minus its full-sample mean (so |x| <= 2)",
+        "center": center,
+        "truth_fit": {"method": "sparse_glm_iht (non-private), every sample", "s": s, **dict(fit)},
+        "private": False,
+        "privacy_note": "NOT PRIVATE: the SNPs are chosen by their MAF in the full sample (as for the mean analysis), "
+        "the genotypes centred at their full-sample means, and the truth is the full-sample fit; the DP guarantees "
+        "apply to the estimates computed on the centred, chosen SNPs.",
+        "truth": dict(zip(names, beta.tolist(), strict=True)),
+    }
+
+
+def _load_snp_logistic(inputs: Mapping[str, str], params: Mapping) -> SparseLogisticDesign:
+    meta = _read_json(inputs["meta"])
+    X, y, names = snp_logistic_design(pd.read_parquet(inputs["genotypes"]), meta["groups"], meta["center"])
+    return SparseLogisticDesign(X, y, np.array([meta["truth"][k] for k in names]), s=int(params["s"]))
+
+
+def _logistic_probe(block: Mapping) -> tuple:
+    rng = np.random.default_rng(0)
+    X = np.hstack([np.ones((8, 1)), rng.integers(0, 3, size=(8, block.get("n_snps", 4))) - 1.0])
+    return X, np.arange(8) % 2.0
 
 
 def _regression_probe(block: Mapping) -> tuple:
@@ -116,6 +174,20 @@ ANALYSES: dict[str, Analysis] = {
         probe=_mean_probe,
         params=("s",),
         check=_check_snp,
+    ),
+    "snp_logistic": Analysis(
+        name="snp_logistic",
+        family="glm",
+        title="GSE106818: DP sparse logistic regression of the IQ group on the SNPs",
+        xlabel="people per subsample m",
+        ylabel=r"mean $\|\hat\beta - \beta\|_2$ over repetitions",
+        reference_label=r"$\hat\beta = 0$ (error $\|\beta\|_2$)",
+        load=_load_snp_logistic,
+        max_m=lambda block: (sum(block["groups"].values()) - 4, "samples less the attack's 4 outside records"),
+        probe=_logistic_probe,
+        params=("s",),
+        check=_check_snp,
+        base=("snp", ("groups", "n_snps")),
     ),
 }
 

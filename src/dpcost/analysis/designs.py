@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..attacks.score import gaussian_mean_score, linear_score
+from ..attacks.score import gaussian_mean_score, linear_score, logistic_score
 from ..errors import ConfigError, DataError
 from .streams import rng_for, subsample_indices
 
@@ -79,6 +79,36 @@ class RegressionDesign:
         return Candidates(
             linear_score(self.X[inside], self.y[inside], theta),
             linear_score(self.X[outside], self.y[outside], theta),
+            theta,
+        )
+
+
+@dataclass(frozen=True)
+class SparseLogisticDesign(RegressionDesign):
+    """A sparse logistic regression on records (y_i ∈ {0, 1}, x_i): m records without replacement; error
+    ‖β̂ − β‖₂ against the full-sample fit β, and how many of β's s largest |coefficients| the estimate selected."""
+
+    s: int = 1
+    columns = ("error", "support_recovered")
+
+    def score(self, estimate, support) -> tuple:
+        top = set(top_support(self.truth, self.s).tolist())
+        found = np.nan if support is None else len(top.intersection(np.asarray(support).tolist()))
+        return float(np.linalg.norm(estimate - self.truth)), found
+
+    def candidates(self, m: int, rep: int, *, seed: int, dataset: str, cap: int) -> Candidates:
+        """Members: k records of the subsample; non-members: k records outside it. The attacker's reference is the
+        null model fitted on the remaining records — the intercept logit(ȳ_ref), every other coefficient 0 (no
+        association; a sparse fit on the few records left would be noise). Scores: (y − sigmoid(x'θ))x."""
+        idx = subsample_indices(len(self.y), m, seed=seed, dataset=dataset, rep=rep)
+        rng = rng_for(seed, dataset, "attack", m, rep)
+        inside, outside, ref = split_candidates(len(self.y), idx, rng, cap, "records")
+        rate = np.clip(self.y[ref].mean(), 0.5 / len(ref), 1 - 0.5 / len(ref))
+        theta = np.zeros(self.d)
+        theta[0] = np.log(rate / (1 - rate))  # the first column is the intercept
+        return Candidates(
+            logistic_score(self.X[inside], self.y[inside], theta),
+            logistic_score(self.X[outside], self.y[outside], theta),
             theta,
         )
 

@@ -303,7 +303,6 @@ METHODS: dict[str, Method] = {
             glm.sparse_glm_iht,
             support="returned",
             group="baseline",
-            simulation_only=True,
         ),
         _M(
             "dp_sparse_glm",
@@ -312,7 +311,6 @@ METHODS: dict[str, Method] = {
             glm.dp_sparse_glm,
             glm.dp_sparse_glm_plan,
             support="returned",
-            simulation_only=True,
         ),
         # ranking from pairwise comparisons (Score Attack, §4)
         _M(
