@@ -67,3 +67,16 @@ def test_every_output_of_both_analyses(run):
         tuned = json.loads((run / f"results/{dataset}/tuning/{ledger_methods[0]}.json").read_text())
         assert tuned["mode"] in ("fixed", "decoy")
     assert len(pd.read_csv(run / "results/housing/comparison.csv")) == 15 * 3
+
+
+def test_every_analysis_has_its_attack_and_the_logistic_branch_runs(run):
+    from dpcost.analysis.datasets import ANALYSES
+    from dpcost.estimators.registry import methods_of
+
+    for dataset in ("housing", "snp", "snp_logistic"):
+        attack = pd.read_csv(run / f"results/{dataset}/attack.csv")
+        assert set(attack.method) == set(methods_of(ANALYSES[dataset].family)), dataset
+        assert list(attack.m.unique()) == SMALL[dataset]["m"] and (attack.n_reps == 2).all()  # attack.reps
+        assert (run / f"results/{dataset}/attack.png").stat().st_size > 0
+    errors = pd.read_parquet(run / "results/snp_logistic/errors.parquet")
+    assert len(errors) == 2 * len(SMALL["snp_logistic"]["m"]) * SMALL["reps"]
