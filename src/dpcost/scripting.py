@@ -80,6 +80,14 @@ def tune_job(
     write_json_atomic(out_json, record)
 
 
+def _tuned(analysis, method: str, tuning_file: str, m_grid: Sequence[int]):
+    """(the registry's method, the tuning job's record, its runner, base tuning and tuning by m)."""
+    spec = methods_of(analysis.family)[method]
+    with open(tuning_file) as fh:
+        tuned = json.load(fh)
+    return (spec, tuned, *tuning_mod.runner(spec, tuned, m_grid))
+
+
 def estimate_job(
     *,
     dataset: str,
@@ -99,10 +107,7 @@ def estimate_job(
     constants of every m, or the candidates of a private selection); ``params`` the analysis parameters (e.g.
     ``{"s": 20}``)."""
     analysis = datasets.get(dataset)
-    spec = methods_of(analysis.family)[method]
-    with open(tuning_file) as fh:
-        tuned = json.load(fh)
-    runner, tuning, by_m = tuning_mod.runner(spec, tuned, m_grid)
+    spec, tuned, runner, tuning, by_m = _tuned(analysis, method, tuning_file, m_grid)
     params = dict(params)
     t0 = time.perf_counter()
     design = analysis.load(inputs, params)
@@ -153,9 +158,7 @@ def attack_job(
     from .analysis.attack import run_attack
 
     analysis = datasets.get(dataset)
-    with open(tuning_file) as fh:
-        tuned = json.load(fh)
-    runner, tuning, by_m = tuning_mod.runner(methods_of(analysis.family)[method], tuned, m_grid)
+    *_, runner, tuning, by_m = _tuned(analysis, method, tuning_file, m_grid)
     t0 = time.perf_counter()
     table = run_attack(analysis.load(inputs, dict(params)), runner, tuning=tuning, tuning_by_m=by_m,
                        params=dict(params), m_grid=m_grid, reps=reps, seed=seed, privacy=privacy, dataset=dataset,

@@ -42,33 +42,22 @@ def attack_statistics(estimate: np.ndarray, support, members: np.ndarray, nonmem
     return members @ diff, nonmembers @ diff
 
 
-def run_attack(
-    design,
-    method: Method,
-    *,
-    tuning: Mapping,
-    params: Mapping,
-    m_grid: Sequence[int],
-    reps: int,
-    seed: int,
-    privacy: Privacy,
-    dataset: str,
-    cap: int,
-    tuning_by_m: Mapping[int, Mapping] | None = None,
-) -> pd.DataFrame:
+def run_attack(design, method: Method, *, seed: int, dataset: str, cap: int, **grid) -> pd.DataFrame:
     """The attack statistics of every candidate, one row each (:data:`STATISTIC_COLUMNS`), for repetitions
-    0 … reps − 1 of the error curves: :func:`dpcost.analysis.engine.releases` gives the very same releases. ``cap``
-    bounds the members (and non-members) per repetition."""
-    frames = []
-    runs = releases(design, method, tuning=tuning, params=params, m_grid=m_grid, reps=reps, seed=seed,
-                    privacy=privacy, dataset=dataset, tuning_by_m=tuning_by_m)  # fmt: skip
-    for m, rep, est, support in runs:
+    0 … reps − 1 of the error curves: :func:`dpcost.analysis.engine.releases` gives the very same releases (``grid``:
+    its other arguments — tuning, params, m_grid, reps, privacy, tuning_by_m). ``cap`` bounds the members (and
+    non-members) per repetition."""
+    ms, rep_ids, members, stats = [], [], [], []
+    for m, rep, est, support in releases(design, method, seed=seed, dataset=dataset, **grid):
         cand = design.candidates(m, rep, seed=seed, dataset=dataset, cap=cap)
         a, b = attack_statistics(est, support, cand.members, cand.nonmembers, cand.theta)
-        member = np.r_[np.ones(a.size, bool), np.zeros(b.size, bool)]
-        frames.append(pd.DataFrame({"method": method.name, "m": m, "rep": rep, "member": member,
-                                    "statistic": np.r_[a, b]}))  # fmt: skip
-    return pd.concat(frames, ignore_index=True)
+        ms.append(np.full(a.size + b.size, m))
+        rep_ids.append(np.full(a.size + b.size, rep))
+        members.append(np.r_[np.ones(a.size, bool), np.zeros(b.size, bool)])
+        stats.append(np.r_[a, b])
+    cat = np.concatenate
+    return pd.DataFrame({"method": method.name, "m": cat(ms), "rep": cat(rep_ids), "member": cat(members),
+                         "statistic": cat(stats)})  # fmt: skip
 
 
 def _mean_se(values: Sequence[float]) -> tuple[float, float]:

@@ -7,6 +7,7 @@ for the subsample of (m, rep) (from the subsample stream, shared by every method
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -91,9 +92,12 @@ class SparseLogisticDesign(RegressionDesign):
     s: int = 1
     columns = ("error", "support_recovered")
 
+    @functools.cached_property  # read on every repetition
+    def _support(self) -> frozenset:
+        return frozenset(top_support(self.truth, self.s).tolist())
+
     def score(self, estimate, support) -> tuple:
-        top = set(top_support(self.truth, self.s).tolist())
-        found = np.nan if support is None else len(top.intersection(np.asarray(support).tolist()))
+        found = np.nan if support is None else len(self._support.intersection(np.asarray(support).tolist()))
         return float(np.linalg.norm(estimate - self.truth)), found
 
     def candidates(self, m: int, rep: int, *, seed: int, dataset: str, cap: int) -> Candidates:
