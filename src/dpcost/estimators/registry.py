@@ -20,9 +20,11 @@ from ..dp.spec import Privacy
 from ..errors import ConfigError
 from . import (
     btl,
+    dp_ight,
     dp_mean,
     frank_wolfe,
     glm,
+    knowledge_transfer,
     noisy_gd,
     noisy_sgd,
     objpert,
@@ -39,12 +41,14 @@ from . import (
     truncated_ols,
 )
 
-FAMILIES = ("regression", "mean", "glm", "ranking", "nonparametric")
+FAMILIES = ("regression", "mean", "glm", "ranking", "nonparametric", "sparse_learning")
 # where a method comes from, for the headline figure: the non-private baselines, the Cost of Privacy papers'
 # estimators and the comparators they name, Wang (2018)'s field, the estimators that go beyond them, peer libraries
 GROUPS = ("baseline", "paper", "comparator", "wang", "new", "peer")
-# parameters an analysis gives every method that takes them (not tuning: they define the estimand)
-ANALYSIS_PARAMS = ("s", "n_items")
+# parameters an analysis gives every method that takes them (not tuning: they define the estimand, or, X_public,
+# are the public data the analysis holds beside the private records); one with a default in the estimator is
+# optional: an analysis that has none leaves the default (e.g. loss "squared" for the regression family)
+ANALYSIS_PARAMS = ("s", "n_items", "loss", "X_public")
 # parameters a workflow step sets, never the config: s_max calibrates a sparse estimator's noise for up to s_max
 # selections, so that one noise law covers every candidate of a private selection of s (dpcost.simulation.sparsity)
 CALIBRATION_PARAMS = ("s_max",)
@@ -72,6 +76,7 @@ class Method:
     support: str | None = None
     group: str = "paper"
     simulation_only: bool = False
+    also: tuple[str, ...] = ()  # further families whose problems the method runs on (with their analysis params)
 
     @property
     def private(self) -> bool:
@@ -100,6 +105,11 @@ class Method:
     def analysis_params(self) -> tuple[str, ...]:
         return tuple(k for k in self._keywords if k in ANALYSIS_PARAMS)
 
+    def required_analysis_params(self) -> tuple[str, ...]:
+        """The analysis parameters without a default: an analysis must give them."""
+        kw = self._keywords
+        return tuple(k for k in self.analysis_params() if kw[k].default is inspect.Parameter.empty)
+
     def calibration_params(self) -> tuple[str, ...]:
         return tuple(k for k in self._keywords if k in CALIBRATION_PARAMS)
 
@@ -117,7 +127,7 @@ class Method:
 
     def estimate(self, *data, privacy: Privacy | None, rng: np.random.Generator, tuning: dict, params: dict):
         """Run the estimator; returns (estimate, selected indices or None)."""
-        kw = {**tuning, **{k: params[k] for k in self.analysis_params()}}
+        kw = {**tuning, **{k: params[k] for k in self.analysis_params() if k in params}}
         kw |= {k: params[k] for k in self.calibration_params() if k in params}
         out = self.fn(*data, privacy=privacy, rng=rng, **kw) if self.private else self.fn(*data, **kw)
         if isinstance(out, tuple):
@@ -204,6 +214,7 @@ METHODS: dict[str, Method] = {
             support="returned",
             group="baseline",
             simulation_only=True,
+            also=("sparse_learning",),
         ),
         _M(
             "dp_iht",
@@ -223,6 +234,7 @@ METHODS: dict[str, Method] = {
             support="nonzero",
             group="comparator",
             simulation_only=True,
+            also=("sparse_learning",),
         ),
         _M(
             "diffprivlib",
@@ -354,6 +366,38 @@ METHODS: dict[str, Method] = {
             sobolev.dp_fourier_laplace_plan,
             simulation_only=True,
         ),
+        # private sparse learning by knowledge transfer (Wang & Gu 2020) and its rivals; with iht (IGHT, Alg. 2) and
+        # frank_wolfe_lasso above
+        _M(
+            "dpsl_kt",
+            "sparse_learning",
+            "DPSL-KT, provable teacher (Wang & Gu 2020, Alg. 1)",
+            knowledge_transfer.dpsl_kt,
+            knowledge_transfer.dpsl_kt_plan,
+            support="nonzero",
+            group="new",
+            simulation_only=True,
+        ),
+        _M(
+            "dpsl_kt_paper",
+            "sparse_learning",
+            "DPSL-KT as printed (Wang & Gu 2020, Alg. 1; private only under the paper's assumptions)",
+            knowledge_transfer.dpsl_kt_paper,
+            knowledge_transfer.dpsl_kt_paper_plan,
+            support="nonzero",
+            group="comparator",
+            simulation_only=True,
+        ),
+        _M(
+            "dp_ight",
+            "sparse_learning",
+            "DP-IGHT (Wang & Gu 2019)",
+            dp_ight.dp_ight,
+            dp_ight.dp_ight_plan,
+            support="nonzero",
+            group="comparator",
+            simulation_only=True,
+        ),
     )
 }
 
@@ -363,7 +407,8 @@ def methods_of(family: str, *, simulation: bool = False) -> dict[str, Method]:
     which include the simulation-only methods)."""
     if family not in FAMILIES:
         raise ConfigError(f"unknown method family {family!r}; expected one of {FAMILIES}")
-    return {k: m for k, m in METHODS.items() if m.family == family and (simulation or not m.simulation_only)}
+    return {k: m for k, m in METHODS.items()
+            if family in (m.family, *m.also) and (simulation or not m.simulation_only)}  # fmt: skip
 
 
 def get(name: str, family: str | None = None, *, simulation: bool = False) -> Method:

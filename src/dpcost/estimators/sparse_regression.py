@@ -20,6 +20,7 @@ import numbers
 from dataclasses import replace
 
 import numpy as np
+from scipy import sparse
 
 from ..dp.accountant import dpa, rdp_epsilon
 from ..dp.mechanisms import check_positive, check_sensitivity
@@ -29,6 +30,7 @@ from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_design, check_s, project_l2_ball, require_replace
 from .frank_wolfe import vertex_selections
+from .losses import as_design, check_loss, clip_entries, gradient, residual
 from .sparse_mean import hard_threshold, peel_from_noise, peeling_plan
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -289,18 +291,20 @@ def dp_iht(
     return noisy_iht(step, d, s=s, T=T, b=b, rng=rng, sampler=privacy.sampler, project=project)
 
 
-def iht(X, y, *, s: int, T: int, eta0: float, R: float | None = None, C: float | None = None):
+def iht(X, y, *, s: int, loss: str = "squared", T: int, eta0: float, R: float | None = None, C: float | None = None):
     """Iterative hard thresholding (Blumensath & Davies 2009) — the non-private Alg. 4.2: the same loop with Peeling
     replaced by keeping the s largest |coordinates| (ties: lowest index). R truncates y (None: no truncation), C
-    projects on the ℓ2 ball (None: no projection). Returns (β^T, its support indices by decreasing |β^{T−0.5}_j|)."""
-    X, y = check_design(X, y)
+    projects on the ℓ2 ball (None: no projection). With ``loss="logistic"`` (y in {0, 1}) it is IGHT, Wang & Gu
+    (2020) Alg. 2, on the logistic loss. X may be ``scipy.sparse``. Returns (β^T, its support indices by decreasing
+    |β^{T−0.5}_j|)."""
+    X, y = as_design(X, y, check_loss(loss))
     n, d = X.shape
     s, T = check_s(s, d), check_count("T", T)
     eta0 = check_positive("eta0", eta0)
     if R is not None:
         y = np.clip(y, -check_positive("R", R), R)
     project = None if C is None else functools.partial(project_l2_ball, C=check_positive("C", C))
-    return iht_loop(lambda beta: gradient_step(X, y, beta, eta0), d, s=s, T=T, project=project)
+    return iht_loop(lambda beta: beta - eta0 * gradient(loss, X, y, beta), d, s=s, T=T, project=project)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -308,26 +312,28 @@ def iht(X, y, *, s: int, T: int, eta0: float, R: float | None = None, C: float |
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def frank_wolfe_regression_sensitivity(*, R: float, radius: float, c_x: float, n: int) -> float:
+def frank_wolfe_regression_sensitivity(*, R: float, radius: float, c_x: float, n: int, loss: str = "squared") -> float:
     """Replace-one sensitivity of each vertex score ⟨±radius·e_j, ∇L(θ)⟩, L(θ) = (1/2n)Σ_i (x_i'θ − Π_R(y_i))².
+    Logistic loss (y in {0, 1}): the residual σ(x'θ) − y lies in (−1, 1), so it is radius·2c_x/n, whatever R.
 
     With ‖x‖∞ ≤ c_x, |Π_R(y)| ≤ R and ‖θ‖₁ ≤ radius: |x'θ − Π_R(y)| ≤ c_x·radius + R, so ∂_j of one record's loss
     is at most (R + radius·c_x)c_x in absolute value and replacing one record moves ∇_j L by at most
     2(R + radius·c_x)c_x/n, the score by radius times that. Attained: θ = radius·e_k, x = c_x·1, y = −R against
     x′ = c_x(1 − 2e_k), y′ = R, at any j ≠ k.
     """
-    return radius * 2 * (R + radius * c_x) * c_x / n
+    rho = 1.0 if check_loss(loss) == "logistic" else R + radius * c_x
+    return radius * 2 * rho * c_x / n
 
 
-def vertex_scores(X: np.ndarray, y: np.ndarray, fit: np.ndarray, radius: float) -> np.ndarray:
+def vertex_scores(X: np.ndarray, y: np.ndarray, fit: np.ndarray, radius: float, loss: str = "squared") -> np.ndarray:
     """The scores ⟨v, ∇L(θ)⟩ of the 2d vertices v = +radius·e_j (first d) and −radius·e_j (last d), for
-    L(θ) = (1/2n)‖Xθ − y‖² and ``fit`` = Xθ: ∇L(θ) = X'(Xθ − y)/n."""
-    grad = (X.T @ (fit - y)) / X.shape[0]
+    L(θ) = (1/2n)‖Xθ − y‖² (or the logistic loss) and ``fit`` = Xθ: ∇L(θ) = X'(residual)/n."""
+    grad = np.asarray(X.T @ residual(loss, fit, y)) / X.shape[0]
     return np.concatenate([radius * grad, -radius * grad])
 
 
 def frank_wolfe_regression_plan(
-    privacy: Privacy, n: int, d: int, *, radius: float, T: int, c_x: float, R: float
+    privacy: Privacy, n: int, d: int, *, radius: float, T: int, c_x: float, R: float, loss: str = "squared"
 ) -> PrivacyPlan:
     """T report-noisy-min selections over the 2d vertices ±radius·e_j of the ℓ1 ball, score sensitivity
     Δ = radius·2(R + radius·c_x)c_x/n (:func:`frank_wolfe_regression_sensitivity`), Laplace(2Δ/ε₀) noise, each
@@ -339,18 +345,17 @@ def frank_wolfe_regression_plan(
     n, T = check_count("n", n), check_count("T", T)
     check_count("d", d)
     R, radius, c_x = (check_positive(k, v) for k, v in (("R", R), ("radius", radius), ("c_x", c_x)))
-    sens = frank_wolfe_regression_sensitivity(R=R, radius=radius, c_x=c_x, n=n)
+    sens = frank_wolfe_regression_sensitivity(R=R, radius=radius, c_x=c_x, n=n, loss=loss)
     rel, comp = vertex_selections(p, sens, T)
-    assumption = (
-        f"coordinates of x clipped to [-{c_x}, {c_x}], y truncated to [-{R}, {R}], estimate in the l1 ball of "
-        f"radius {radius}"
-    )
+    on_y = "logistic loss, y in {0, 1}" if loss == "logistic" else f"y truncated to [-{R}, {R}]"
+    assumption = f"coordinates of x clipped to [-{c_x}, {c_x}], {on_y}, estimate in the l1 ball of radius {radius}"
     return PrivacyPlan("frank_wolfe_lasso", epsilon, delta, p.calibration, comp, assumption, (rel,), p.relation)
 
 
 def private_frank_wolfe_regression(
-    X, y, *, privacy: Privacy, rng: np.random.Generator, radius: float, T: int, c_x: float, R: float
-) -> np.ndarray:
+    X, y, *, privacy: Privacy, rng: np.random.Generator, radius: float, T: int, c_x: float, R: float,
+    loss: str = "squared",
+) -> np.ndarray:  # fmt: skip
     """Private Frank-Wolfe LASSO — Talwar, Thakurta & Zhang (2015), Algorithm 2 (A_Noise-FW, polytope case), for
     least squares over the ℓ1 ball of the given radius.
 
@@ -369,23 +374,26 @@ def private_frank_wolfe_regression(
     ε at that scale for a score sensitivity of L₁‖C‖₁/n, but only about 2ε for the replace-one 2L₁‖C‖₁/n; hence the
     package's own calibration, as in :func:`~dpcost.estimators.frank_wolfe.private_frank_wolfe_mean`.
     The ½ in L does not matter: the score sensitivity and the noise scale with it alike. Only the selections touch
-    the data; θ is post-processing.
+    the data; θ is post-processing. ``loss="logistic"`` (y in {0, 1}): the same on the logistic loss, score
+    sensitivity radius·2c_x/n; X may be ``scipy.sparse`` (the columns added are read one at a time).
     """
-    X, y = check_design(X, y)
+    X, y = as_design(X, y, check_loss(loss))
     n, d = X.shape
-    b = frank_wolfe_regression_plan(privacy, n, d, radius=radius, T=T, c_x=c_x, R=R).releases[0].noise_scale
+    b = frank_wolfe_regression_plan(privacy, n, d, radius=radius, T=T, c_x=c_x, R=R, loss=loss).releases[0].noise_scale
     T = check_count("T", T)
-    Xc, yt = clip_design_linf(X, y, c_x, R)
+    Xc, yt = clip_entries(X, c_x), (y if loss == "logistic" else np.clip(y, -R, R))
+    if sparse.issparse(Xc):
+        Xc = Xc.tocsc()  # column reads below
     noise = draw("laplace", b, (T, 2 * d), rng, privacy.sampler)
     theta = np.zeros(d)
     fit = np.zeros(n)  # X θ_t, kept up to date from the one column each step adds
     for t in range(1, T + 1):
         # noisy scores on the grid, ties to the lowest index (still ε₀-DP)
-        k = int(np.argmin(noise[t - 1].add(vertex_scores(Xc, yt, fit, radius))))
+        k = int(np.argmin(noise[t - 1].add(vertex_scores(Xc, yt, fit, radius, loss))))
         j, sign = k % d, (1.0 if k < d else -1.0)
         mu = 2 / (t + 2)
         theta *= 1 - mu
         theta[j] += mu * sign * radius
         fit *= 1 - mu
-        fit += (mu * sign * radius) * Xc[:, j]
+        fit += (mu * sign * radius) * (Xc[:, [j]].toarray().ravel() if sparse.issparse(Xc) else Xc[:, j])
     return theta

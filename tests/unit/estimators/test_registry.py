@@ -55,7 +55,12 @@ TUNING = {
     "fourier": dict(K=5),
     "dp_fourier": {},
     "dp_fourier_laplace": {},
+    "dpsl_kt": dict(c_lambda=1.0, c_x=2.0),
+    "dpsl_kt_paper": dict(c_lambda=1.0, beta_tilde=1 / 3),
+    "dp_ight": dict(T=10, eta=0.5, c_x=2.0, B_y=2.0, radius=2.0),
 }
+# keys TUNING gives although they have a default in code (None there: required by the squared loss of PARAMS)
+GIVEN_OPTIONAL = {"dp_ight": {"B_y", "radius"}}
 # the defaults in code, pinned: a changed default changes every result that relies on it
 DEFAULTS = {
     "noisy_gd": {"B": None},
@@ -77,8 +82,14 @@ DEFAULTS = {
     "fourier": {"T": None},
     "dp_fourier": {"K": None, "T": None, "mechanism": "gaussian", "alpha": 1, "c1": 1.0, "sigma": 1.0},
     "dp_fourier_laplace": {"K": None, "T": None, "alpha": 1, "c1": 1.0, "sigma": 1.0},
+    "dpsl_kt": {"residual_clip": 1.0, "tol": 0.01, "eta2": 1.0, "T2": 100},
+    "dpsl_kt_paper": {"K": 1.0, "residual_clip": 1.0, "eta1": 1.0, "T1": 100, "eta2": 1.0, "T2": 100},
+    "dp_ight": {"B_y": None, "radius": None},
 }
-PARAMS = {"s": 3, "n_items": 8}  # n_items: the items of _tiny("ranking")
+# n_items: the items of _tiny("ranking"); X_public: public features beside _tiny("sparse_learning") (d = 5)
+PARAMS = {"s": 3, "n_items": 8, "loss": "squared", "X_public": np.random.default_rng(5).uniform(-1, 1, (40, 5))}
+# private only under its paper's assumptions, whatever the calibration: its plans are recorded as unproven
+UNPROVEN = {"dpsl_kt_paper"}
 # a plan's (n, d) where it is not (1000, 5): BTL's n is the number of items, with one coordinate each (d = n);
 # the Fourier projection's design is one-dimensional
 PLAN_SIZE = {"ranking": (1000, 1000), "nonparametric": (1000, 1)}
@@ -93,7 +104,7 @@ def _needs_missing_peer(m) -> bool:
 
 def test_the_tuning_table_covers_the_registry():
     assert set(TUNING) == set(METHODS)
-    families = ("regression", "mean", "glm", "ranking", "nonparametric")
+    families = ("regression", "mean", "glm", "ranking", "nonparametric", "sparse_learning")
     assert set().union(*(methods_of(f, simulation=True) for f in families)) == set(METHODS)
     assert not {"iht", "dp_iht", "frank_wolfe_lasso", "dp_mean", "karwa_vadhan"} & set(methods_of("regression"))
     for family in ("ranking", "nonparametric"):  # simulation only: the designs give the graph, K
@@ -115,7 +126,7 @@ def test_tuning_keys_and_defaults_come_from_the_estimator_signature(name):
     assert m.tuning_keys() == tuple(tuning)
     assert m.tuning_defaults() == {k: kw[k].default for k in tuning if kw[k].default is not inspect.Parameter.empty}
     assert m.tuning_defaults() == DEFAULTS.get(name, {})
-    assert set(m.required_tuning()) == set(TUNING[name])
+    assert set(m.required_tuning()) == set(TUNING[name]) - GIVEN_OPTIONAL.get(name, set())
     assert m.analysis_params() == tuple(k for k in kw if k in ANALYSIS_PARAMS)
     assert m.resolve_tuning(TUNING[name]) == {**DEFAULTS.get(name, {}), **TUNING[name]}
 
@@ -128,8 +139,12 @@ def test_plans_take_privacy_n_d_and_tuning_keys_without_defaults(name):
     kw = {k: p for k, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
     assert set(kw) <= set(m.tuning_keys()) | set(m.analysis_params()) | set(m.calibration_params())
     assert set(m.calibration_params()) <= set(kw)  # what calibrates the noise must reach the plan
-    tuning = [p for k, p in kw.items() if k not in CALIBRATION_PARAMS]
+    tuning = [p for k, p in kw.items() if k not in CALIBRATION_PARAMS and k not in ANALYSIS_PARAMS]
     assert all(p.default is inspect.Parameter.empty for p in tuning), "defaults live in the estimator only"
+    # an optional analysis parameter (one an analysis may not give, e.g. loss) has the estimator's default
+    fn_kw = inspect.signature(m.fn).parameters
+    for k in set(kw) & set(ANALYSIS_PARAMS):
+        assert kw[k].default == fn_kw[k].default, k
 
 
 @pytest.mark.parametrize("name", METHODS)
@@ -144,7 +159,7 @@ def test_resolve_tuning_refuses_an_unknown_key_naming_it(name):
 @pytest.mark.parametrize("name", [n for n in METHODS if TUNING[n]])
 def test_resolve_tuning_refuses_a_missing_required_key_naming_it(name):
     m = METHODS[name]
-    for key in TUNING[name]:
+    for key in set(TUNING[name]) - GIVEN_OPTIONAL.get(name, set()):
         partial = {k: v for k, v in TUNING[name].items() if k != key}
         with pytest.raises(ConfigError, match=rf"{name} is missing required key\(s\) \['{key}'\]"):
             m.resolve_tuning(partial)
@@ -175,7 +190,7 @@ def test_every_private_method_has_a_plan_under_its_own_name(name, calibration):
     assert plan.epsilon == 0.5 and plan.neighbours == NEIGHBOURS.get(name, "replace one record")
     assert plan.calibration == ("library" if m.peer else calibration)
     assert plan.delta == (0.0 if name == "diffprivlib" else 1e-5)  # diffprivlib is pure ε-DP
-    assert plan.proven is True
+    assert plan.proven is (name not in UNPROVEN)
 
 
 @pytest.mark.parametrize("name", PRIVATE)
@@ -202,6 +217,9 @@ def _tiny(family):
         n = PARAMS["n_items"]
         edges = btl.comparison_graph(n, 0.7, rng)
         return edges, btl.btl_outcomes(np.linspace(-0.8, 0.8, n), edges, rng)
+    if family == "sparse_learning":  # a sparse linear model on 5 features (the public ones: PARAMS["X_public"])
+        X = rng.uniform(-1, 1, size=(60, 5))
+        return X, X @ np.array([1.0, -1.0, 0.0, 0.5, 0.0]) + rng.normal(0, 0.3, 60)
     if family == "nonparametric":  # X in [0, 1], shape (n,); Y = f(X) + noise
         X = rng.uniform(0, 1, 60)
         return X, np.sin(2 * np.pi * X) + rng.normal(0, 0.3, 60)
@@ -239,7 +257,7 @@ def test_estimate_returns_the_estimate_and_its_support(name):
     else:
         assert m.support == "nonzero" and np.array_equal(support, np.flatnonzero(est))
     # the same call made directly: Method.estimate adds nothing but the analysis parameters it takes
-    kw = {**tuning, **{k: PARAMS[k] for k in m.analysis_params()}}
+    kw = {**tuning, **{k: PARAMS[k] for k in m.analysis_params() if k in PARAMS}}
     direct = m.fn(*data, privacy=privacy, rng=np.random.default_rng(9), **kw) if m.private else m.fn(*data, **kw)
     assert np.array_equal(est, direct[0] if isinstance(direct, tuple) else direct)
 
