@@ -16,6 +16,10 @@ Logistic (``logistic``, ``sparse_logistic``; family glm): X entries U(−b, b), 
 y_i ~ Bernoulli(sigmoid(x_i'β)).
 BTL (``btl``; family ranking; d = n items): θ_i ~ U(−1, 1), centred and projected on Θ = {‖θ‖∞ ≤ 1, 1'θ = 0}; an
 Erdős–Rényi comparison graph with edge probability p; one outcome per edge. Data (edges, y).
+Knowledge transfer (``kt_linear``, ``kt_logistic``; family sparse_learning; Wang & Gu 2020, §5.1): X entries
+U(−1, 1); θ* has s* N(0, 1) coordinates on a support drawn uniformly (the paper: "randomly generated"); y = Xθ* +
+N(0, ``kt_noise_var``) or y ~ Bernoulli(σ(x'θ*)) (the paper prints σ(−x'θ*), a sign typo); public features X̃ of
+the same law, n rows, from their own stream (:func:`public_features`). The error is relative.
 Sobolev (``sobolev``; family nonparametric; d = 1): X ~ U[0, 1], Y = f(X) + σξ, f = Σ_{j ≤ J} θ_jφ_j with θ =
 ``sobolev_coefficients(α, J, C)`` (J = ``sobolev_J``, C = ``sobolev_C``): near the worst case of the class W̃(α, C).
 The error is the L2 distance of the functions, exactly, by Parseval (:func:`error`).
@@ -34,10 +38,14 @@ from ..analysis.streams import rng_for
 from ..errors import ConfigError
 from ..estimators import btl, sobolev
 
-PROBLEMS = ("mean", "sparse_mean", "ols", "sparse_ols", "logistic", "sparse_logistic", "btl", "sobolev")
+PROBLEMS = ("mean", "sparse_mean", "ols", "sparse_ols", "logistic", "sparse_logistic", "btl", "sobolev", "kt_linear",
+            "kt_logistic")  # fmt: skip
 FAMILY = {"mean": "mean", "sparse_mean": "mean", "ols": "regression", "sparse_ols": "regression",
-          "logistic": "glm", "sparse_logistic": "glm", "btl": "ranking", "sobolev": "nonparametric"}  # fmt: skip
-SPARSE = frozenset(p for p in PROBLEMS if p.startswith("sparse"))
+          "logistic": "glm", "sparse_logistic": "glm", "btl": "ranking", "sobolev": "nonparametric",
+          "kt_linear": "sparse_learning", "kt_logistic": "sparse_learning"}  # fmt: skip
+SPARSE = frozenset(p for p in PROBLEMS if p.startswith(("sparse", "kt_")))
+# the knowledge-transfer problems (Wang & Gu 2020, §5): their loss, and their error is relative, ‖θ̂ − θ*‖/‖θ*‖
+KT_LOSS = {"kt_linear": "squared", "kt_logistic": "logistic"}
 # the one experiment parameter a problem needs beyond (n, d, s*): part of the draw's identity
 SETTING = {"btl": "p", "sobolev": "alpha"}
 # the dimension a problem fixes (d = n: one parameter per item; d = 1: a one-dimensional design)
@@ -46,7 +54,7 @@ FIXED_D = {"btl": "n", "sobolev": 1}
 # had before the Score Attack problems joined, so their draws did not change
 _BEFORE = ("beta", "mu", "mu_range", "p", "sigma", "x")
 _FIELDS = {"mean": _BEFORE, "regression": _BEFORE, "glm": ("glm_beta_norm", "glm_x_bound"), "ranking": (),
-           "nonparametric": ("sigma", "sobolev_C", "sobolev_J")}  # fmt: skip
+           "nonparametric": ("sigma", "sobolev_C", "sobolev_J"), "sparse_learning": ("kt_noise_var",)}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -63,14 +71,15 @@ class Design:
     glm_beta_norm: float = 1.0
     sobolev_C: float = 10.0
     sobolev_J: int = 1000
+    kt_noise_var: float = 0.1
 
     @classmethod
     def from_config(cls, block: Mapping) -> Design:
         spec = cls(**block)
         if not spec.sigma > 0 or not spec.mu_range > 0 or not 0 < spec.p < 1:
             raise ConfigError("simulation.design: sigma and mu_range must be > 0 and p in (0, 1)")
-        if not (spec.glm_x_bound > 0 and spec.glm_beta_norm > 0 and spec.sobolev_C > 0):
-            raise ConfigError("simulation.design: glm_x_bound, glm_beta_norm and sobolev_C must be > 0")
+        if not (spec.glm_x_bound > 0 and spec.glm_beta_norm > 0 and spec.sobolev_C > 0 and spec.kt_noise_var > 0):
+            raise ConfigError("simulation.design: glm_x_bound, glm_beta_norm, sobolev_C and kt_noise_var must be > 0")
         if isinstance(spec.sobolev_J, bool) or not isinstance(spec.sobolev_J, int) or spec.sobolev_J < 2:
             raise ConfigError(f"simulation.design.sobolev_J must be an integer >= 2, got {spec.sobolev_J!r}")
         for key, allowed in (
@@ -94,9 +103,20 @@ def _sphere(rng: np.random.Generator, k: int) -> np.ndarray:
 
 def analysis_params(problem: str, *, n: int, s: int | None) -> dict:
     """What the problem gives every method that takes it: the sparsity s (sparse problems), the number of items."""
+    if problem in KT_LOSS:
+        return {"s": s, "loss": KT_LOSS[problem]}
     if problem in SPARSE:
         return {"s": s}
     return {"n_items": n} if problem == "btl" else {}
+
+
+def public_features(design: Design, problem: str, *, n: int, d: int, s: int | None, rep: int, seed: int) -> np.ndarray:
+    """The knowledge-transfer problems' public auxiliary features X̃ (m = n rows of i.i.d. U(−1, 1), the paper's
+    D̃): drawn from their own stream ("simulation-public", …), so independent of the private draw by construction."""
+    if problem not in KT_LOSS:
+        raise ConfigError(f"{problem} has no public features")
+    rng = rng_for(seed, "simulation-public", problem, design.identity(problem), n, d, s, rep)
+    return rng.uniform(-1.0, 1.0, size=(n, d))
 
 
 def plan_facts(problem: str, data: tuple) -> dict:
@@ -108,14 +128,16 @@ def plan_facts(problem: str, data: tuple) -> dict:
 
 def error(problem: str, est, truth: np.ndarray) -> float:
     """‖θ̂ − θ‖₂. Sobolev: the L2 distance of f̂ = Σ_{j ≤ K} θ̂_jφ_j and f, exactly by Parseval — θ̂ ∈ R^K against the
-    truth's first K coefficients, plus the truth's tail beyond K (the shorter vector padded with zeros)."""
+    truth's first K coefficients, plus the truth's tail beyond K (the shorter vector padded with zeros). The
+    knowledge-transfer problems: the relative error ‖θ̂ − θ‖₂/‖θ‖₂ (Wang & Gu 2020, Fig. 2)."""
     est = np.asarray(est, dtype=float)
     if problem == "sobolev":
         m = max(est.size, truth.size)
         est, truth = np.pad(est, (0, m - est.size)), np.pad(truth, (0, m - truth.size))
     if est.shape != truth.shape:
         raise ValueError(f"{problem}: an estimate of shape {est.shape} against a truth of shape {truth.shape}")
-    return float(np.linalg.norm(est - truth))
+    err = float(np.linalg.norm(est - truth))
+    return err / float(np.linalg.norm(truth)) if problem in KT_LOSS else err
 
 
 def draw(design: Design, problem: str, *, n: int, d: int, s: int | None, rep: int, seed: int,
@@ -154,6 +176,13 @@ def draw(design: Design, problem: str, *, n: int, d: int, s: int | None, rep: in
         X *= design.sigma
         X += truth
         return (X,), truth
+    if family == "sparse_learning":  # Wang & Gu §5.1: X i.i.d. U(−1, 1); θ* N(0, 1) on a random support
+        truth[np.sort(rng.choice(d, size=k, replace=False))] = rng.standard_normal(k)
+        X = rng.uniform(-1.0, 1.0, size=(n, d))
+        u = X @ truth
+        if problem == "kt_linear":
+            return (X, u + math.sqrt(design.kt_noise_var) * rng.standard_normal(n)), truth
+        return (X, (rng.random(n) < special.expit(u)).astype(float)), truth
     if family == "glm":
         truth[:k] = design.glm_beta_norm * _sphere(rng, k)
         X = rng.uniform(-design.glm_x_bound, design.glm_x_bound, size=(n, d))

@@ -27,7 +27,7 @@ from ..dp.delta import resolve_delta
 from ..dp.spec import Privacy
 from ..errors import ConfigError, PrivacyError
 from ..estimators.registry import METHODS, Method, get
-from .designs import FAMILY, FIXED_D, PROBLEMS, SETTING, SPARSE, analysis_params
+from .designs import FAMILY, FIXED_D, KT_LOSS, PROBLEMS, SETTING, SPARSE, analysis_params
 from .formula import evaluate, evaluate_int
 from .sparsity import S_VARIANTS, TUNABLE, STuning
 
@@ -65,6 +65,11 @@ class Experiment:
     reps: int
     setting: tuple[tuple[str, int | float | str], ...] = ()  # (("p", 0.5),) or (("alpha", 2),): SETTING's value
     delta: float | str | None = None  # None: the study's simulation.privacy.delta
+    tuning: tuple = ()  # ((method, ((key, value), ...)), ...): this experiment's constants over the study's
+
+    def tuning_for(self, method: str, study: Mapping) -> dict:
+        """The method's constants here: the study's ``simulation.tuning`` with this experiment's ``tuning`` over it."""
+        return {**dict(study.get(method) or {}), **dict(dict(self.tuning).get(method, ()))}
 
     @classmethod
     def from_config(cls, name: str, block: Mapping, *, reps: int) -> Experiment:
@@ -85,20 +90,25 @@ class Experiment:
         if s_vars and not sparse:
             raise ConfigError(f"{where}: the sparsity variants {s_vars} need a sparse problem")
         eps = _epsilons(where, block.get("epsilon"))
-        given = set(analysis_params(problem, n=2, s=s))
+        given = set(analysis_params(problem, n=2, s=s)) | ({"X_public"} if problem in KT_LOSS else set())
         curves = []
         for m in block["methods"]:
             method = get(m, FAMILY[problem], simulation=True)
-            missing = set(method.analysis_params()) - given
+            missing = set(method.required_analysis_params()) - given
             if missing == {"s"}:
                 raise ConfigError(f"{where}: {m} needs a sparsity s; use it in a sparse problem")
             if missing:
                 raise ConfigError(f"{where}: {m} needs {sorted(missing)}, which problem {problem} does not give")
             own = variants if (m in TRUNCATION and r_vars) or (m in TUNABLE and s_vars) else ("",)
             curves += [Curve(m, v, e) for v in own for e in (eps if method.private else (None,))]
+        own = dict(block.get("tuning") or {})
+        stray = sorted(set(own) - {c.method for c in curves})
+        if stray:
+            raise ConfigError(f"{where}.tuning: {stray} not among this experiment's methods")
+        own_tuning = tuple((m, tuple(sorted(dict(v or {}).items()))) for m, v in sorted(own.items()))
         exp = cls(name, int(block["figure"]), str(block["panel"]), problem, block["d"], s,
                   tuple(int(n) for n in block["n"]), tuple(curves), int(block.get("reps", reps)), setting,
-                  block.get("delta"))  # fmt: skip
+                  block.get("delta"), own_tuning)  # fmt: skip
         for n in exp.n:
             exp.dims(n)  # every size must resolve
             exp.setting_at(n)
@@ -209,7 +219,8 @@ class SimulationSpec:
             for n in e.n:
                 d, s = e.dims(n)
                 for c in e.curves:
-                    constants(get(c.method), tuning.get(c.method), n=n, d=d, s=s, sigma=1.0, setting=e.setting_at(n))
+                    constants(get(c.method), e.tuning_for(c.method, tuning), n=n, d=d, s=s, sigma=1.0,
+                              setting=e.setting_at(n))  # fmt: skip
         unknown = sorted(set(tuning) - set(METHODS))  # unused entries are fine: a preset cannot remove them
         if unknown:
             raise ConfigError(f"simulation.tuning: unknown method(s) {unknown}")
@@ -222,7 +233,7 @@ class SimulationSpec:
                 for n in e.n:
                     d, s = e.dims(n)
                     for s_j in s_tuning.candidates(s, d):
-                        constants(get(c.method), tuning.get(c.method), n=n, d=d, s=s_j, sigma=1.0)
+                        constants(get(c.method), e.tuning_for(c.method, tuning), n=n, d=d, s=s_j, sigma=1.0)
         return cls(reps, Design.from_config(block.get("design") or {}), block["theory_R"], share,
                    dict(block["quantile_grid"]), exps, tuning, s_tuning)  # fmt: skip
 

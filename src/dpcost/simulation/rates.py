@@ -14,7 +14,8 @@ BTL (n items)         ``printed``    √(1/p + log(1/δ)/(p²ε²))             
                       ``corrected``  √(1/p + n log(1/δ)/ε²)   Prop 4.4 with the true sensitivity √(d_max² + d_max)
                                      ≈ np: σ²/(np²) ≈ n log(1/δ)/ε² on dense graphs (the printed 2√n undercounts)
 Sobolev (α), √MISE    ``upper``      σ √(n^{−2α/(2α+1)} + (nε)^{−2α/(α+1)} log n)         Thm 6.2
-Non-private curves get the first term alone (one row, the first shape).
+Non-private curves get the first term alone (one row, the first shape). The knowledge-transfer panels (Wang & Gu
+2020, Fig. 2: one n, error against ε) have no rate drawn: the paper's bounds hold up to unspecified constants C₁…C₈.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import pandas as pd
 
 SHAPES = {"mean": ("minimax",), "sparse_mean": ("minimax",), "ols": ("minimax",), "sparse_ols": ("minimax",),
           "logistic": ("upper", "lower"), "sparse_logistic": ("upper",), "btl": ("printed", "corrected"),
-          "sobolev": ("upper",)}  # fmt: skip
+          "sobolev": ("upper",), "kt_linear": (), "kt_logistic": ()}  # fmt: skip
 SHAPE_TEXT = {
     "minimax": "the minimax rate",
     "upper": "the upper bound",
@@ -71,7 +72,7 @@ def _slope(n, v) -> float:
 
 BASELINE = {"mean": "sample_mean", "sparse_mean": "top_s_mean", "ols": "ols", "sparse_ols": "iht",
             "logistic": "glm_mle", "sparse_logistic": "sparse_glm_iht", "btl": "btl_mle",
-            "sobolev": "fourier"}  # fmt: skip
+            "sobolev": "fourier", "kt_linear": "iht", "kt_logistic": "iht"}  # fmt: skip
 _SAME_DRAWS = ["problem", "n", "d", "p", "alpha"]  # what identifies the draws (with s*, fixed per problem here)
 
 

@@ -27,6 +27,8 @@ _STYLE = {
     "glm_mle": ("#000000", "o"), "sparse_glm_iht": ("#000000", "o"), "btl_mle": ("#000000", "o"),
     "fourier": ("#000000", "o"), "dp_glm": ("#0072B2", "s"), "dp_sparse_glm": ("#0072B2", "s"),
     "dp_btl": ("#0072B2", "s"), "dp_fourier": ("#0072B2", "s"), "dp_fourier_laplace": ("#D55E00", "^"),
+    "dpsl_kt": ("#009E73", "D"), "dpsl_kt_paper": ("#0072B2", "s"), "dp_ight": ("#E69F00", "v"),
+    "two_stage": ("#CC79A7", "P"),
 }  # fmt: skip
 # the second ε of an experiment drawing its curves at two: open markers on a dashed line (greyscale-readable)
 _EPS_STYLE = (("-", "full"), ("--", "none"), ("-.", "left"), (":", "right"))
@@ -35,7 +37,10 @@ _VARIANT = {"": ("-", "full"), "R=theory": ("-", "full"), "R=none": (":", "none"
             "s=composed_selection": ("--", "right")}  # fmt: skip
 _VARIANT_COLOUR = {"R=theory": "#009E73", "R=none": "#999999", "R=dp_quantile": None, "s=cv_expmech": "#999999",
                    "s=private_selection": "#009E73", "s=composed_selection": "#E69F00"}  # fmt: skip
-PROBLEM_TEXT = {"mean": "mean", "sparse_mean": "sparse mean", "ols": "linear regression",
+KT_PROBLEMS = ("kt_linear", "kt_logistic")
+PROBLEM_TEXT = {"kt_linear": "sparse linear regression (knowledge transfer)",
+                "kt_logistic": "sparse logistic regression (knowledge transfer)", "mean": "mean",
+                "sparse_mean": "sparse mean", "ols": "linear regression",
                 "sparse_ols": "sparse linear regression", "logistic": "logistic regression",
                 "sparse_logistic": "sparse logistic regression", "btl": "BTL ranking, n items",
                 "sobolev": "Sobolev regression (error: sqrt MISE)"}  # fmt: skip
@@ -61,7 +66,7 @@ def curve_label(method: str, variant: str, private: bool, labels: Mapping[str, s
     if not private and not baseline:
         return text + " (NOT private)"
     if not proven and not baseline:
-        return text + " (NOT PROVEN: calibration outside its proven range)"
+        return text + " (NOT PROVEN: a PRIVACY WARNING, see the ledger)"
     if spent > epsilon * (1 + 1e-9):
         return text + f" (as printed: spends eps = {spent:.3g})"
     return text
@@ -88,6 +93,22 @@ def _title(g: pd.DataFrame) -> str:
     return ", ".join([PROBLEM_TEXT[problem], *parts])
 
 
+def _epsilon_panel(ax, g: pd.DataFrame, order: list, labels: Mapping[str, str]) -> None:
+    """One n, error against ε: a private curve per (method, variant) with its 5–95 % band, each non-private baseline
+    a horizontal line."""
+    groups = g.groupby(["method", "variant"], sort=False, dropna=False)
+    for (method, variant), c in sorted(groups, key=lambda kc: order.index(kc[0][0]) if kc[0][0] in order else 99):
+        colour, marker = _STYLE.get(method, ("#CC79A7", "D"))
+        proven = bool(c.proven.astype(bool).all())
+        label = curve_label(method, variant, bool(c.private.iloc[0]), labels, proven=proven)
+        if c.epsilon.isna().all():
+            ax.axhline(float(c["mean"].iloc[0]), color=colour, ls=":", lw=1.2, label=label)
+            continue
+        c = c.sort_values("epsilon")
+        ax.plot(c.epsilon, c["mean"], color=colour, marker=marker, ls="-" if proven else "--", ms=6, label=label)
+        ax.fill_between(c.epsilon, c.q05, c.q95, color=colour, alpha=0.08, lw=0)
+
+
 def figure(summary: pd.DataFrame, rates: pd.DataFrame, number: int, paths: Sequence[str], *, title: str,
            labels: Mapping[str, str], deltas: Mapping[str, object] | None = None) -> None:  # fmt: skip
     """Figure ``number``: one panel per experiment of that figure, mean error against n on log–log axes with
@@ -111,7 +132,10 @@ def figure(summary: pd.DataFrame, rates: pd.DataFrame, number: int, paths: Seque
         order = list(METHODS)  # the legend in the registry's order: the baseline first, then its private methods
         curves = sorted(g.groupby(keys, sort=False, dropna=False),
                         key=lambda kc: order.index(kc[0][0]) if kc[0][0] in order else len(order))  # fmt: skip
-        for (method, variant, eps), c in curves:
+        by_eps = g.n.nunique() == 1 and len(eps_all) > 1  # one n, several ε (Wang & Gu's Fig. 2): error against ε
+        if by_eps:
+            _epsilon_panel(ax, g, order, labels)
+        for (method, variant, eps), c in [] if by_eps else curves:
             c = c.sort_values("n")
             colour, marker = _STYLE.get(method, ("#CC79A7", "D"))
             colour = _VARIANT_COLOUR.get(variant) or colour
@@ -136,8 +160,8 @@ def figure(summary: pd.DataFrame, rates: pd.DataFrame, number: int, paths: Seque
         ax.set_title(f"({panel}) {_title(g)}{own}", fontsize=10)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("number of items n" if g.problem.iloc[0] == "btl" else "sample size n")
-        ax.set_ylabel(r"mean $\ell_2$ error")
+        ax.set_xlabel("epsilon" if by_eps else "number of items n" if g.problem.iloc[0] == "btl" else "sample size n")
+        ax.set_ylabel(r"mean relative $\ell_2$ error" if g.problem.iloc[0] in KT_PROBLEMS else r"mean $\ell_2$ error")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(handles, texts, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.19), frameon=False)
     for ax in list(axes.flat)[len(panels) :]:

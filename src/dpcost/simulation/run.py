@@ -6,8 +6,9 @@ problem and sizes in its identity, and the resolved constants (R included) — s
 result depends on job order, core count or executor.
 
 ``proven`` is False for a release whose calibration raised a PRIVACY WARNING (a paper's calibration or sensitivity
-outside its proven range, run because ``on_invalid`` is ``warn``): its guarantee is NOT PROVEN, and the tables, the
-legends and the ledger say so.
+outside its proven range, run because ``on_invalid`` is ``warn``; or a paper's procedure whose guarantee has a gap,
+such as ``dpsl_kt_paper``, which always warns): its guarantee is NOT PROVEN, and the tables, the legends and the
+ledger say so.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ..dp.spec import Privacy
 from ..errors import DPCostError
 from ..estimators.registry import get
 from . import sparsity
-from .designs import FAMILY, Design, analysis_params, draw, error, plan_facts
+from .designs import FAMILY, KT_LOSS, Design, analysis_params, draw, error, plan_facts, public_features
 from .experiments import R_VARIANTS, TRUNCATION, Curve, Experiment, constants
 from .formula import evaluate
 
@@ -69,7 +70,7 @@ def run_job(
     setting = exp.setting_at(n)
     grid = quantiles.geometric_grid(**quantile_grid)
     params = analysis_params(exp.problem, n=n, s=s)
-    base = {c.method: constants(get(c.method), tuning.get(c.method), n=n, d=d, s=s, sigma=design.sigma,
+    base = {c.method: constants(get(c.method), exp.tuning_for(c.method, tuning), n=n, d=d, s=s, sigma=design.sigma,
                                 setting=setting) for c in exp.curves}  # fmt: skip
     # each curve's privacy: the study's, or the experiment's δ and the curve's ε (in its noise stream's identity)
     spec = {c: exp.privacy(privacy, c) for c in exp.curves}
@@ -82,6 +83,10 @@ def run_job(
     for rep in range(exp.reps):
         data, truth = draw(design, exp.problem, n=n, d=d, s=s, rep=rep, seed=seed, setting=setting)
         facts = plan_facts(exp.problem, data)
+        # public data beside the draw (knowledge transfer's X̃): given to the estimators, not in the noise identity
+        # (it is a function of the draw's identity, which is)
+        public = {"X_public": public_features(design, exp.problem, n=n, d=d, s=s, rep=rep, seed=seed)
+                  } if exp.problem in KT_LOSS else {}  # fmt: skip
         for curve in exp.curves:
             method, p_c = get(curve.method), spec[curve]
             p_n = p_c.at(n)
@@ -116,12 +121,12 @@ def run_job(
                 warnings.simplefilter("always")
                 try:
                     est, _ = method.estimate(*data, privacy=p_est if method.private else None, rng=rng, tuning=tun,
-                                             params=params)  # fmt: skip
+                                             params={**params, **public})  # fmt: skip
                 except DPCostError as exc:  # e.g. a paper calibration refused at this n: say which curve
                     raise type(exc)(f"{exp.name}, {curve.label}, n={n}: {exc}") from None
             proven = _unwarned(caught)  # a PRIVACY WARNING: this release's guarantee is not proven
             if method.private and curve not in plans:
-                plans[curve] = _plan(curve, method, p_est, n, d, tun, {**params, **facts}, quantile_share)
+                plans[curve] = _plan(curve, method, p_est, n, d, tun, {**params, **facts, **public}, quantile_share)
                 if facts:  # e.g. the comparison graph's d_max, which the estimator reads from each draw's graph
                     plans[curve].setdefault("note", f"the plan shown is the first repetition's: {sorted(facts)} "
                                                     "change with the draw")  # fmt: skip
@@ -168,7 +173,8 @@ class _STuner:
         self.method, self.curve, self.problem, self.n, self.d, self.p_n, self.spec = (
             get(curve.method), curve, exp.problem, n, d, p_n, spec)  # fmt: skip
         self.grid = spec.candidates(s_star, d)
-        self._tun = {s: constants(self.method, tuning.get(curve.method), n=n, d=d, s=s, sigma=sigma) for s in self.grid}
+        own = exp.tuning_for(curve.method, tuning)
+        self._tun = {s: constants(self.method, own, n=n, d=d, s=s, sigma=sigma) for s in self.grid}
         self.seed, self.where = seed, where
         self.budget = None
         if curve.variant != "s=cv_expmech":
