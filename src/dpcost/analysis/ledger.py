@@ -29,6 +29,8 @@ from ..dp.spec import NEIGHBOUR_RELATIONS
 # guarantee; noisy_sgd's Gaussian steps are subsampled, which the release does not record.
 EXACT_RELEASES: dict[str, str] = {
     "noisy_gd": "T Gaussian gradient steps; the projections are post-processing",
+    "dpsl_kt": "one Gaussian release of the teacher's labels X~ theta-hat; the student is post-processing",
+    "dp_ight": "T Gaussian releases of the clipped gradient; the hard thresholding is post-processing",
     "noisy_truncated_ols": "one Gaussian release of the clipped ridge fit",
     "ssp": "Gaussian releases of X'X and X'y; the solve is post-processing",
     "adassp": "Gaussian releases of lambda_min(X'X), X'X and X'y; the ridge and the solve are post-processing",
@@ -44,6 +46,8 @@ EXACT_RELEASES: dict[str, str] = {
 }
 # why the other methods of the registry enter at their stated (ε, δ)
 STATED_REASONS: dict[str, str] = {
+    "dpsl_kt_paper": "private only under the paper's assumptions (Thm 4.3): its Delta is not a sensitivity bound for "
+    "every input, so its release cannot be composed as a Gaussian of that sensitivity",
     "objpert": "objective perturbation: the Gaussian on the linear term is not the whole mechanism (the regulariser "
     "carries part of the guarantee)",
     "noisy_sgd": "subsampled Gaussian steps: the releases do not record the sampling that the plan's RDP accounting "
