@@ -69,13 +69,6 @@ def gradient(loss: str, X, y: np.ndarray, theta: np.ndarray, lam: float = 0.0) -
     return g + lam * theta if lam else np.asarray(g)
 
 
-def loss_value(loss: str, X, y: np.ndarray, theta: np.ndarray, lam: float = 0.0) -> float:
-    """L_S(θ) + λ‖θ‖²/2 with ℓ(u, y) = (u − y)²/2 or log(1 + e^u) − yu."""
-    u = predictor(X, theta)
-    per = 0.5 * (u - y) ** 2 if loss == "squared" else np.logaddexp(0.0, u) - y * u
-    return float(per.mean() + 0.5 * lam * theta @ theta)
-
-
 def row_norms(X) -> np.ndarray:
     if sparse.issparse(X):
         return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
