@@ -23,12 +23,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from ..analysis.formula import evaluate, evaluate_int
 from ..dp.delta import resolve_delta
 from ..dp.spec import Privacy
 from ..errors import ConfigError, PrivacyError
 from ..estimators.registry import METHODS, Method, get
 from .designs import FAMILY, FIXED_D, KT_LOSS, PROBLEMS, SETTING, SPARSE, analysis_params
-from .formula import evaluate, evaluate_int
 from .sparsity import S_VARIANTS, TUNABLE, STuning
 
 R_VARIANTS = ("R=theory", "R=none", "R=dp_quantile")

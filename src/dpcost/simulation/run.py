@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.engine import plan_record
+from ..analysis.formula import evaluate
 from ..analysis.streams import noise_rng
 from ..dp import quantiles
 from ..dp.spec import Privacy
@@ -31,7 +32,6 @@ from ..estimators.registry import get
 from . import sparsity
 from .designs import FAMILY, KT_LOSS, Design, analysis_params, draw, error, plan_facts, public_features
 from .experiments import R_VARIANTS, TRUNCATION, Curve, Experiment, constants
-from .formula import evaluate
 
 log = logging.getLogger(__name__)
 

@@ -8,13 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpcost.analysis.formula import evaluate, evaluate_int
 from dpcost.dp.spec import Privacy
 from dpcost.errors import ConfigError
 from dpcost.simulation import rates as rates_mod
 from dpcost.simulation import report
 from dpcost.simulation.designs import Design, draw
 from dpcost.simulation.experiments import Experiment, SimulationSpec
-from dpcost.simulation.formula import evaluate, evaluate_int
 from dpcost.simulation.run import run_job
 
 P = Privacy(0.5, "10/n^1.1", "tight")

@@ -1,6 +1,7 @@
-"""Public constants written as formulas of the experiment's sizes, e.g. ``"4*sigma*sqrt(log(n))"`` or ``"2*n"``.
+"""Public constants written as formulas of public quantities, e.g. ``"4*sigma*sqrt(log(n))"`` or ``"1/L"``.
 
-Variables n, d, s, sigma, p (the BTL comparison probability) and alpha (the Sobolev smoothness); functions log, sqrt,
+Variables n, d, s, sigma, p (the BTL comparison probability) and alpha (the Sobolev smoothness) of the simulation
+study; m (public rows) and L (their curvature ‖X̃‖²_op/m) of the knowledge-transfer study; functions log, sqrt,
 ceil, floor; numbers, + - * / ^ and parentheses. Parsed, never evaluated as Python; a bad formula is a
 :class:`ConfigError` naming it.
 """
@@ -17,7 +18,7 @@ from ..errors import ConfigError
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
         ast.Pow: operator.pow}  # fmt: skip
 _FUNCS = {"log": math.log, "sqrt": math.sqrt, "ceil": math.ceil, "floor": math.floor}
-VARIABLES = ("n", "d", "s", "sigma", "p", "alpha")
+VARIABLES = ("n", "d", "s", "sigma", "p", "alpha", "m", "L")
 
 
 def _eval(node: ast.AST, env: Mapping[str, float], text: str) -> float:
