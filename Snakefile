@@ -22,6 +22,7 @@ include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/privacy_map.smk"
 include: "workflow/rules/attack.smk"
 include: "workflow/rules/simulation.smk"
+include: "workflow/rules/libsvm.smk"
 
 
 # Run on the submitting host under a cluster executor: downloads need the internet, which compute nodes often
@@ -30,6 +31,8 @@ localrules:
     all,
     download_housing,
     download_snp,
+    download_libsvm,
+    libsvm_table,
     aggregate,
     plot,
     ledger,

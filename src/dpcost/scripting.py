@@ -234,3 +234,101 @@ def map_summary_job(
     privacy_map.epsilon_needed(ratios).to_csv(outputs["needed"], index=False, float_format="%.6g")
     privacy_map_figure(ratios, outputs["figure"], title=analysis.title.split(":")[0], delta=privacy["delta"],
                        calibration=calibration, tuning=tuning_mode)  # fmt: skip
+
+
+# ------------------------------------------------------------------------ knowledge transfer on LIBSVM data (opt-in)
+def _atomic(path: str | Path, write: Callable[[Path], None]) -> None:
+    """``write`` to a temporary name, then rename: a file that exists is complete."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    write(tmp)
+    os.replace(tmp, path)
+
+
+def libsvm_download_job(*, dataset: str, sources: Mapping, manual_dir: str, options: Mapping, out: str) -> None:
+    """Download the train and test files of a LIBSVM data set (:func:`dpcost.data.libsvm.fetch`); the record of
+    what was received (url, size, sha256) to ``out``."""
+    from .data import download, libsvm
+
+    named = {split: [{"filename": e["url"].rsplit("/", 1)[-1], **e} for e in entries]
+             for split, entries in sources.items()}  # fmt: skip
+    record = libsvm.fetch(dataset, Path(out).parent, sources=named, manual_dir=manual_dir,
+                          **download.options(dict(options)))  # fmt: skip
+    write_json_atomic(out, record)
+
+
+def libsvm_prepare_job(*, dataset: str, block: Mapping, manifest: str, seed: int, out_data: str, out_meta: str) -> None:
+    """The fixed split of one data set (:func:`dpcost.data.libsvm.prepare`) from the public seed: the arrays to
+    ``out_data``, what was drawn and what is not private to ``out_meta``."""
+    from .analysis.streams import rng_for
+    from .data import libsvm
+
+    with open(manifest) as fh:
+        record = json.load(fh)
+    files = {split: Path(manifest).parent / rec["filename"] for split, rec in record["files"].items()}
+    base = libsvm.DATASETS[dataset]
+    spec = {"name": base["name"], "task": base["task"], **block["files"], **block["split"]}
+    meta = libsvm.prepare(files["train"], files["test"], out_data, rng=rng_for(seed, dataset, "split"), spec=spec,
+                          seed=seed, provenance=record)  # fmt: skip
+    write_json_atomic(out_meta, meta)
+
+
+def libsvm_estimate_job(*, dataset: str, block: Mapping, method: str, data: str, seed: int, calibration: str,
+                        on_invalid: str, sampler: str, out_table: str, out_plans: str) -> None:  # fmt: skip
+    """One (data set, method) job of the knowledge-transfer study: every ε and trial on the fixed split
+    (:func:`dpcost.analysis.transfer.run_method`); the tidy rows to ``out_table``, the plans, the job's time and
+    peak memory to ``out_plans``."""
+    from .analysis import transfer
+    from .data import libsvm
+
+    t0 = time.perf_counter()
+    split = transfer.Split.of(dataset, libsvm.load_prepared(data))
+    load_seconds = time.perf_counter() - t0
+    table, plans = transfer.run_method(
+        split, method, s=block["s"], epsilons=block["privacy"]["epsilon"], delta=block["privacy"]["delta"],
+        trials=block["trials"], tuning=block.get("tuning", {}).get(method), calibration=calibration,
+        on_invalid=on_invalid, sampler=sampler, seed=seed,
+    )  # fmt: skip
+    _atomic(out_table, lambda p: table.to_parquet(p, index=False))
+    n, d = split.X.shape
+    write_json_atomic(out_plans, {
+        "dataset": dataset, "method": method, "n": n, "d": d, "m_public": split.X_public.shape[0],
+        "nnz_private": int(split.X.nnz), "shift": split.shift, "plans": plans,
+        "load_seconds": load_seconds, "seconds": time.perf_counter() - t0,
+        "peak_memory_mb": transfer.peak_memory_mb(),
+    })  # fmt: skip
+
+
+def libsvm_table_job(*, dataset: str, block: Mapping, tables: Sequence[str], plans: Sequence[str], meta: str,
+                     calibration: str, sampler: str, out_errors: str, out_table: str, out_ledger: str,
+                     out_resources: str, figures: Sequence[str]) -> None:  # fmt: skip
+    """Collect one data set's jobs: the tidy errors, the table beside Wang & Gu's, the ledger, time and peak memory
+    per job, and the figure."""
+    import pandas as pd
+
+    from .analysis import plotting, transfer
+    from .estimators.registry import METHODS
+
+    errors = pd.concat([pd.read_parquet(t) for t in tables], ignore_index=True)
+    records = []
+    for path in plans:
+        with open(path) as fh:
+            records.append(json.load(fh))
+    with open(meta) as fh:
+        prepared = json.load(fh)
+    labels = {k: m.label for k, m in METHODS.items()} | {"two_stage": "Two stage (Kifer et al. 2012; not run here)"}
+    table = transfer.table(errors, dataset, labels)
+    shift = records[0]["shift"] if records else 0.0
+    ledger = transfer.ledger(dataset, [p for r in records for p in r["plans"]], errors, prepared, shift=shift)
+    ledger |= {"calibration": calibration, "sampler": sampler, "delta": block["privacy"]["delta"]}
+    keys = ("dataset", "method", "n", "d", "m_public", "nnz_private", "load_seconds", "seconds", "peak_memory_mb")
+    resources = pd.DataFrame([{k: r[k] for k in keys} for r in records])
+    _atomic(out_errors, lambda p: errors.to_parquet(p, index=False))
+    _atomic(out_table, lambda p: table.to_csv(p, index=False))
+    _atomic(out_resources, lambda p: resources.to_csv(p, index=False))
+    write_json_atomic(out_ledger, ledger)
+    name = prepared.get("name", dataset)
+    plotting.transfer_figure(table, figures, title=f"{name}: {transfer.METRIC[prepared['task']]} against ε "
+                             f"(n = {prepared['n']['private']} private rows, d = {prepared['n_features']})",
+                             ylabel=transfer.METRIC[prepared["task"]], delta=block["privacy"]["delta"],
+                             calibration=calibration)  # fmt: skip

@@ -18,7 +18,7 @@ rule aggregate:
     benchmark:
         "results/benchmarks/aggregate_{dataset}.tsv"
     wildcard_constraints:
-        dataset="|".join(DATASETS),
+        dataset=one_of(DATASETS),
     conda:
         "../envs/dpcost.yaml"
     script:
@@ -49,7 +49,7 @@ rule plot:
     benchmark:
         "results/benchmarks/plot_{dataset}.tsv"
     wildcard_constraints:
-        dataset="|".join(DATASETS),
+        dataset=one_of(DATASETS),
     conda:
         "../envs/dpcost.yaml"
     params:
@@ -80,7 +80,7 @@ rule ledger:
     benchmark:
         "results/benchmarks/ledger_{dataset}.tsv"
     wildcard_constraints:
-        dataset="|".join(DATASETS),
+        dataset=one_of(DATASETS),
     conda:
         "../envs/dpcost.yaml"
     params:
@@ -125,7 +125,7 @@ rule compare:
     benchmark:
         "results/benchmarks/compare_{dataset}.tsv"
     wildcard_constraints:
-        dataset="|".join(DATASETS),
+        dataset=one_of(DATASETS),
     conda:
         "../envs/dpcost.yaml"
     script:

@@ -14,7 +14,7 @@ rule attack_method:
     benchmark:
         "results/benchmarks/attack_{dataset}_{method}.tsv"
     wildcard_constraints:
-        dataset="|".join(DATASETS),
+        dataset=one_of(DATASETS),
     conda:
         "../envs/dpcost.yaml"
     params:
@@ -50,7 +50,7 @@ rule attack:
     benchmark:
         "results/benchmarks/attack_{dataset}.tsv"
     wildcard_constraints:
-        dataset="|".join(DATASETS),
+        dataset=one_of(DATASETS),
     conda:
         "../envs/dpcost.yaml"
     params:

@@ -39,7 +39,28 @@ try:
 except ImportError as exc:
     _fail(f"a dependency is missing ({exc}); install them with: pip install -e .")
 
-DATASETS = config["datasets"]
+# The analyses of the Cost of Privacy papers (the m-grid machinery below) and the opt-in knowledge-transfer study on
+# LIBSVM data (workflow/rules/libsvm.smk), both chosen in `datasets`.
+LIBSVM = [ds for ds in config["datasets"] if ds in ("e2006", "rcv1")]
+DATASETS = [ds for ds in config["datasets"] if ds not in LIBSVM]
+
+
+def one_of(names):
+    """A wildcard constraint matching exactly these names (nothing when there are none)."""
+    return "|".join(names) or "(?!)"
+
+
+for _ds in LIBSVM:
+    if _ds not in config:
+        _fail(
+            f"datasets lists {_ds} but the config has no {_ds} block (see config/README.md)"
+        )
+    try:
+        from dpcost.analysis.transfer import check_block
+
+        check_block(_ds, config[_ds])
+    except DPCostError as exc:
+        _fail(str(exc))
 
 
 def calibration(dataset):
@@ -173,6 +194,19 @@ def final_outputs():
                     "privacy_map.pdf",
                 )
             ]
+    for ds in LIBSVM:
+        files += [
+            f"results/{ds}/{name}"
+            for name in (
+                "preparation.json",
+                "errors.parquet",
+                "table.csv",
+                "table.png",
+                "table.pdf",
+                "privacy_ledger.json",
+                "resources.csv",
+            )
+        ]
     return files
 
 

@@ -13,7 +13,7 @@ rule map_method:
     benchmark:
         "results/benchmarks/map_{dataset}_{method}.tsv"
     wildcard_constraints:
-        dataset="|".join(DATASETS),
+        dataset=one_of(DATASETS),
     conda:
         "../envs/dpcost.yaml"
     params:
@@ -63,7 +63,7 @@ rule privacy_map:
     benchmark:
         "results/benchmarks/privacy_map_{dataset}.tsv"
     wildcard_constraints:
-        dataset="|".join(DATASETS),
+        dataset=one_of(DATASETS),
     conda:
         "../envs/dpcost.yaml"
     params:

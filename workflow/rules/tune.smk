@@ -13,7 +13,7 @@ rule tune:
     benchmark:
         "results/benchmarks/tune_{dataset}_{method}.tsv"
     wildcard_constraints:
-        dataset="|".join(DATASETS),
+        dataset=one_of(DATASETS),
     conda:
         "../envs/dpcost.yaml"
     params:

@@ -158,3 +158,39 @@ def attack_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str, xl
     for path in paths:
         fig.savefig(path)
     plt.close(fig)
+
+
+def transfer_figure(table: pd.DataFrame, paths: Sequence[str], *, title: str, ylabel: str, delta: float,
+                    calibration: str) -> None:  # fmt: skip
+    """Wang & Gu (2020) Tables 2–3 as curves against ε: this run (left; mean ± sd over trials) and the paper's
+    numbers (right), the same marker and colour per method in both panels; a non-private method is a horizontal
+    dotted line, a release whose guarantee is not proven a dashed line labelled so."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), dpi=150, sharey=True)
+    order = list(dict.fromkeys(table["method"]))
+    for k, method in enumerate(order):
+        g = table[table["method"] == method].sort_values("epsilon")
+        style = dict(marker=_MARKERS[k % len(_MARKERS)], color=_COLOURS[k % len(_COLOURS)], ms=5)
+        for ax, mean, sd in ((axes[0], "mean", "sd"), (axes[1], "paper_mean", "paper_sd")):
+            if g[mean].isna().all():
+                continue
+            label = method_label(method)
+            if not g["private"].iloc[0]:
+                ax.axhline(float(g[mean].dropna().iloc[0]), color=style["color"], ls=":", lw=1.4, label=label)
+                continue
+            proven = ax is axes[1] or g["proven"].fillna(True).astype(bool).all()
+            label += "" if proven else " (NOT PROVEN: see the ledger)"
+            ax.errorbar(g["epsilon"], g[mean], yerr=g[sd].fillna(0), ls="-" if proven else "--", capsize=2,
+                        label=label, **style)  # fmt: skip
+    axes[0].set_title(f"this run ({calibration} calibration, δ = {delta:g}; bars: ±1 sd over trials)", fontsize=9)
+    axes[1].set_title("Wang & Gu (2020), as published (their DPSL-KT is our 'as printed')", fontsize=9)
+    for ax in axes:
+        ax.set_xlabel("ε")
+        ax.grid(True, alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, frameon=False)
+    axes[0].set_ylabel(ylabel)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    for path in paths:
+        fig.savefig(path)
+    plt.close(fig)

@@ -1,0 +1,102 @@
+# Private sparse learning on real data (Wang & Gu 2020, Tables 2-3): E2006-tfidf and RCV1 from the LIBSVM data
+# sets page, opt-in through `datasets` (large downloads). One fixed split per data set, one job per (data set,
+# method), then one job collecting the table, the ledger, the resources and the figure.
+
+
+rule download_libsvm:
+    output:
+        manifest="resources/{dataset}/download.json",
+    log:
+        "logs/download_{dataset}.log",
+    benchmark:
+        "results/benchmarks/download_{dataset}.tsv"
+    wildcard_constraints:
+        dataset=one_of(LIBSVM),
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        sources=lambda w: config[w.dataset]["sources"],
+        manual_dir=lambda w: f"resources/{w.dataset}/manual",
+        options=config["download"],
+    message:
+        "Downloading the {wildcards.dataset} train and test files (LIBSVM data sets)"
+    script:
+        "../scripts/download_libsvm.py"
+
+
+rule prepare_libsvm:
+    input:
+        manifest="resources/{dataset}/download.json",
+    output:
+        data="resources/{dataset}/prepared.npz",
+        meta="results/{dataset}/preparation.json",
+    log:
+        "logs/prepare_{dataset}.log",
+    benchmark:
+        "results/benchmarks/prepare_{dataset}.tsv"
+    wildcard_constraints:
+        dataset=one_of(LIBSVM),
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        block=lambda w: config[w.dataset],
+        seed=config["seed"],
+    script:
+        "../scripts/prepare_libsvm.py"
+
+
+rule estimate_libsvm:
+    input:
+        data="resources/{dataset}/prepared.npz",
+    output:
+        table="results/{dataset}/runs/{method}.parquet",
+        plans="results/{dataset}/runs/{method}.plans.json",
+    log:
+        "logs/estimate_{dataset}_{method}.log",
+    benchmark:
+        "results/benchmarks/estimate_{dataset}_{method}.tsv"
+    wildcard_constraints:
+        dataset=one_of(LIBSVM),
+        method="[a-z0-9_]+",
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        block=lambda w: config[w.dataset],
+        seed=config["seed"],
+        calibration=lambda w: calibration(w.dataset),
+        on_invalid=config["on_invalid"],
+        sampler=config.get("sampler", "exact"),
+    script:
+        "../scripts/estimate_libsvm.py"
+
+
+rule libsvm_table:
+    input:
+        tables=lambda w: expand(
+            "results/{{dataset}}/runs/{method}.parquet",
+            method=config[w.dataset]["methods"],
+        ),
+        plans=lambda w: expand(
+            "results/{{dataset}}/runs/{method}.plans.json",
+            method=config[w.dataset]["methods"],
+        ),
+        meta="results/{dataset}/preparation.json",
+    output:
+        errors="results/{dataset}/errors.parquet",
+        table="results/{dataset}/table.csv",
+        ledger="results/{dataset}/privacy_ledger.json",
+        resources="results/{dataset}/resources.csv",
+        png="results/{dataset}/table.png",
+        pdf="results/{dataset}/table.pdf",
+    log:
+        "logs/table_{dataset}.log",
+    wildcard_constraints:
+        dataset=one_of(LIBSVM),
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        block=lambda w: config[w.dataset],
+        calibration=lambda w: calibration(w.dataset),
+        sampler=config.get("sampler", "exact"),
+    script:
+        "../scripts/libsvm_table.py"
