@@ -65,11 +65,14 @@ class Experiment:
     reps: int
     setting: tuple[tuple[str, int | float | str], ...] = ()  # (("p", 0.5),) or (("alpha", 2),): SETTING's value
     delta: float | str | None = None  # None: the study's simulation.privacy.delta
-    tuning: tuple = ()  # ((method, ((key, value), ...)), ...): this experiment's constants over the study's
+    tuning: tuple = ()  # ((method, ((key, value), ...)), ...): this experiment's constants, in place of the study's
 
     def tuning_for(self, method: str, study: Mapping) -> dict:
-        """The method's constants here: the study's ``simulation.tuning`` with this experiment's ``tuning`` over it."""
-        return {**dict(study.get(method) or {}), **dict(dict(self.tuning).get(method, ()))}
+        """The method's constants here: this experiment's ``tuning`` entry for it if it has one — in place of the
+        study's ``simulation.tuning`` entry, not merged with it (a study key left over, such as IHT's ball radius
+        C = 1 of the 2021 designs, would silently change another design's estimator) — else the study's."""
+        own = dict(self.tuning)
+        return dict(own[method]) if method in own else dict(study.get(method) or {})
 
     @classmethod
     def from_config(cls, name: str, block: Mapping, *, reps: int) -> Experiment:

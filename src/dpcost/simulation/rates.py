@@ -76,6 +76,29 @@ BASELINE = {"mean": "sample_mean", "sparse_mean": "top_s_mean", "ols": "ols", "s
 _SAME_DRAWS = ["problem", "n", "d", "p", "alpha"]  # what identifies the draws (with s*, fixed per problem here)
 
 
+RATE_COLUMNS = [
+    "experiment",
+    "problem",
+    "method",
+    "variant",
+    "private",
+    "epsilon",
+    "shape",
+    "n",
+    "d",
+    "p",
+    "alpha",
+    "mean",
+    "rate",
+    "fitted",
+    "constant",
+    "fit_max_log_residual",
+    "slope",
+    "theory_slope",
+    "cost_ratio",
+]
+
+
 def rates_table(summary: pd.DataFrame, *, sigma: float, epsilon: float, delta_at) -> pd.DataFrame:
     """One row per (experiment, method, variant, ε, rate shape, n): the mean error, the rate, the fitted c·rate, the
     curve's constant c (geometric mean of error/rate over the grid) and its fit (largest |log(error / c·rate)|), the
@@ -114,4 +137,4 @@ def rates_table(summary: pd.DataFrame, *, sigma: float, epsilon: float, delta_at
                             "slope": slope, "theory_slope": theory,
                             "cost_ratio": row["mean"] / base[key] if key in base.index
                             and method not in BASELINE.values() else np.nan})  # fmt: skip
-    return pd.DataFrame(out)
+    return pd.DataFrame(out, columns=RATE_COLUMNS)  # the columns also when no curve has a rate (Figure 5 alone)

@@ -3,6 +3,7 @@ per experiment with each curve's fitted rate dashed, a second rate shape dotted)
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 
 import matplotlib
@@ -122,7 +123,7 @@ def figure(summary: pd.DataFrame, rates: pd.DataFrame, number: int, paths: Seque
     cols = min(2, len(panels))
     rows = -(-len(panels) // cols)
     keys = ["method", "variant", "epsilon"]
-    most = max(len(sub[sub.panel == p].groupby(keys, dropna=False)) for p in panels) + 2  # legend lines under a panel
+    most = 2 * max(len(sub[sub.panel == p].groupby(keys, dropna=False)) for p in panels) + 2  # legend lines (some wrap)
     fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols, (4.0 + 0.17 * most) * rows), squeeze=False)
     for ax, panel in zip(axes.flat, panels, strict=False):
         g = sub[sub.panel == panel]
@@ -158,11 +159,12 @@ def figure(summary: pd.DataFrame, rates: pd.DataFrame, number: int, paths: Seque
             texts.append(f"{SHAPE_TEXT.get(shape, shape)}, one fitted constant per curve")
         own = f", delta = {deltas[exp]}" if exp in (deltas or {}) else ""
         ax.set_title(f"({panel}) {_title(g)}{own}", fontsize=10)
-        ax.set_xscale("log")
+        ax.set_xscale("linear" if by_eps else "log")  # Wang & Gu's Fig. 2: epsilon on a linear axis
         ax.set_yscale("log")
         ax.set_xlabel("epsilon" if by_eps else "number of items n" if g.problem.iloc[0] == "btl" else "sample size n")
         ax.set_ylabel(r"mean relative $\ell_2$ error" if g.problem.iloc[0] in KT_PROBLEMS else r"mean $\ell_2$ error")
         ax.grid(True, which="both", alpha=0.3)
+        texts = [textwrap.fill(t, 75, subsequent_indent="  ") for t in texts]  # long labels stay under their panel
         ax.legend(handles, texts, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.19), frameon=False)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
