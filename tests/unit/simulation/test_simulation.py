@@ -161,8 +161,9 @@ def test_a_refused_calibration_names_the_curve_and_n():
 def test_an_experiments_tuning_replaces_the_studys_entry():
     # the 2021 designs project IHT on the unit ball (C = 1); Figure 5's |theta*| is about sqrt(s): a merged C would
     # pull every non-private estimate to the ball (relative error 1 - 1/sqrt(s))
-    exp = Experiment.from_config("kt", {"figure": 5, "panel": "a", "problem": "kt_linear", "d": 60, "s": 4, "n": [200],
-                                        "methods": ["iht"], "tuning": {"iht": {"eta0": 1.0, "T": 100}}}, reps=1)  # fmt: skip
+    block = {"figure": 5, "panel": "a", "problem": "kt_linear", "d": 60, "s": 4, "n": [200], "methods": ["iht"],
+             "tuning": {"iht": {"eta0": 1.0, "T": 100}}}  # fmt: skip
+    exp = Experiment.from_config("kt", block, reps=1)
     study = {"iht": {"eta0": "d", "T": "ceil(log(n))", "C": 1.0}, "dp_iht": {"C": 1.0}}
     assert exp.tuning_for("iht", study) == {"eta0": 1.0, "T": 100}
     assert exp.tuning_for("dp_iht", study) == {"C": 1.0}
