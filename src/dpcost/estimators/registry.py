@@ -64,7 +64,8 @@ class Method:
     None for a non-private baseline. ``peer`` names the library a peer method needs. ``support`` says how the
     selected coordinates of a sparse estimate are read: ``"returned"`` or ``"nonzero"`` (None: not sparse).
     ``group`` is one of :data:`GROUPS`. ``simulation_only``: run by the simulation study alone (its designs give the
-    constants these need, e.g. a known sparsity), not offered to the real-data analyses of its family.
+    constants these need, e.g. a known sparsity), not offered to the m-grid analyses of its family (the LIBSVM
+    knowledge-transfer study, :mod:`dpcost.analysis.transfer`, lists the methods it runs itself).
     """
 
     name: str
