@@ -31,6 +31,8 @@ EXACT_RELEASES: dict[str, str] = {
     "noisy_gd": "T Gaussian gradient steps; the projections are post-processing",
     "dpsl_kt": "one Gaussian release of the teacher's labels X~ theta-hat; the student is post-processing",
     "dp_ight": "T Gaussian releases of the clipped gradient; the hard thresholding is post-processing",
+    "two_stage": "two Gaussian releases, the block vote counts and the ridge fit on the selected coordinates; the "
+    "selection is post-processing",
     "noisy_truncated_ols": "one Gaussian release of the clipped ridge fit",
     "ssp": "Gaussian releases of X'X and X'y; the solve is post-processing",
     "adassp": "Gaussian releases of lambda_min(X'X), X'X and X'y; the ridge and the solve are post-processing",
@@ -144,7 +146,7 @@ def release_terms(method: str, plan: dict) -> tuple[float, dict[float, int]] | s
         return "no releases recorded"
     mu2, pure = 0.0, collections.Counter()
     for r in plan["releases"]:
-        kind = r["mechanism"].split(":")[0].strip()
+        kind = r["mechanism"].split(":")[0].split("(")[0].strip()  # "gaussian (analytic ...): what" -> gaussian
         norm = (r["norm"] or "").split(" ")[0].rstrip(",")
         sens, scale, count = r["sensitivity"], r["noise_scale"], r["count"]
         if kind not in _NORMS or norm not in _NORMS[kind]:

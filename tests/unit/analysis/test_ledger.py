@@ -324,7 +324,7 @@ def test_unproven_or_float_unsafe_methods_void_the_composed_guarantee():
     }
     assert t["guarantee"].startswith("VOID: publishing noisy_truncated_ols, ssp with the others voids")
     assert t["per_m"][0]["void"] == ["noisy_truncated_ols", "ssp"]
-    assert "is not additive Gaussian" in t["as_stated"]["noisy_truncated_ols"]
+    assert "does not record a sensitivity" in t["as_stated"]["noisy_truncated_ols"]
     assert t["per_m"][0]["basic"]["epsilon"] == 1.5  # counted at its nominal budget
 
 
@@ -380,3 +380,27 @@ def test_choices_outside_the_budget_are_named_in_not_private():
         "standardization",
         "NOT PRIVATE: the constants of adassp were chosen by decoy tuning, which looked at the real full design X",
     ]  # private tuning is paid inside the budget: no note
+
+
+def test_releases_named_with_their_calibration_are_composed():
+    # "gaussian (analytic Gaussian ...): what" is a Gaussian release: the knowledge-transfer methods name their
+    # calibration in the mechanism, and were once left uncomposed because of it
+    import numpy as np
+
+    from dpcost.analysis.ledger import release_terms
+    from dpcost.dp.spec import Privacy
+    from dpcost.estimators.dp_ight import dp_ight_plan
+    from dpcost.estimators.knowledge_transfer import dpsl_kt_plan
+    from dpcost.estimators.two_stage import two_stage_plan
+
+    p = Privacy(1.0, 1e-5, "tight")
+    plans = {
+        "dpsl_kt": dpsl_kt_plan(p, 100, 20, s=3, X_public=np.eye(20), c_lambda=1.0, c_x=1.0, residual_clip=1.0,
+                                tol=0.01),
+        "dp_ight": dp_ight_plan(p, 100, 20, s=3, T=5, eta=1.0, c_x=1.0, B_y=1.0, radius=1.0),
+        "two_stage": two_stage_plan(p, 100, 20, s=3, blocks=5, block_iters=2, share=0.5, B_X=1.0, residual_clip=1.0,
+                                    c_lambda=1.0, tol=0.01),
+    }  # fmt: skip
+    for name, plan in plans.items():
+        terms = release_terms(name, plan.to_dict())
+        assert isinstance(terms, tuple) and terms[0] > 0, (name, terms)
