@@ -1,0 +1,110 @@
+"""A method as the workflow sees it: an estimator, its privacy plan, and what the registry reads from its signature
+(the tuning keys and their defaults, the analysis parameters). The registry (:mod:`.registry`) lists them."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dp.plan import PrivacyPlan
+from ..dp.spec import Privacy
+from ..errors import ConfigError
+
+# parameters an analysis gives every method that takes them (not tuning: they define the estimand, or, X_public,
+# are the public data the analysis holds beside the private records); one with a default in the estimator is
+# optional: an analysis that has none leaves the default (e.g. loss "squared" for the regression family)
+ANALYSIS_PARAMS = ("s", "n_items", "loss", "X_public")
+# parameters a workflow step sets, never the config: s_max calibrates a sparse estimator's noise for up to s_max
+# selections, so that one noise law covers every candidate of a private selection of s (dpcost.simulation.sparsity)
+CALIBRATION_PARAMS = ("s_max",)
+_NOT_TUNING = ("privacy", "rng", *ANALYSIS_PARAMS, *CALIBRATION_PARAMS)
+
+
+@dataclass(frozen=True)
+class Method:
+    """An estimator as the workflow sees it.
+
+    ``fn(*data, privacy=..., rng=..., **tuning)`` (non-private: ``fn(*data, **tuning)``) returns the estimate, or
+    (estimate, selected indices). ``plan(privacy, n, d, **tuning)`` is its privacy plan, the one ``fn`` calls;
+    None for a non-private baseline. ``peer`` names the library a peer method needs. ``support`` says how the
+    selected coordinates of a sparse estimate are read: ``"returned"`` or ``"nonzero"`` (None: not sparse).
+    ``group`` is one of :data:`GROUPS`. ``simulation_only``: run by the simulation study alone (its designs give the
+    constants these need, e.g. a known sparsity), not offered to the m-grid analyses of its family (the LIBSVM
+    knowledge-transfer study, :mod:`dpcost.analysis.transfer`, lists the methods it runs itself).
+    """
+
+    name: str
+    family: str
+    label: str
+    fn: Callable
+    plan: Callable[..., PrivacyPlan] | None = None
+    peer: str | None = None
+    support: str | None = None
+    group: str = "paper"
+    simulation_only: bool = False
+    also: tuple[str, ...] = ()  # further families whose problems the method runs on (with their analysis params)
+
+    @property
+    def private(self) -> bool:
+        return self.plan is not None
+
+    @functools.cached_property  # read once: the engine asks on every repetition
+    def _keywords(self) -> dict[str, inspect.Parameter]:
+        sig = inspect.signature(self.fn).parameters
+        return {k: p for k, p in sig.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+    @functools.cached_property
+    def _plan_keywords(self) -> frozenset[str]:
+        return frozenset(inspect.signature(self.plan).parameters) if self.plan else frozenset()
+
+    def tuning_keys(self) -> tuple[str, ...]:
+        return tuple(k for k in self._keywords if k not in _NOT_TUNING)
+
+    def tuning_defaults(self) -> dict:
+        """The tuning constants that have a default in code (the others are required from the config)."""
+        kw = self._keywords
+        return {k: kw[k].default for k in self.tuning_keys() if kw[k].default is not inspect.Parameter.empty}
+
+    def required_tuning(self) -> tuple[str, ...]:
+        return tuple(k for k in self.tuning_keys() if k not in self.tuning_defaults())
+
+    def analysis_params(self) -> tuple[str, ...]:
+        return tuple(k for k in self._keywords if k in ANALYSIS_PARAMS)
+
+    def required_analysis_params(self) -> tuple[str, ...]:
+        """The analysis parameters without a default: an analysis must give them."""
+        kw = self._keywords
+        return tuple(k for k in self.analysis_params() if kw[k].default is inspect.Parameter.empty)
+
+    def calibration_params(self) -> tuple[str, ...]:
+        return tuple(k for k in self._keywords if k in CALIBRATION_PARAMS)
+
+    def resolve_tuning(self, tuning: Mapping | None, where: str = "") -> dict:
+        """The defaults overlaid with ``tuning``; an unknown or missing key is a :class:`ConfigError` naming it."""
+        tuning = dict(tuning or {})
+        where = where or f"tuning.{self.name}"
+        unknown = sorted(set(tuning) - set(self.tuning_keys()))
+        if unknown:
+            raise ConfigError(f"{where}: unknown key(s) {unknown}; {self.name} takes {list(self.tuning_keys())}")
+        missing = [k for k in self.required_tuning() if k not in tuning]
+        if missing:
+            raise ConfigError(f"{where}: {self.name} is missing required key(s) {missing}")
+        return {**self.tuning_defaults(), **tuning}
+
+    def estimate(self, *data, privacy: Privacy | None, rng: np.random.Generator, tuning: dict, params: dict):
+        """Run the estimator; returns (estimate, selected indices or None)."""
+        kw = {**tuning, **{k: params[k] for k in self.analysis_params() if k in params}}
+        kw |= {k: params[k] for k in self.calibration_params() if k in params}
+        out = self.fn(*data, privacy=privacy, rng=rng, **kw) if self.private else self.fn(*data, **kw)
+        if isinstance(out, tuple):
+            return out
+        return out, (np.flatnonzero(out) if self.support == "nonzero" else None)
+
+    def make_plan(self, privacy: Privacy, n: int, d: int, tuning: dict, params: dict) -> PrivacyPlan:
+        """The plan for sample size n and dimension d (the plan takes the tuning keys it names, and ``s``)."""
+        kw = {k: v for k, v in {**tuning, **params}.items() if k in self._plan_keywords}
+        return self.plan(privacy, n, d, **kw)
