@@ -316,7 +316,7 @@ def libsvm_table_job(*, dataset: str, block: Mapping, tables: Sequence[str], pla
             records.append(json.load(fh))
     with open(meta) as fh:
         prepared = json.load(fh)
-    labels = {k: m.label for k, m in METHODS.items()} | {"two_stage": "Two stage (Kifer et al. 2012; not run here)"}
+    labels = {k: m.label for k, m in METHODS.items()}
     table = transfer.table(errors, dataset, labels)
     shift = records[0]["shift"] if records else 0.0
     ledger = transfer.ledger(dataset, [p for r in records for p in r["plans"]], errors, prepared, shift=shift)

@@ -27,13 +27,13 @@ def test_the_output_contract(run):
                                    "delta", "error"}  # fmt: skip
     # 3 reps, 2 n; 3 curves per experiment of Figures 1 and 3, 5 in Figure 2 (the baseline and four s= variants);
     # Figure 4: the baseline and each private method at two ε (3, 3, 3, 5, 5)
-    # Figure 5 (knowledge transfer): 2 reps, one n, the baseline and each private method at two ε (9, 9, 7, 7)
-    assert len(errors) == 3 * 2 * (8 * 3 + 2 * 5 + 3 * 3 + 2 * 5) + 2 * (9 + 9 + 7 + 7)
+    # Figure 5 (knowledge transfer): 2 reps, one n, the baseline and each private method at two ε (11, 11, 9, 9)
+    assert len(errors) == 3 * 2 * (8 * 3 + 2 * 5 + 3 * 3 + 2 * 5) + 2 * (11 + 11 + 9 + 9)
     assert set(errors.method) == {"dp_mean", "noisy_gd", "peeling", "dp_iht", "sample_mean", "karwa_vadhan", "ols",
                                   "sheffet_jl", "top_s_mean", "frank_wolfe", "iht", "frank_wolfe_lasso", "glm_mle",
                                   "dp_glm", "sparse_glm_iht", "dp_sparse_glm", "btl_mle", "dp_btl", "fourier",
                                   "dp_fourier", "dp_fourier_laplace", "dpsl_kt", "dpsl_kt_paper",
-                                  "dp_ight"}  # fmt: skip
+                                  "dp_ight", "two_stage"}  # fmt: skip
     assert errors.error.notna().all() and (errors.error >= 0).all()
     summary = pd.read_csv(run / "summary.csv")
     assert list(summary.columns[:10]) == ["experiment", "figure", "panel", "problem", "method", "variant", "private",
@@ -57,12 +57,12 @@ def test_figure_5_labels_the_papers_knowledge_transfer_unproven(run):
     assert set(kt.experiment) == {"kt_linear_small", "kt_linear_large", "kt_logistic_small", "kt_logistic_large"}
     # Alg. 1 as printed warns on every release: unproven in the table and the ledger; ours is proven
     assert not kt.loc[kt.method == "dpsl_kt_paper", "proven"].any()
-    assert kt.loc[kt.method.isin(["dpsl_kt", "dp_ight", "frank_wolfe_lasso"]), "proven"].all()
+    assert kt.loc[kt.method.isin(["dpsl_kt", "dp_ight", "two_stage", "frank_wolfe_lasso"]), "proven"].all()
     assert set(kt.loc[kt.private, "epsilon"]) == {0.8, 5.0, 2.0, 10.0} and kt.loc[~kt.private, "epsilon"].isna().all()
     ledger = json.loads((run / "privacy_ledger.json").read_text())
     plans = [p for p in ledger["plans"] if p["experiment"].startswith("kt_")]
     assert {p["method"]: p["proven"] for p in plans} == {"dpsl_kt_paper": False, "dpsl_kt": True, "dp_ight": True,
-                                                          "frank_wolfe_lasso": True}  # fmt: skip
+                                                          "two_stage": True, "frank_wolfe_lasso": True}  # fmt: skip
 
 
 def test_figure_2_labels_what_each_way_of_choosing_s_spends(run):

@@ -224,6 +224,7 @@ RECIPES: dict[str, Recipe] = {
     "dpsl_kt": (SPARSE_KT, lambda D: {"c_lambda": 1.0, "c_x": 1.0, "residual_clip": 1.0}),
     "dpsl_kt_paper": (SPARSE_KT, lambda D: {"c_lambda": 1.0, "beta_tilde": 1 / (3 * D.d), "K": 1 / math.sqrt(D.d)}),
     "dp_ight": (SPARSE_KT, lambda D: {"T": 10, "eta": 1.0 * D.d, "c_x": 1.0, "B_y": theory_R(D.n), "radius": 1.0}),
+    "two_stage": (SPARSE_KT, lambda D: {"blocks": 8, "B_X": 1.0, "residual_clip": 1.0}),
 }  # fmt: skip
 
 

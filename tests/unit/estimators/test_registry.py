@@ -58,6 +58,7 @@ TUNING = {
     "dpsl_kt": dict(c_lambda=1.0, c_x=2.0),
     "dpsl_kt_paper": dict(c_lambda=1.0, beta_tilde=1 / 3),
     "dp_ight": dict(T=10, eta=0.5, c_x=2.0, B_y=2.0, radius=2.0),
+    "two_stage": {},
 }
 # keys TUNING gives although they have a default in code (None there: required by the squared loss of PARAMS)
 GIVEN_OPTIONAL = {"dp_ight": {"B_y", "radius"}}
@@ -85,6 +86,15 @@ DEFAULTS = {
     "dpsl_kt": {"residual_clip": 1.0, "tol": 0.01, "eta2": 1.0, "T2": 100},
     "dpsl_kt_paper": {"K": 1.0, "residual_clip": 1.0, "eta1": 1.0, "T1": 100, "eta2": 1.0, "T2": 100},
     "dp_ight": {"B_y": None, "radius": None},
+    "two_stage": {
+        "blocks": 50,
+        "block_iters": 10,
+        "share": 0.5,
+        "B_X": 1.0,
+        "residual_clip": 1.0,
+        "c_lambda": 1.0,
+        "tol": 0.01,
+    },
 }
 # n_items: the items of _tiny("ranking"); X_public: public features beside _tiny("sparse_learning") (d = 5)
 PARAMS = {"s": 3, "n_items": 8, "loss": "squared", "X_public": np.random.default_rng(5).uniform(-1, 1, (40, 5))}

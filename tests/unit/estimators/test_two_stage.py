@@ -1,7 +1,7 @@
-"""Two-stage private sparse regression (Kifer, Smith & Thakurta 2012; subsample-and-aggregate support selection, then
-objective perturbation): plan numbers in both calibrations, refusals, sparse == dense, support recovery rising with
-ε, the stage-1 count sensitivity on worst-case and random neighbours, a statistical audit of the stage-1 release
-that passes at the stated ε and catches a halved sensitivity, and the known floating-point gap of stage 2."""
+"""Two-stage private sparse regression (after Kifer, Smith & Thakurta 2012; subsample-and-aggregate support
+selection, then output perturbation of a ridge fit): plan numbers in both calibrations, refusals, sparse == dense,
+support recovery rising with ε, each stage's sensitivity on worst-case and random neighbours, and statistical audits
+of both releases that pass at the stated ε and catch a planted bug."""
 
 import math
 
@@ -17,7 +17,6 @@ from dpcost.dp.samplers import grid_scale
 from dpcost.dp.spec import Privacy
 from dpcost.errors import DataError, PrivacyError
 from dpcost.estimators import two_stage as ts
-from dpcost.estimators.objpert import objpert_plan
 from dpcost.estimators.two_stage import (
     count_sensitivity,
     release_counts,
@@ -39,7 +38,8 @@ def regression_data(n=1000, d=100, seed=0):
     return X, X @ theta + 0.3 * rng.normal(size=n), theta
 
 
-SQ = dict(s=5, blocks=50, B_X=math.sqrt(5), B_Y=4.0, C=3.0)  # |x_j| ≤ 1 on 5 coordinates: B_X clips nothing
+SQ = dict(s=5, blocks=50, B_X=math.sqrt(5), residual_clip=1.0)  # |x_j| ≤ 1 on 5 coordinates: B_X clips nothing
+DEF = dict(blocks=50, block_iters=10, share=0.5, B_X=1.0, residual_clip=1.0, c_lambda=1.0, tol=0.01)
 
 
 # ---- plans ---------------------------------------------------------------------------------------------------------
@@ -47,86 +47,67 @@ SQ = dict(s=5, blocks=50, B_X=math.sqrt(5), B_Y=4.0, C=3.0)  # |x_j| ≤ 1 on 5 
 
 def test_plan_paper_squared_by_hand():
     p = Privacy(1.5, 1e-5, "paper", sampler="float-unsafe")
-    plan = two_stage_plan(p, 1000, 200, s=8, B_X=2.0, B_Y=3.0, C=4.0)
-    count, obj = plan.releases
+    plan = two_stage_plan(p, 1000, 200, s=8, **(DEF | {"B_X": 2.0, "residual_clip": 3.0}))
+    count, fit = plan.releases
     # stage 1 at (0.75, 5e-6): sqrt(2*8) sqrt(2 ln(1.25 / 5e-6)) / 0.75 = 4 * 4.98582 / 0.75
     assert count.sensitivity == 4.0 and count.noise_scale == pytest.approx(26.5910, rel=1e-5)
     assert count.noise_scale == pytest.approx(4 * math.sqrt(2 * math.log(1.25 / 5e-6)) / 0.75, rel=1e-12)
-    # stage 2 at (0.75, 5e-6): zeta = 2 (2*4 + 3) = 22; 22 sqrt(8 ln(2 / 5e-6) + 3) / 0.75; Delta = 2 * 2^2 / 0.75
-    assert plan.parameters["zeta"] == 22.0 and obj.sensitivity == 44.0
-    assert obj.noise_scale == pytest.approx(302.28, rel=1e-4)
-    assert obj.noise_scale == pytest.approx(22 * math.sqrt(8 * math.log(4e5) + 3) / 0.75, rel=1e-12)
-    assert plan.parameters["Delta"] == pytest.approx(8 / 0.75, rel=1e-12)
-    assert (count.epsilon, count.delta, obj.epsilon, obj.delta) == (0.75, 5e-6, 0.75, 5e-6)
-    # the same numbers as the objpert module's KST calibration on the s selected coordinates
-    ref = objpert_plan(Privacy(0.75, 5e-6, "paper"), 1000, 8, B_X=2.0, B_Y=3.0, C=4.0)
-    assert obj.noise_scale == pytest.approx(ref.releases[0].noise_scale, rel=1e-12)
+    # stage 2 at (0.75, 5e-6): G = 2 * 3 = 6; lambda^2 = sqrt(8 ln(2e5)) / (1000 * 0.75) = 0.013176;
+    # sensitivity 1.02 * 2 * 6 / (1000 * lambda) = 0.10664; sigma = that * sqrt(2 ln(1.25 / 5e-6)) / 0.75
+    lam = math.sqrt(math.sqrt(8 * math.log(2e5)) / 750)
+    assert plan.parameters["lambda"] == pytest.approx(lam, rel=1e-12) and lam == pytest.approx(0.114785, rel=1e-5)
+    assert fit.sensitivity == pytest.approx(1.02 * 12 / (1000 * lam), rel=1e-12)
+    assert fit.noise_scale == pytest.approx(fit.sensitivity * math.sqrt(2 * math.log(1.25 / 5e-6)) / 0.75, rel=1e-12)
+    assert (count.epsilon, count.delta, fit.epsilon, fit.delta) == (0.75, 5e-6, 0.75, 5e-6)
     assert plan.proven and plan.parameters["blocks"] == 50 and plan.parameters["rows per block"] == 20
 
 
 def test_plan_tight_logistic_by_hand():
     p = Privacy(2.0, 1e-4, "tight", sampler="float-unsafe")
-    plan = two_stage_plan(p, 500, 300, s=10, loss="logistic", share=0.25, B_X=1.5)
-    count, obj = plan.releases
+    plan = two_stage_plan(p, 500, 300, s=10, loss="logistic", **(DEF | {"share": 0.25, "B_X": 1.5}))
+    count, fit = plan.releases
     # stage 1 at (0.5, 2.5e-5): the analytic Gaussian, the smallest sigma with delta(sigma) <= delta1
     sens = math.sqrt(20)
     assert gaussian_delta(count.noise_scale, sens, 0.5) <= 2.5e-5 < gaussian_delta(count.noise_scale * 0.999, sens, 0.5)
     assert count.noise_scale < sens * math.sqrt(2 * math.log(1.25 / 2.5e-5)) / 0.5  # below the classic sigma
-    # stage 2 at (1.5, 7.5e-5): zeta = B_X = 1.5; sigma = 1.5 sqrt(8 ln(2 / 7.5e-5) + 6) / 1.5 = 9.35571;
-    # Delta = 2 (1/4) 1.5^2 / 1.5 = 0.75
-    assert obj.noise_scale == pytest.approx(math.sqrt(8 * math.log(2 / 7.5e-5) + 6), rel=1e-12)
-    assert obj.noise_scale == pytest.approx(9.35571, rel=1e-5)
-    assert plan.parameters["Delta"] == pytest.approx(0.75, rel=1e-12)
-    # Wang & Gu's ridge c3 s / eps (total eps) when given
-    assert two_stage_plan(p, 500, 300, s=10, loss="logistic", share=0.25, B_X=1.5, c3=0.5).parameters["Delta"] == 2.5
+    # stage 2 at (1.5, 7.5e-5): G = B_X = 1.5 whatever residual_clip says; the analytic Gaussian on its sensitivity
+    assert plan.parameters["G"] == 1.5
+    assert gaussian_delta(fit.noise_scale, fit.sensitivity, 1.5) <= 7.5e-5
+    assert gaussian_delta(fit.noise_scale * 0.999, fit.sensitivity, 1.5) > 7.5e-5
 
 
-def test_plan_exact_sampler_pays_the_grid_on_the_counts():
-    kw = dict(s=8, B_X=2.0, B_Y=3.0, C=4.0)
-    unsafe = two_stage_plan(Privacy(1.5, 1e-5, "tight", sampler="float-unsafe"), 1000, 200, **kw)
-    exact = two_stage_plan(Privacy(1.5, 1e-5, "tight"), 1000, 200, **kw)
-    sigma = unsafe.releases[0].noise_scale
-    assert exact.releases[0].noise_scale == grid_scale(sigma, 4.0, 200, "l2", "gaussian", "exact") > sigma
-    assert exact.releases[1].noise_scale == unsafe.releases[1].noise_scale
+def test_plan_exact_sampler_pays_the_grid():
+    kw = DEF | {"B_X": 2.0}
+    unsafe = two_stage_plan(Privacy(1.5, 1e-5, "tight", sampler="float-unsafe"), 1000, 200, s=8, **kw)
+    exact = two_stage_plan(Privacy(1.5, 1e-5, "tight"), 1000, 200, s=8, **kw)
+    for k, m in ((0, 200), (1, 8)):
+        sigma, sens = unsafe.releases[k].noise_scale, unsafe.releases[k].sensitivity
+        assert exact.releases[k].noise_scale == grid_scale(sigma, sens, m, "l2", "gaussian", "exact") > sigma
 
 
 def test_refusals():
     p = Privacy(1.0, 1e-5, "tight")
-    ok = dict(s=5, B_X=1.0, B_Y=1.0, C=1.0)
-    for bad in ({"s": 0}, {"s": 101}, {"s": 2.5}, {"blocks": 0}, {"blocks": 1001}, {"block_iters": 0}, {"B_X": 0.0}):
+    ok = DEF | {"s": 5}
+    for bad in ({"s": 0}, {"s": 101}, {"s": 2.5}, {"blocks": 0}, {"blocks": 1001}, {"block_iters": 0}, {"B_X": 0.0},
+                {"residual_clip": -1.0}, {"c_lambda": 0.0}, {"tol": 0.0}):  # fmt: skip
         with pytest.raises(PrivacyError):
             two_stage_plan(p, 1000, 100, **(ok | bad))
     for share in (0, 1, -0.1, 1.5, True, float("nan")):
         with pytest.raises(PrivacyError, match="share"):
             two_stage_plan(p, 1000, 100, **(ok | {"share": share}))
-    for missing in ("B_Y", "C"):
-        with pytest.raises(PrivacyError, match="public bounds"):
-            two_stage_plan(p, 1000, 100, **(ok | {missing: None}))
-    with pytest.raises(PrivacyError, match="logistic"):
-        two_stage_plan(p, 1000, 100, s=5, loss="logistic", B_X=1.0, C=1.0)
     with pytest.raises(PrivacyError, match="loss"):
-        two_stage_plan(p, 1000, 100, s=5, loss="huber", B_X=1.0)
+        two_stage_plan(p, 1000, 100, **(ok | {"loss": "huber"}))
     with pytest.raises(PrivacyError, match="replace-one"):
         two_stage_plan(Privacy(1.0, 1e-5, neighbours="add_remove"), 1000, 100, **ok)
-    with pytest.raises(PrivacyError, match="epsilon1"):  # the classic Gaussian at share * eps = 1
+    with pytest.raises(PrivacyError, match="stage 1"):  # the classic Gaussian at share * eps = 1
         two_stage_plan(Privacy(2.0, 1e-5, "paper"), 1000, 100, **ok)
+    with pytest.raises(PrivacyError, match="stage 2"):  # stage 1 at 0.45, stage 2 at 1.05
+        two_stage_plan(Privacy(1.5, 1e-5, "paper"), 1000, 100, **(ok | {"share": 0.3}))
     with pytest.warns(RuntimeWarning, match="PRIVACY WARNING"):
         two_stage_plan(Privacy(2.0, 1e-5, "paper", on_invalid="warn"), 1000, 100, **ok)
     X, y, _ = regression_data(200, 20)
     with pytest.raises(DataError, match="logistic"):
         two_stage(X, y, privacy=p, rng=np.random.default_rng(0), s=3, loss="logistic")
-
-
-def test_ridge_below_kst_minimum_is_refused_or_marked_not_proven():
-    # Delta_min = 2 B_X^2 / eps2 = 2 / 0.5 = 4; c3 s / eps = 0.001 * 5 / 1 = 0.005
-    ok = dict(s=5, B_X=1.0, B_Y=1.0, C=1.0, c3=1e-3)
-    for cal in ("tight", "paper"):
-        with pytest.raises(PrivacyError, match="below KST"):
-            two_stage_plan(Privacy(1.0, 1e-5, cal), 1000, 100, **ok)
-    with pytest.warns(RuntimeWarning, match="below KST"):
-        plan = two_stage_plan(Privacy(1.0, 1e-5, "paper", on_invalid="warn"), 1000, 100, **ok)
-    assert not plan.proven and plan.assumption.startswith("NOT PROVEN")
-    assert two_stage_plan(Privacy(1.0, 1e-5), 1000, 100, **(ok | {"c3": 0.8})).proven  # 0.8 * 5 = 4: the minimum
 
 
 # ---- the estimator -------------------------------------------------------------------------------------------------
@@ -137,13 +118,15 @@ def test_sparse_equals_dense(loss):
     X, y, theta = regression_data(300, 40, seed=1)
     X[np.abs(X) < 0.6] = 0.0  # 60 % zeros
     kw = SQ | {"blocks": 10} if loss == "squared" else dict(s=5, blocks=10, loss="logistic", B_X=2.0)
+    kw |= {"tol": 1e-4}  # both fits certified close to the same minimiser
     if loss == "logistic":
         y = (np.random.default_rng(2).random(300) < expit(X @ theta)).astype(float)
     p = Privacy(4.0, 1e-5, "tight")
     dense = two_stage(X, y, privacy=p, rng=np.random.default_rng(7), **kw)
     csr = two_stage(sparse.csr_matrix(X), y, privacy=p, rng=np.random.default_rng(7), **kw)
     assert np.count_nonzero(dense) == 5
-    np.testing.assert_allclose(csr, dense, rtol=1e-9, atol=1e-12)
+    assert set(np.flatnonzero(csr)) == set(np.flatnonzero(dense))  # the same support, drawn from the same counts
+    np.testing.assert_allclose(csr, dense, rtol=1e-3, atol=1e-3)  # the same noise on fits certified to 1e-4 x 2G/nλ
 
 
 def test_the_estimate_is_top_s_of_the_released_counts():
@@ -153,7 +136,7 @@ def test_the_estimate_is_top_s_of_the_released_counts():
     est = two_stage(X, y, privacy=p, rng=np.random.default_rng(5), **(SQ | {"blocks": 20}))
     rng = np.random.default_rng(5)
     counts = vote_counts(X, y, loss="squared", s=5, blocks=20, block_iters=10, perm=rng.permutation(400))
-    sigma1 = two_stage_plan(p, 400, 30, **(SQ | {"blocks": 20})).releases[0].noise_scale
+    sigma1 = two_stage_plan(p, 400, 30, **(DEF | SQ | {"blocks": 20})).releases[0].noise_scale
     np.testing.assert_array_equal(np.flatnonzero(est), top_s(release_counts(counts, sigma1, rng)[0], 5))
 
 
@@ -228,7 +211,7 @@ def _stage1_audit(n_draws=4000, seed=0):
     release at (ε1, δ1) = (1, 0.05): (a) the noisy counts projected on c(D) − c(D′) (the most powerful statistic for
     a Gaussian shift), (b) the selected support itself, as |S ∩ {0, 1}|."""
     p = Privacy(2.0, 0.1, "tight")
-    plan = two_stage_plan(p, 4, 4, B_X=1.0, **WORST)
+    plan = two_stage_plan(p, 4, 4, **(DEF | WORST))
     y = np.ones(4)
     c, c2 = vote_counts(X_WORST, y, perm=np.arange(4), **WORST), vote_counts(X_WORST2, y, perm=np.arange(4), **WORST)
     sigma, d1 = plan.releases[0].noise_scale, plan.parameters["delta1"]
@@ -249,34 +232,64 @@ def test_stage1_audit_passes_at_the_stated_epsilon_and_catches_a_halved_sensitiv
     assert counts_bound <= 1.0 and selection_bound <= 1.0
     sens = ts.count_sensitivity
     monkeypatch.setattr(ts, "count_sensitivity", lambda s: sens(s) / 2)
-    plan = two_stage_plan(Privacy(2.0, 0.1, "tight"), 4, 4, B_X=1.0, **WORST)
+    plan = two_stage_plan(Privacy(2.0, 0.1, "tight"), 4, 4, **(DEF | WORST))
     mu = plan.releases[0].sensitivity / plan.releases[0].noise_scale * 2  # the true shift over the noise
     assert gaussian_epsilon(mu, 0.05) > 2.5
     counts_bound, selection_bound = _stage1_audit()
     assert counts_bound > 1.0 and selection_bound > 1.0
 
 
-# ---- stage 2: the known floating-point gap --------------------------------------------------------------------------
+# ---- stage 2: the fit's sensitivity and audit ---------------------------------------------------------------------
+
+# d = s = 1 (stage 1 selects the one coordinate); every residual at its clip: the fit is (1/(n lambda)) sum_i x_i c_r
+# sign(y_i), and replacing (B_X, +Y) by (B_X, -Y) moves it by exactly 2 G / (n lambda), the bound
+N2, Y_FAR = 6, 1e3
+X2_A, Y2_A = np.ones((N2, 1)), np.full(N2, Y_FAR)
+Y2_B = Y2_A.copy()
+Y2_B[0] = -Y_FAR
+KW2 = DEF | {"s": 1, "blocks": 1, "block_iters": 1}
+P2 = Privacy(2.0, 0.1, "tight")  # stage 2 at (1, 0.05)
 
 
-def test_known_gap_stage2_noise_is_recoverable_on_the_grid():
-    """Documents the gap stated in the module docstring: b is a multiple of the grid step σ2/2²⁰; from θ̃ and D an
-    adversary recomputes b_D(θ̃) = −∇[Σℓ + Δ‖·‖²/2](θ̃), which lies on the grid, while b_{D′}(θ̃) does not. If this
-    test fails, the gap was closed: update the docstring and plans."""
-    rng = np.random.default_rng(4)
-    X = rng.choice([-1.0, 1.0], size=(400, 8))
-    y = (rng.random(400) < expit(X[:, 0] - X[:, 1])).astype(float)
-    X2, y2 = X.copy(), y.copy()
-    X2[0, 0] = -X[0, 0]  # (x, y) -> (x with its first coordinate flipped, y): a different gradient
-    kw = dict(s=2, loss="logistic", blocks=20, B_X=math.sqrt(2))
-    p = Privacy(20.0, 1e-5, "tight")
-    plan = two_stage_plan(p, 400, 8, **kw)
-    est = two_stage(X, y, privacy=p, rng=np.random.default_rng(0), **kw)
-    S = np.flatnonzero(est)
-    step, ridge = plan.releases[1].noise_scale / 2**20, plan.parameters["Delta"]
+def test_worst_case_neighbours_attain_the_fit_sensitivity():
+    plan = two_stage_plan(P2, N2, 1, **KW2)
+    lam, tau = plan.parameters["lambda"], plan.parameters["tau"]
+    fits = [ts.strongly_convex_teacher(X2_A, y, loss="squared", lam=lam, residual_clip=1.0, tau=tau)[0]
+            for y in (Y2_A, Y2_B)]  # fmt: skip
+    assert abs(fits[0] - fits[1]) == pytest.approx(plan.parameters["fit sensitivity 2G/(n lambda)"], rel=0.02)
+    assert abs(fits[0] - fits[1]) <= plan.releases[1].sensitivity
 
-    def off_grid(A, b):  # rows restricted to S have norm sqrt(2) = B_X: no clipping
-        g = A[:, S].T @ (expit(A[:, S] @ est[S]) - b) + ridge * est[S]
-        return np.abs(-g / step - np.rint(-g / step)).max()
 
-    assert off_grid(X, y) < 0.01 < 0.05 < off_grid(X2, y2)
+def test_random_neighbours_stay_within_the_fit_sensitivity():
+    rng = np.random.default_rng(5)
+    plan = two_stage_plan(Privacy(1.0, 1e-5, "tight"), 40, 3, **(DEF | {"s": 3, "blocks": 4, "B_X": 1.5}))
+    lam, tau = plan.parameters["lambda"], plan.parameters["tau"]
+    for _ in range(10):
+        X, y = rng.normal(size=(40, 3)), rng.normal(scale=3, size=40)
+        X2, y2 = X.copy(), y.copy()
+        X2[0], y2[0] = 20 * rng.normal(size=3), 50 * rng.normal()
+        f = [ts.strongly_convex_teacher(ts.clip_rows_l2(A, 1.5), b, loss="squared", lam=lam, residual_clip=1.0,
+                                        tau=tau) for A, b in ((X, y), (X2, y2))]  # fmt: skip
+        assert np.linalg.norm(f[0] - f[1]) <= plan.releases[1].sensitivity
+
+
+def _stage2_audit(y2, n_draws=3000, seed=0):
+    """ε lower bound from the whole estimator's output (the one coordinate) on the pair (X2_A, Y2_A), (X2_A, y2)."""
+    a = [two_stage(X2_A, Y2_A, privacy=P2, rng=np.random.default_rng(seed + 2 * r), **KW2)[0] for r in range(n_draws)]
+    b = [two_stage(X2_A, y2, privacy=P2, rng=np.random.default_rng(seed + 2 * r + 1), **KW2)[0] for r in range(n_draws)]
+    return epsilon_lower_bound(np.array(a), np.array(b), 0.05)
+
+
+@pytest.mark.slow
+def test_stage2_audit_passes_at_the_stated_epsilon_and_catches_unclipped_rows(monkeypatch):
+    """Stage 2 released at (ε2, δ2) = (1, 0.05) on the worst-case pair: the bound stays below 1. With the rows'
+    clipping removed (a planted bug), a record x = 10·B_X moves the fit 10 times further than the noise is for:
+    caught. Measured at 3,000 draws a side on two disjoint sets of seeds (0 and 10,000): 0.50 and 0.50 correct,
+    2.27 and 2.41 with the bug; about 15 s each on 2 busy cores."""
+    assert _stage2_audit(Y2_B) <= 1.0
+    monkeypatch.setattr(ts, "clip_rows_l2", lambda X, c: X)
+    X_far = X2_A.copy()
+    X_far[0] = 10.0
+    a = [two_stage(X2_A, Y2_A, privacy=P2, rng=np.random.default_rng(2 * r), **KW2)[0] for r in range(3000)]
+    b = [two_stage(X_far, Y2_B, privacy=P2, rng=np.random.default_rng(2 * r + 1), **KW2)[0] for r in range(3000)]
+    assert epsilon_lower_bound(np.array(a), np.array(b), 0.05) > 1.5
