@@ -123,7 +123,7 @@ def figure(summary: pd.DataFrame, rates: pd.DataFrame, number: int, paths: Seque
     cols = min(2, len(panels))
     rows = -(-len(panels) // cols)
     keys = ["method", "variant", "epsilon"]
-    most = 2 * max(len(sub[sub.panel == p].groupby(keys, dropna=False)) for p in panels) + 2  # legend lines (some wrap)
+    most = 3 * max(len(sub[sub.panel == p].groupby(keys, dropna=False)) for p in panels) // 2 + 2  # legend (some wrap)
     fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols, (4.0 + 0.17 * most) * rows), squeeze=False)
     for ax, panel in zip(axes.flat, panels, strict=False):
         g = sub[sub.panel == panel]
@@ -158,7 +158,7 @@ def figure(summary: pd.DataFrame, rates: pd.DataFrame, number: int, paths: Seque
             handles.append(Line2D([], [], color="#555555", ls=_SHAPE_LINES[min(k, 1)], lw=0.9))
             texts.append(f"{SHAPE_TEXT.get(shape, shape)}, one fitted constant per curve")
         own = f", delta = {deltas[exp]}" if exp in (deltas or {}) else ""
-        ax.set_title(f"({panel}) {_title(g)}{own}", fontsize=10)
+        ax.set_title(textwrap.fill(f"({panel}) {_title(g)}{own}", 70), fontsize=10)
         ax.set_xscale("linear" if by_eps else "log")  # Wang & Gu's Fig. 2: epsilon on a linear axis
         ax.set_yscale("log")
         ax.set_xlabel("epsilon" if by_eps else "number of items n" if g.problem.iloc[0] == "btl" else "sample size n")
@@ -168,8 +168,9 @@ def figure(summary: pd.DataFrame, rates: pd.DataFrame, number: int, paths: Seque
         ax.legend(handles, texts, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.19), frameon=False)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
-    fig.suptitle(title + "\n(thin lines: the papers' rates with one fitted constant per curve)", fontsize=10)
-    fig.tight_layout()
+    fig.suptitle(textwrap.fill(title, 130) + "\n(thin lines: the papers' rates with one fitted constant per curve)",
+                 fontsize=10)  # fmt: skip
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.55 / fig.get_figheight()))  # 0.55 inch for the two-line suptitle
     for p in paths:
         fig.savefig(p, dpi=120)
     plt.close(fig)
