@@ -88,6 +88,7 @@ class Split:
     X_test: object
     y_test: np.ndarray
     shift: float  # subtracted from every regression target: the mean of the public split's targets (0 for binary)
+    identity: str = ""  # the split's public draws (in every noise stream's identity: another split, other noise)
 
     @classmethod
     def of(cls, dataset: str, prepared) -> Split:
@@ -96,8 +97,10 @@ class Split:
         if task not in LOSS:
             raise ConfigError(f"{dataset}: task {task!r} is neither 'regression' nor 'binary'")
         shift = float(np.mean(prepared.y_public)) if task == "regression" else 0.0
+        draws = {k: prepared.meta.get(k) for k in ("n_features", "n_private", "n_public", "n_test", "seed")}
+        identity = f"libsvm:{dataset}:" + ":".join(f"{k}={v}" for k, v in draws.items())
         return cls(dataset, task, prepared.X_private, prepared.y_private - shift, prepared.X_public,
-                   prepared.X_test, prepared.y_test - shift, shift)  # fmt: skip
+                   prepared.X_test, prepared.y_test - shift, shift, identity)  # fmt: skip
 
     @property
     def loss(self) -> str:
@@ -147,9 +150,10 @@ def run_method(split: Split, method: str, *, s: int, epsilons: Sequence[float], 
                ) -> tuple[pd.DataFrame, list[dict]]:  # fmt: skip
     """Every (ε, trial) of one method on the split: tidy rows (:data:`COLUMNS`) and one plan record per ε.
 
-    A private method's noise stream at (ε, trial) has the data set, the method, ε, δ, calibration, sampler, tuning,
-    s and the loss in its identity (:func:`dpcost.analysis.streams.noise_rng`); X̃ is fixed by the data set's name
-    and the split's public seed, so every release draws fresh noise and no result depends on job order.
+    A private method's noise stream at (ε, trial) has the data set and its split's draws (:attr:`Split.identity`),
+    the method, ε, δ, calibration, sampler, tuning, s and the loss in its identity
+    (:func:`dpcost.analysis.streams.noise_rng`), so every release draws fresh noise and no result depends on job
+    order.
     """
     m = get(method)
     if method not in METHODS:
@@ -178,8 +182,8 @@ def run_method(split: Split, method: str, *, s: int, epsilons: Sequence[float], 
         plans.append({"method": method, "epsilon": float(epsilon), "tuning": tun,
                       **plan_record(m, privacy, n, d, tun, data_params)})  # fmt: skip
         for trial in range(int(trials)):
-            rng = noise_rng(seed, f"libsvm:{split.dataset}", method, n, trial, privacy=privacy, tuning=tun,
-                            params=params)  # fmt: skip
+            rng = noise_rng(seed, split.identity or f"libsvm:{split.dataset}", method, n, trial, privacy=privacy,
+                            tuning=tun, params=params)  # fmt: skip
             t0 = time.perf_counter()
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")

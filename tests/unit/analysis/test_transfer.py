@@ -26,8 +26,15 @@ def prepared(task="regression", seed=0):
         return X, y
 
     (Xp, yp), (Xq, yq), (Xt, yt) = part(N), part(M), part(50)
-    return SimpleNamespace(X_private=Xp, y_private=yp, X_public=Xq, y_public=yq, X_test=Xt, y_test=yt,
-                           meta={"task": task, "n": {"private": N}})  # fmt: skip
+    return SimpleNamespace(
+        X_private=Xp,
+        y_private=yp,
+        X_public=Xq,
+        y_public=yq,
+        X_test=Xt,
+        y_test=yt,
+        meta={"task": task, "n": {"private": N}, "n_features": D, "n_private": N, "seed": seed},
+    )
 
 
 RUN = dict(s=S, epsilons=[1.0, 4.0], delta=1e-5, trials=3, calibration="tight", on_invalid="refuse", sampler="exact",
@@ -69,6 +76,13 @@ def test_every_release_draws_fresh_noise_and_reruns_are_identical():
     # another seed, other noise
     c, _ = transfer.run_method(split, "dpsl_kt", tuning=KT, **{**RUN, "seed": 12})
     assert not np.allclose(a.value, c.value)
+    # the same rows under another split's description (e.g. another feature subset): other noise too
+    other = transfer.Split.of(
+        "toy", SimpleNamespace(**{**vars(prepared()), "meta": {"task": "regression", "n_features": D - 1}})
+    )
+    assert other.identity != split.identity
+    e, _ = transfer.run_method(other, "dpsl_kt", tuning=KT, **RUN)
+    assert not np.allclose(a.value, e.value)
 
 
 def test_non_private_is_one_fit_and_the_paper_version_is_unproven():
