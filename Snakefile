@@ -51,7 +51,7 @@ rule all:
         final_outputs(),
 
 
-# The simulation study (not in the default target: about 16 minutes on 2 cores, no data; docs/methods.md).
+# The simulation study (not in the default target: about 25 minutes on 2 cores, no data; docs/performance.md).
 rule simulation:
     input:
         simulation_outputs(),
