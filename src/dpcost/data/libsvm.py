@@ -355,7 +355,8 @@ def prepare(train, test, out, *, rng: np.random.Generator, spec: Mapping, seed=N
         "normalisation were computed on the whole corpus",
         "looked_at": "labels (to check and map them), indices and values (to parse and validate): no statistic of "
         "the data chose anything",
-        "public_part": "X_public/y_public are kept for completeness; the private methods do not use them",
+        "public_part": "public rows, disjoint from the private ones: X_public is knowledge transfer's auxiliary X~; "
+        "the mean of y_public shifts the regression target (dpcost.analysis.transfer)",
         "sources": dict(provenance) if provenance else None,
     }
     arrays["meta"] = np.array(json.dumps(meta, allow_nan=False))
@@ -365,7 +366,7 @@ def prepare(train, test, out, *, rng: np.random.Generator, spec: Mapping, seed=N
 
 @dataclass(frozen=True)
 class Prepared:
-    """What :func:`prepare` wrote. ``y_public`` is kept for completeness; the private methods do not use it."""
+    """What :func:`prepare` wrote; ``X_public`` is knowledge transfer's X̃, ``y_public``'s mean the target's shift."""
 
     X_private: sp.csr_matrix
     y_private: np.ndarray

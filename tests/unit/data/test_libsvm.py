@@ -256,7 +256,7 @@ def test_prepare_writes_what_load_prepared_reads(tmp_path, files):
     assert meta["n"] == {"private": 20, "public": 19, "test": 10} and meta["seed"] == 7
     assert meta["nnz"]["private"] == p.X_private.nnz and 0 < meta["density"]["private"] < 1
     assert meta["private"] is False and "public seed" in meta["not_private"]
-    assert "do not use" in meta["public_part"] and "no centring" in meta["preprocessing"]
+    assert "disjoint" in meta["public_part"] and "no centring" in meta["preprocessing"]
     rng = np.random.default_rng()
     rng.bit_generator.state = meta["rng_state"]  # the record reproduces the draws
     np.testing.assert_array_equal(np.sort(rng.choice(50, 20, replace=False)), fi)
