@@ -11,6 +11,13 @@ from ..dp.plan import PrivacyPlan, Release, check_bounds
 from ..dp.spec import Privacy
 from .base import clip_design, ridge_in_ball
 
+# How b is drawn, for the plan and the ledger: not by dpcost.dp.samplers, whatever privacy.sampler says. b enters an
+# argmin, from which b can be recomputed given the data (to the solver's accuracy): noise on the exact sampler's grid
+# would give away which data set it came from (dpcost.estimators.two_stage's docstring), and KST's proof is for
+# continuous noise in exact arithmetic. No floating-point-safe objective perturbation is implemented.
+NOISE = ("numpy float Gaussian inside an argmin (privacy.sampler not applied: grid noise would be recoverable from "
+         "the argmin); floating-point safety not established")  # fmt: skip
+
 
 def objpert_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, C: float) -> PrivacyPlan:
     """Objective perturbation for ½(y − x'θ)² on ‖θ‖ ≤ C.
@@ -29,7 +36,7 @@ def objpert_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, C:
     if k == 1:
         std /= 2
     Delta = 2 * B_X**2 / epsilon
-    rel = Release("gaussian: linear term b of the objective", k * zeta, "l2 (gradient)", std, 1, epsilon, delta)
+    rel = Release("gaussian: linear term b of the objective", k * zeta, "l2 (gradient)", std, 1, epsilon, delta, NOISE)
     return PrivacyPlan(
         "objpert",
         epsilon,

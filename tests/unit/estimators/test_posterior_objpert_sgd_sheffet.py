@@ -262,3 +262,11 @@ def test_audit_catches_sheffet_without_the_ridge_fallback(monkeypatch):
     # w² = 0: the JL projection of the raw [X, y] — on the pair y = x vs y ⊥ x it gives β̃ = 1 exactly on one side
     _planted(monkeypatch, sheffet, "sheffet_jl_plan", w2=0.0)
     assert _audit("sheffet_jl") > 0.5
+
+
+def test_objpert_says_its_noise_is_not_the_exact_samplers():
+    # b enters an argmin and is drawn by numpy's float Gaussian whatever privacy.sampler says: the plan (and so the
+    # ledger) must not claim the exact sampler for it
+    plan = objpert_plan(Privacy(0.5, 1e-6, sampler="exact"), 1000, 5, B_X=1.0, B_Y=1.0, C=1.0)
+    how = plan.releases[0].sampler
+    assert "numpy float Gaussian" in how and "not established" in how and "exact discrete" not in how
