@@ -53,6 +53,18 @@ def write_json_atomic(path: str | Path, record: dict) -> None:
     os.replace(tmp, path)
 
 
+def write_table_atomic(path: str | Path, table) -> None:
+    """Write a DataFrame as parquet or CSV (by the suffix), atomically: the file holds the whole table or does not
+    change."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    if path.suffix == ".parquet":
+        table.to_parquet(tmp, index=False)
+    else:
+        table.to_csv(tmp, index=False)
+    os.replace(tmp, path)
+
+
 def privacy_spec(privacy: Mapping, calibration: str, on_invalid: str, sampler: str = "exact") -> Privacy:
     """The :class:`Privacy` of a dataset's config block (``privacy: {epsilon, delta}``) and the run's options."""
     return Privacy(privacy["epsilon"], privacy["delta"], calibration, on_invalid, sampler=sampler)
@@ -237,13 +249,6 @@ def map_summary_job(
 
 
 # ------------------------------------------------------------------------ knowledge transfer on LIBSVM data (opt-in)
-def _atomic(path: str | Path, write: Callable[[Path], None]) -> None:
-    """``write`` to a temporary name, then rename: a file that exists is complete."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    write(tmp)
-    os.replace(tmp, path)
-
 
 def libsvm_download_job(*, dataset: str, sources: Mapping, manual_dir: str, options: Mapping, out: str) -> None:
     """Download the train and test files of a LIBSVM data set (:func:`dpcost.data.libsvm.fetch`); the record of
@@ -289,7 +294,7 @@ def libsvm_estimate_job(*, dataset: str, block: Mapping, method: str, data: str,
         trials=block["trials"], tuning=block.get("tuning", {}).get(method), calibration=calibration,
         on_invalid=on_invalid, sampler=sampler, seed=seed,
     )  # fmt: skip
-    _atomic(out_table, lambda p: table.to_parquet(p, index=False))
+    write_table_atomic(out_table, table)
     n, d = split.X.shape
     write_json_atomic(out_plans, {
         "dataset": dataset, "method": method, "n": n, "d": d, "m_public": split.X_public.shape[0],
@@ -323,9 +328,9 @@ def libsvm_table_job(*, dataset: str, block: Mapping, tables: Sequence[str], pla
     ledger |= {"calibration": calibration, "sampler": sampler, "delta": block["privacy"]["delta"]}
     keys = ("dataset", "method", "n", "d", "m_public", "nnz_private", "load_seconds", "seconds", "peak_memory_mb")
     resources = pd.DataFrame([{k: r[k] for k in keys} for r in records])
-    _atomic(out_errors, lambda p: errors.to_parquet(p, index=False))
-    _atomic(out_table, lambda p: table.to_csv(p, index=False))
-    _atomic(out_resources, lambda p: resources.to_csv(p, index=False))
+    write_table_atomic(out_errors, errors)
+    write_table_atomic(out_table, table)
+    write_table_atomic(out_resources, resources)
     write_json_atomic(out_ledger, ledger)
     name = prepared.get("name", dataset)
     plotting.transfer_figure(table, figures, title=f"{name}: {transfer.METRIC[prepared['task']]} against ε "

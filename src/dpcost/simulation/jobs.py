@@ -4,32 +4,19 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
 from ..dp.delta import resolve_delta
 from ..estimators.registry import METHODS
-from ..scripting import privacy_spec, write_json_atomic
+from ..scripting import privacy_spec, write_json_atomic, write_table_atomic
 from . import rates as rates_mod
 from . import report
 from .experiments import SimulationSpec
 from .run import run_job
 
 log = logging.getLogger(__name__)
-
-
-def _write_parquet(df: pd.DataFrame, path: str) -> None:
-    tmp = f"{path}.tmp"
-    df.to_parquet(tmp, index=False)
-    os.replace(tmp, path)
-
-
-def _write_csv(df: pd.DataFrame, path: str) -> None:
-    tmp = f"{path}.tmp"
-    df.to_csv(tmp, index=False)
-    os.replace(tmp, path)
 
 
 def simulate_job(block: Mapping, *, experiment: str, n: int, calibration: str, on_invalid: str, sampler: str,
@@ -42,7 +29,7 @@ def simulate_job(block: Mapping, *, experiment: str, n: int, calibration: str, o
     table, plans = run_job(exp, n, design=spec.design, tuning=spec.tuning, privacy=privacy, theory_R=spec.theory_R,
                            quantile_share=spec.quantile_share, quantile_grid=spec.quantile_grid, seed=seed,
                            s_tuning=spec.s_tuning)  # fmt: skip
-    _write_parquet(table, out_table)
+    write_table_atomic(out_table, table)
     write_json_atomic(out_plans, {"experiment": experiment, "n": n, "plans": plans})
 
 
@@ -59,9 +46,9 @@ def aggregate_job(block: Mapping, *, tables: Sequence[str], plans: Sequence[str]
         with open(path) as fh:
             job = json.load(fh)
         records += [{"experiment": job["experiment"], "n": job["n"], **r} for r in job["plans"]]
-    _write_parquet(errors, out_errors)
-    _write_csv(summary, out_summary)
-    _write_csv(table, out_rates)
+    write_table_atomic(out_errors, errors)
+    write_table_atomic(out_summary, summary)
+    write_table_atomic(out_rates, table)
     write_json_atomic(out_ledger, report.ledger(records, quantile_share=spec.quantile_share))
     log.info("%d rows, %d curves; rates fitted", len(errors), len(table.groupby(["experiment", "method", "variant"])))
 
