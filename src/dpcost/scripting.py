@@ -250,6 +250,7 @@ def map_summary_job(
 
 # ------------------------------------------------------------------------ knowledge transfer on LIBSVM data (opt-in)
 
+
 def libsvm_download_job(*, dataset: str, sources: Mapping, manual_dir: str, options: Mapping, out: str) -> None:
     """Download the train and test files of a LIBSVM data set (:func:`dpcost.data.libsvm.fetch`); the record of
     what was received (url, size, sha256) to ``out``."""
