@@ -23,6 +23,23 @@ from .streams import noise_rng
 log = logging.getLogger(__name__)
 
 
+def unwarned(caught) -> bool:
+    """False if a release raised a PRIVACY WARNING (recorded in its plan); every other caught warning is passed on,
+    each text once per process (not once per repetition)."""
+    proven = True
+    for w in caught:
+        text = f"{w.filename}:{w.lineno}: {w.message}"
+        if "PRIVACY WARNING" in str(w.message):
+            proven = False
+        elif text not in _SHOWN:
+            _SHOWN.add(text)
+            warnings.warn(text, w.category, stacklevel=2)
+    return proven
+
+
+_SHOWN: set[str] = set()
+
+
 def plan_record(method: Method, privacy: Privacy, m: int, d: int, tuning: dict, params: dict) -> dict:
     """The plan of sample size m as a JSON-ready record, with every PRIVACY WARNING it raised."""
     with warnings.catch_warnings(record=True) as caught:

@@ -35,7 +35,7 @@ from ..dp.spec import Privacy
 from ..errors import ConfigError, DPCostError
 from ..estimators.knowledge_transfer import operator_norm
 from ..estimators.registry import get
-from .engine import plan_record
+from .engine import plan_record, unwarned
 from .formula import evaluate, evaluate_int
 from .streams import noise_rng
 
@@ -134,17 +134,6 @@ class Split:
         return float(np.mean((u > 0) != (self.y_test == 1)))
 
 
-def _proven(caught) -> bool:
-    """False if the release raised a PRIVACY WARNING; other warnings are passed on."""
-    proven = True
-    for w in caught:
-        if "PRIVACY WARNING" in str(w.message):
-            proven = False
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return proven
-
-
 def run_method(split: Split, method: str, *, s: int, epsilons: Sequence[float], delta: float, trials: int,
                tuning: Mapping | None, calibration: str, on_invalid: str, sampler: str, seed: int
                ) -> tuple[pd.DataFrame, list[dict]]:  # fmt: skip
@@ -191,7 +180,7 @@ def run_method(split: Split, method: str, *, s: int, epsilons: Sequence[float], 
                     est, _ = m.estimate(split.X, split.y, privacy=privacy, rng=rng, tuning=tun, params=data_params)
                 except DPCostError as exc:
                     raise type(exc)(f"{split.dataset}, {method}, epsilon={epsilon:g}: {exc}") from None
-            rows.append((split.dataset, method, True, _proven(caught), float(epsilon), float(delta), trial,
+            rows.append((split.dataset, method, True, unwarned(caught), float(epsilon), float(delta), trial,
                          METRIC[split.task], split.score(est), int(np.count_nonzero(est)),
                          time.perf_counter() - t0))  # fmt: skip
         done = [r[8] for r in rows if r[4] == float(epsilon)]

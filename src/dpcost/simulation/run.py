@@ -22,7 +22,7 @@ from dataclasses import asdict, replace
 import numpy as np
 import pandas as pd
 
-from ..analysis.engine import plan_record
+from ..analysis.engine import plan_record, unwarned
 from ..analysis.formula import evaluate
 from ..analysis.streams import noise_rng
 from ..dp import quantiles
@@ -124,7 +124,7 @@ def run_job(
                                              params={**params, **public})  # fmt: skip
                 except DPCostError as exc:  # e.g. a paper calibration refused at this n: say which curve
                     raise type(exc)(f"{exp.name}, {curve.label}, n={n}: {exc}") from None
-            proven = _unwarned(caught)  # a PRIVACY WARNING: this release's guarantee is not proven
+            proven = unwarned(caught)  # a PRIVACY WARNING: this release's guarantee is not proven
             if method.private and curve not in plans:
                 plans[curve] = _plan(curve, method, p_est, n, d, tun, {**params, **facts, **public}, quantile_share)
                 if facts:  # e.g. the comparison graph's d_max, which the estimator reads from each draw's graph
@@ -138,23 +138,6 @@ def run_job(
         if (rep + 1) % max(1, exp.reps // 10) == 0:
             log.info("%s n=%d: %d/%d repetitions, %.1f s", exp.name, n, rep + 1, exp.reps, time.perf_counter() - t0)
     return pd.DataFrame(rows, columns=COLUMNS), list(plans.values())
-
-
-def _unwarned(caught) -> bool:
-    """False if the release raised a PRIVACY WARNING (recorded in its plan); every other warning is passed on, each
-    text once per process (not once per repetition)."""
-    proven = True
-    for w in caught:
-        text = f"{w.filename}:{w.lineno}: {w.message}"
-        if "PRIVACY WARNING" in str(w.message):
-            proven = False
-        elif text not in _SHOWN:
-            _SHOWN.add(text)
-            warnings.warn(text, w.category, stacklevel=2)
-    return proven
-
-
-_SHOWN: set[str] = set()
 
 
 def _row(exp, curve, private, n, d, s, setting, rep, p_n, R, s_used, spent, proven, err) -> tuple:
@@ -214,7 +197,7 @@ class _STuner:
                     spent = (self.budget.epsilon, self.p_n.delta)
             except DPCostError as exc:
                 raise type(exc)(f"{self.curve.label}, n={self.n}: {exc}") from None
-        return est, s_hat, spent, _unwarned(caught)
+        return est, s_hat, spent, unwarned(caught)
 
     def plan(self) -> dict:
         m, n, d, grid, spec = self.method, self.n, self.d, self.grid, self.spec
