@@ -171,3 +171,18 @@ def gaussian_mechanism(
     sigma = gaussian_sigma(sensitivity, epsilon, delta, calibration)
     sigma = grid_scale(sigma, sensitivity, _coordinates(value), "l2", "gaussian", sampler)
     return add_noise(value, "gaussian", sigma, rng, sampler)
+
+
+def calibrated_gaussian_sigma(privacy, sensitivity: float, epsilon: float, delta: float, m: int, where: str
+                              ) -> tuple[float, str]:  # fmt: skip
+    """σ of one Gaussian release of m coordinates with ℓ2 ``sensitivity`` at (ε, δ), and how it was calibrated:
+    ``privacy.calibration`` "paper" the classic σ (proven for ε < 1; outside, ``privacy.outside_validity`` refuses
+    or warns, naming ``where``), "tight" the analytic σ (Balle & Wang 2018); raised to the grid of
+    ``privacy.sampler`` (:func:`~.samplers.grid_scale`)."""
+    if privacy.calibration == "paper":
+        if epsilon >= 1:
+            privacy.outside_validity(f"{where}: the classic Gaussian mechanism needs epsilon < 1, got {epsilon:.4g}")
+        sigma, how = classic_gaussian_sigma(sensitivity, epsilon, delta), "classic Gaussian (Dwork & Roth, Thm A.1)"
+    else:
+        sigma, how = gaussian_sigma(sensitivity, epsilon, delta, "analytic"), "analytic Gaussian (Balle & Wang 2018)"
+    return grid_scale(sigma, sensitivity, m, "l2", "gaussian", privacy.sampler), how

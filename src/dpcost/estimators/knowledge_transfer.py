@@ -36,9 +36,9 @@ import numpy as np
 from scipy import optimize, sparse
 from scipy.sparse import linalg as splinalg
 
-from ..dp.mechanisms import check_positive, classic_gaussian_sigma, gaussian_sigma
+from ..dp.mechanisms import calibrated_gaussian_sigma, check_positive, classic_gaussian_sigma
 from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import describe, draw, grid_scale
+from ..dp.samplers import describe, draw
 from ..dp.spec import Privacy
 from ..errors import DataError, PrivacyError
 from .base import check_count, check_s, require_replace
@@ -61,19 +61,6 @@ def operator_norm(X) -> float:
         v0 = np.ones(min(X.shape))
         top = float(splinalg.svds(X, k=1, tol=1e-10, v0=v0, return_singular_vectors=False)[0])
     return top * (1 + 1e-6)
-
-
-def _gaussian(p: Privacy, sens: float, m: int, where: str, delta: float | None = None) -> tuple[float, str]:
-    """σ of one Gaussian release of m coordinates with ℓ2 sensitivity ``sens``: classic (paper; ε < 1 or refused /
-    warned) or analytic (tight), on the grid of the exact sampler."""
-    delta = p.delta if delta is None else delta
-    if p.calibration == "paper":
-        if p.epsilon >= 1:
-            p.outside_validity(f"{where}: the classic Gaussian mechanism needs epsilon < 1, got {p.epsilon}")
-        sigma, how = classic_gaussian_sigma(sens, p.epsilon, delta), "classic Gaussian (Dwork & Roth, Thm A.1)"
-    else:
-        sigma, how = gaussian_sigma(sens, p.epsilon, delta, "analytic"), "analytic Gaussian (Balle & Wang 2018)"
-    return grid_scale(sigma, sens, m, "l2", "gaussian", p.sampler), how
 
 
 def _check_lam(c_lambda: float, n: int, d: int, s: int, p: Privacy) -> float:
@@ -104,7 +91,7 @@ def dpsl_kt_plan(privacy: Privacy, n: int, d: int, *, s: int, loss: str = "squar
     lam = _check_lam(c_lambda, n, d, s, p)
     theta_sens = 2 * c_x * c_r / (n * lam)
     sens = op_norm * (1 + 2 * tol) * theta_sens
-    sigma, how = _gaussian(p, sens, m, "dpsl_kt")
+    sigma, how = calibrated_gaussian_sigma(p, sens, p.epsilon, p.delta, m, "dpsl_kt")
     how_drawn = describe("gaussian", m, "l2", p.sampler)
     rel = Release(f"gaussian ({how})", sens, "l2", sigma, 1, p.epsilon, p.delta, how_drawn)
     assumption = (f"rows of x clipped to l2 norm {c_x}; " + ("logistic loss" if loss == "logistic" else
@@ -212,7 +199,7 @@ def dpsl_kt_paper_plan(privacy: Privacy, n: int, d: int, *, s: int, loss: str = 
     gamma = K * (1.0 if loss == "logistic" else check_positive("residual_clip", residual_clip))
     lam = _check_lam(c_lambda, n, d, s, p)
     sens = 2 * math.sqrt(m * beta_tilde * s) * gamma / (n * lam)
-    sigma, how = _gaussian(p, sens, m, "dpsl_kt_paper", delta=p.delta / 2)
+    sigma, how = calibrated_gaussian_sigma(p, sens, p.epsilon, p.delta / 2, m, "dpsl_kt_paper")
     rel = Release(f"gaussian ({how}) at (epsilon, delta/2)", sens, "l2", sigma, 1, p.epsilon, p.delta / 2,
                   describe("gaussian", m, "l2", p.sampler))  # fmt: skip
     assumption = (f"PRIVATE ONLY UNDER THE PAPER'S ASSUMPTIONS (Thm 4.3): the IGHT teacher taken as the exact "

@@ -45,9 +45,9 @@ import numbers
 
 import numpy as np
 
-from ..dp.mechanisms import check_positive, classic_gaussian_sigma, gaussian_sigma
+from ..dp.mechanisms import calibrated_gaussian_sigma, check_positive
 from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import describe, draw, grid_scale
+from ..dp.samplers import describe, draw
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_s, require_replace
@@ -81,18 +81,6 @@ def _check_tuning(n, d, s, loss, blocks, block_iters, share, B_X, residual_clip,
     return s, blocks
 
 
-def _gaussian(p: Privacy, sens: float, eps: float, delta: float, m: int, stage: str) -> tuple[float, str]:
-    """σ of one Gaussian release of m coordinates at (eps, delta): classic (paper; eps < 1, else refused or
-    warned) or analytic (tight); on the exact sampler's grid."""
-    if p.calibration == "paper":
-        if eps >= 1:
-            p.outside_validity(f"{stage}'s classic Gaussian needs epsilon < 1, got {eps:.4g}")
-        sigma, how = classic_gaussian_sigma(sens, eps, delta), "classic Gaussian (Dwork & Roth Thm A.1)"
-    else:
-        sigma, how = gaussian_sigma(sens, eps, delta, "analytic"), "analytic Gaussian (Balle & Wang 2018)"
-    return grid_scale(sigma, sens, m, "l2", "gaussian", p.sampler), how
-
-
 def two_stage_plan(privacy: Privacy, n: int, d: int, *, s: int, loss: str = "squared", blocks: int,
                    block_iters: int, share: float, B_X: float, residual_clip: float, c_lambda: float,
                    tol: float) -> PrivacyPlan:  # fmt: skip
@@ -111,13 +99,13 @@ def two_stage_plan(privacy: Privacy, n: int, d: int, *, s: int, loss: str = "squ
     eps, delta = p.epsilon, p.delta
     e1, d1, e2, d2 = share * eps, share * delta, (1 - share) * eps, (1 - share) * delta
     sens1 = count_sensitivity(s)
-    sigma1, how1 = _gaussian(p, sens1, e1, d1, d, "stage 1 (epsilon1 = share * epsilon)")
+    sigma1, how1 = calibrated_gaussian_sigma(p, sens1, e1, d1, d, "stage 1 (epsilon1 = share * epsilon)")
     c_r = 1.0 if loss == "logistic" else residual_clip
     G = B_X * c_r
     lam = math.sqrt(c_lambda * math.sqrt(s * math.log(1 / d2)) / (n * e2))
     theta_sens = 2 * G / (n * lam)
     sens2 = (1 + 2 * tol) * theta_sens
-    sigma2, how2 = _gaussian(p, sens2, e2, d2, s, "stage 2 (epsilon2 = (1 - share) * epsilon)")
+    sigma2, how2 = calibrated_gaussian_sigma(p, sens2, e2, d2, s, "stage 2 (epsilon2 = (1 - share) * epsilon)")
     rels = (
         Release(f"gaussian ({how1}): block vote counts (support = top s, post-processing)", sens1, "l2", sigma1, 1,
                 e1, d1, describe("gaussian", d, "l2", p.sampler)),
