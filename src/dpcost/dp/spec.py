@@ -60,9 +60,18 @@ class Privacy:
         check_sampler(self.sampler)
 
     def at(self, n: int) -> Privacy:
-        """The same specification with δ a number: the formula evaluated at sample size n (a number is kept)."""
+        """The same specification with δ a number: the formula evaluated at sample size n (a number is kept).
+
+        Under add/remove neighbours n is itself private, so a δ that is a formula in n is refused: the noise it
+        calibrates would differ between neighbours of sizes n and n + 1 (and so would the grid the release lies on).
+        """
         if not isinstance(self.delta, str):
             return self
+        if self.neighbours == "add_remove":
+            raise PrivacyError(
+                f"delta {self.delta!r} is a formula in n, but under add/remove neighbours n is private: "
+                "give delta as a number"
+            )
         return replace(self, delta=resolve_delta(self.delta, n))
 
     @property
@@ -73,8 +82,9 @@ class Privacy:
     def to_dict(self) -> dict:
         return asdict(self)
 
-    def outside_validity(self, message: str) -> None:
-        """A ``paper`` calibration outside its proven range: refuse, or warn loudly, as ``on_invalid`` says."""
+    def outside_validity(self, message: str, remedy: str = "use calibration 'tight'") -> None:
+        """A procedure outside its proven range (a ``paper`` calibration, or a paper's proof that takes n as public
+        under add/remove neighbours): refuse, or warn loudly, as ``on_invalid`` says."""
         if self.on_invalid == "refuse":
-            raise PrivacyError(message + "; use calibration 'tight', or on_invalid 'warn' to run it anyway")
+            raise PrivacyError(f"{message}; {remedy}, or on_invalid 'warn' to run it anyway")
         warnings.warn("PRIVACY WARNING: " + message, RuntimeWarning, stacklevel=3)

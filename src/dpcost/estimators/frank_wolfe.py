@@ -10,7 +10,7 @@ from ..dp.mechanisms import check_positive, check_sensitivity
 from ..dp.plan import PrivacyPlan, Release
 from ..dp.samplers import describe, draw, grid_scale
 from ..dp.spec import Privacy
-from .base import check_count, check_matrix
+from .base import check_count, check_matrix, require_replace
 from .sparse_mean import truncated_mean
 
 
@@ -34,6 +34,7 @@ def frank_wolfe_plan(privacy: Privacy, n: int, d: int, *, R: float, radius: floa
     Laplace(2Δ/ε₀) noise, each selection ε₀-DP.
     paper: ε₀ by advanced composition. tight: ε₀ by zCDP/RDP accounting (dp-accounting)."""
     p = privacy.at(n)
+    require_replace(p, "frank_wolfe", "its scores are means over the public sample size n")
     epsilon, delta = p.epsilon, p.delta
     T = check_count("T", T)
     rel, comp = vertex_selections(p, radius * 2 * R / n, T)

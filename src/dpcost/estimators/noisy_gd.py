@@ -13,7 +13,7 @@ from ..dp.plan import PrivacyPlan, Release
 from ..dp.samplers import GridNoise, describe, draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
-from .base import check_count, check_design, clip_rows, project_l2_ball
+from .base import check_count, check_design, clip_rows, project_l2_ball, require_replace
 
 
 def noisy_gd_step_sensitivity(*, R: float, C: float, c_x: float, eta0: float, n: int) -> float:
@@ -36,6 +36,7 @@ def noisy_gd_plan(
     tight: σ = sensitivity × the PLD noise multiplier of T composed Gaussian steps at total (ε, δ).
     """
     p = privacy.at(n)
+    require_replace(p, "noisy_gd", "its noise scale is set for gradients averaged over the public sample size n")
     epsilon, delta = p.epsilon, p.delta
     T = check_count("T", T)
     sens = noisy_gd_step_sensitivity(R=R, C=C, c_x=c_x, eta0=eta0, n=n)

@@ -296,7 +296,8 @@ def dp_fourier_regression_plan(privacy: Privacy, n: int, d: int, *, K, T, mechan
     knorm:    ‖Δ‖_Q ≤ ‖Δ‖_S ≤ 2T/n; b = 2T/(nε) (:func:`knorm_scale`), pure ε-DP (both calibrations); K ≤ 3 only.
     Every scale is raised for the grid's rounding (:func:`grid_scale`; K-norm: r = 1 step, √2 for K = 3)."""
     p = privacy.at(n)
-    require_replace(p, "dp_fourier_regression", "it divides by the public sample size n")
+    name = "dp_fourier" if mechanism == "gaussian" else f"dp_fourier_{mechanism}"  # the registry's names
+    require_replace(p, name, "it divides by the public sample size n")
     n = check_count("n", n)
     if d != 1:
         raise DataError(f"the Fourier projection estimator of §6 is for a one-dimensional design: d must be 1, got {d}")

@@ -19,7 +19,7 @@ from ..dp.plan import PrivacyPlan, Release
 from ..dp.samplers import GridNoise, add_noise, describe, draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import DataError, PrivacyError
-from .base import check_matrix, check_s
+from .base import check_matrix, check_s, require_replace
 
 
 def truncated_mean(X: np.ndarray, R: float) -> np.ndarray:
@@ -170,8 +170,12 @@ def peeling(v, *, s: int, lam: float, privacy: Privacy, rng: np.random.Generator
 # ---------------------------------------------------------------------------------------------------------------
 
 
+WHY_N = "its sensitivity 2R/n uses the public sample size n"
+
+
 def dp_sparse_mean_plan(privacy: Privacy, n: int, d: int, *, s: int, R: float, s_max: int | None = None) -> PrivacyPlan:
     """Alg. 3.3: Peeling of the coordinate-truncated mean, ℓ∞ sensitivity λ = 2R/n (:func:`peeling_plan`)."""
+    require_replace(privacy, "peeling", WHY_N)
     return peeling_plan(privacy.at(n), s=s, lam=2 * R / n, s_max=s_max)
 
 
@@ -185,6 +189,7 @@ def dp_sparse_mean(X, *, privacy: Privacy, rng: np.random.Generator, s: int, R: 
     selection of s, never by the config). Returns (estimate, selected indices).
     """
     X = check_matrix(X)
+    require_replace(privacy, "peeling", WHY_N)
     n, d = X.shape
     R = check_positive("R", R)
     v = truncated_mean(X, R)

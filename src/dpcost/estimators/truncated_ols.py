@@ -13,7 +13,7 @@ from ..dp.plan import PrivacyPlan, Release
 from ..dp.samplers import add_noise, describe, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
-from .base import check_design, clip_rows, ridge_in_ball
+from .base import check_design, clip_rows, require_replace, ridge_in_ball
 from .ols import ols
 
 NOISE = ("derived", "printed")
@@ -41,6 +41,7 @@ def noisy_truncated_ols_plan(
     if noise not in NOISE:
         raise PrivacyError(f"noise must be 'derived' or 'printed', got {noise!r}")
     p = privacy.at(n)
+    require_replace(p, "noisy_truncated_ols", "its sensitivity 2c_x(R + c_x C)/(n kappa) uses the public sample size n")
     epsilon, delta = p.epsilon, p.delta
     if noise == "printed":
         warnings.warn(

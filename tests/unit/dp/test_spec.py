@@ -72,10 +72,12 @@ def test_privacy_refuses_unknown_calibration_on_invalid_and_neighbours(field, va
 
 
 def test_at_resolves_a_formula_and_keeps_a_number():
-    p = Privacy(0.5, "10/n^1.1", "tight", "warn", "add_remove")
+    p = Privacy(0.5, "10/n^1.1", "tight", "warn")
     q = p.at(2000)
     assert q.delta == pytest.approx(10 / 2000**1.1, rel=1e-15) and isinstance(q.delta, float)
-    assert (q.epsilon, q.calibration, q.on_invalid, q.neighbours) == (0.5, "tight", "warn", "add_remove")
+    assert (q.epsilon, q.calibration, q.on_invalid, q.neighbours) == (0.5, "tight", "warn", "replace")
+    with pytest.raises(PrivacyError, match="n is private"):  # add/remove: a delta that moves with n reveals n
+        Privacy(0.5, "10/n^1.1", neighbours="add_remove").at(2000)
     assert p.delta == "10/n^1.1"  # frozen: the formula itself is unchanged
     fixed = Privacy(0.5, 1e-6)
     assert fixed.at(10) == fixed and fixed.at(10).delta == 1e-6
