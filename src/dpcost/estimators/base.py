@@ -53,9 +53,27 @@ def clip_factor(norms: np.ndarray, bound: float) -> np.ndarray:
     return np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
 
 
+def ball_factor(V: np.ndarray, bound: float) -> np.ndarray:
+    """min(1, bound/‖v‖₂) for every row v of V (last axis), finite and in [0, 1] for every finite V.
+
+    ‖v‖₂ overflows to inf once the squares do (|v_j| ≳ 1e154), which made the factor 0 and sent the row to the
+    origin rather than to the sphere; those rows alone are recomputed as (bound/m)/‖v/m‖₂ with m = max_j |v_j|.
+    Every row whose norm is finite gets exactly the factor :func:`clip_factor` gave before, bit for bit."""
+    with np.errstate(over="ignore"):  # an overflow is expected here and handled below
+        norms = np.linalg.norm(V, axis=-1, keepdims=True)
+    factor = clip_factor(norms, bound)
+    over = np.isinf(norms[..., 0])
+    if over.any():
+        W = V[over]
+        m = np.max(np.abs(W), axis=-1, keepdims=True)  # > 0: the norm of these rows overflowed
+        factor[over] = np.minimum(1.0, (bound / m) / np.linalg.norm(W / m, axis=-1, keepdims=True))
+    return factor
+
+
 def clip_rows(X: np.ndarray, c_x: float) -> np.ndarray:
-    """Scale every row with ‖x_i‖₂ > c_x down to norm c_x (rows inside the ball are unchanged)."""
-    return X * clip_factor(np.linalg.norm(X, axis=-1, keepdims=True), c_x)
+    """Scale every row with ‖x_i‖₂ > c_x down to norm c_x (rows inside the ball are unchanged); every finite row,
+    however large, lands in the ball (:func:`ball_factor`)."""
+    return X * ball_factor(X, c_x)
 
 
 def clip_design(X, y, B_X: float, B_Y: float) -> tuple[np.ndarray, np.ndarray]:
@@ -66,9 +84,8 @@ def clip_design(X, y, B_X: float, B_Y: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def project_l2_ball(beta: np.ndarray, C: float) -> np.ndarray:
-    """Π_C: Euclidean projection on the ℓ2 ball of radius C (batched over leading axes)."""
-    norms = np.linalg.norm(beta, axis=-1, keepdims=True)
-    return beta * np.minimum(1.0, C / np.maximum(norms, np.finfo(float).tiny))
+    """Π_C: Euclidean projection on the ℓ2 ball of radius C (batched over leading axes), finite for finite β."""
+    return beta * ball_factor(beta, C)
 
 
 def ridge_in_ball(H: np.ndarray, g: np.ndarray, C: float) -> np.ndarray:
@@ -86,6 +103,21 @@ def ridge_in_ball(H: np.ndarray, g: np.ndarray, C: float) -> np.ndarray:
 
 
 def require_replace(privacy, method: str, why: str) -> None:
-    """Refuse add/remove neighbours for an estimator whose sensitivity is derived for replace-one only (``why``)."""
+    """Refuse add/remove neighbours for an estimator whose sensitivity, noise scale or post-processing uses the
+    sample size n (``why``): under add/remove n is private, and a release that depends on it tells n and n + 1 apart
+    (e.g. through the grid its noise lies on)."""
     if privacy.neighbours != "replace":
         raise PrivacyError(f"{method} is analysed under replace-one neighbours only ({why})")
+
+
+def proven_under(privacy, method: str, why: str) -> bool:
+    """For a paper's procedure proven for add/remove neighbours but with n treated as public (``why`` says where n
+    enters): True under replace-one; under add/remove refused, or with ``on_invalid="warn"`` kept for reproduction
+    and False — the caller's plan is then marked unproven, so the ledger voids it."""
+    if privacy.neighbours == "replace":
+        return True
+    privacy.outside_validity(
+        f"{method} under add/remove neighbours: {why}, but n is private under add/remove",
+        remedy="use neighbours 'replace'",
+    )
+    return False

@@ -16,7 +16,7 @@ from scipy import sparse, special
 
 from ..dp.mechanisms import check_positive
 from ..errors import DataError, PrivacyError
-from .base import check_count, check_s
+from .base import ball_factor, check_count, check_s
 from .sparse_mean import hard_threshold
 
 LOSSES = ("squared", "logistic")
@@ -70,19 +70,30 @@ def gradient(loss: str, X, y: np.ndarray, theta: np.ndarray, lam: float = 0.0) -
 
 
 def row_norms(X) -> np.ndarray:
-    if sparse.issparse(X):
-        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    return np.linalg.norm(X, axis=1)
+    """‖x_i‖₂ of every row; inf where the squares overflow (|x_ij| ≳ 1e154), which :func:`clip_rows_l2` handles."""
+    with np.errstate(over="ignore"):
+        if sparse.issparse(X):
+            return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+        return np.linalg.norm(X, axis=1)
 
 
 def clip_rows_l2(X, c_x: float):
-    """Every row scaled to ‖x_i‖₂ ≤ c_x (a public bound); X itself when none is longer. Sparse stays sparse."""
+    """Every row scaled to ‖x_i‖₂ ≤ c_x (a public bound); X itself when none is longer. Sparse stays sparse.
+
+    A row whose norm overflows is scaled by (c_x/m)/‖x_i/m‖₂, m = max_j |x_ij|, so it lands on the sphere, not at
+    the origin (:func:`~.base.ball_factor`); every other row gets the same factor as before, bit for bit."""
     c_x = check_positive("c_x", c_x)
     norms = row_norms(X)
     if not (norms > c_x).any():
         return X
+    if not sparse.issparse(X):
+        return X * ball_factor(X, c_x)
     factor = np.minimum(1.0, c_x / np.maximum(norms, np.finfo(float).tiny))
-    return sparse.diags(factor) @ X if sparse.issparse(X) else X * factor[:, None]
+    over = np.flatnonzero(np.isinf(norms))
+    if over.size:
+        m = abs(X[over]).max(axis=1).toarray().ravel()
+        factor[over] = np.minimum(1.0, (c_x / m) / row_norms(sparse.diags(1 / m) @ X[over]))
+    return sparse.diags(factor) @ X
 
 
 def clip_entries(X, K: float):

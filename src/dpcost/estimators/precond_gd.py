@@ -19,7 +19,7 @@ from ..dp.plan import PrivacyPlan, Release
 from ..dp.samplers import describe, draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
-from .base import check_count, check_design, clip_factor, clip_rows
+from .base import check_count, check_design, clip_factor, clip_rows, require_replace
 from .ssp import noise_norm_bound, noisy_symmetric, xx_xy_sensitivities
 
 
@@ -45,6 +45,7 @@ def precond_gd_plan(
     each step at ((1 − f0)ε/T, δ/(T + 1)); proven while every ε_i < 1.
     """
     p = privacy.at(n)
+    require_replace(p, "precond_gd", "its covariance estimate, preconditioner and steps divide the released sums by n")
     T = check_count("T", T)
     for k, v in (("B0", B0), ("C", C)) + ((("R", R),) if R is not None else ()):
         check_positive(k, v)
@@ -122,9 +123,12 @@ def precond_gd(
     3. β̂ = M b̄, b̄ the mean of the last ``average`` iterates (post-processing).
 
     Privacy: (ε, δ)-DP under replace-one (or add/remove) neighbours by composing 1 + T Gaussian releases
-    (:func:`precond_gd_plan`). Every term's norm bound is enforced here by clipping, so it holds for every input;
-    y needs no bound. B0, C, R, T, f0 are public constants (the tuning step chooses them without the real y);
-    α, η, the eigenvalue floor, ρ and ``average`` act on utility only.
+    (:func:`precond_gd_plan`). Every term's norm bound is enforced here by clipping, so it holds for every finite
+    input; y needs no bound. Where a record is so extreme that u_i = Mx_i or its residual overflows (no finite
+    value to clip), its term is the public 0, which is inside the ball, so the sensitivity stands and the release
+    is finite; on every other row the arithmetic is the unguarded one, bit for bit. B0, C, R, T, f0 are public
+    constants (the tuning step chooses them without the real y); α, η, the eigenvalue floor, ρ and ``average`` act
+    on utility only.
     """
     X, y = check_design(X, y)
     T, average = check_count("T", T), check_count("average", average)
@@ -137,19 +141,26 @@ def precond_gd(
     sig1, sig2 = (r.noise_scale for r in plan.releases)
     X0 = clip_rows(X, B0)
     M, H_inv = preconditioner(noisy_symmetric(X0.T @ X0, sig1, rng, privacy.sampler), n, sig1, alpha, floor, rho)
-    U = X @ M
+    with np.errstate(over="ignore", invalid="ignore"):  # extreme rows overflow here; caught below
+        U = X @ M
+        u_norm = np.linalg.norm(U, axis=1)
+    finite = np.isfinite(U).all(axis=1)
+    if not finite.all():  # a row whose u_i overflowed: u_i = 0, so all its terms are 0, inside the ball
+        U, u_norm = np.where(finite[:, None], U, 0.0), np.where(finite, u_norm, 0.0)
     # Σ_i g_i as one matrix-vector product U'w: clip_C(u_i r_i) = u_i·r_i·min(1, C/(|r_i|‖u_i‖)) and
     # clip_C(u_i)·clip_R(r_i) = u_i·min(1, C/‖u_i‖)·clip_R(r_i), with the row norms ‖u_i‖ computed once
-    u_norm = np.linalg.norm(U, axis=1)
     u_scale = clip_factor(u_norm, C) if R is not None else None
     noise = draw("gaussian", sig2, (T, d), rng, privacy.sampler)
     b, tail = np.zeros(d), np.zeros(d)
     for t in range(T):
-        r = y - U @ b
-        if R is None:
-            w = r * clip_factor(np.abs(r) * u_norm, C)
-        else:
-            w = u_scale * np.clip(r, -R, R)
+        with np.errstate(over="ignore", invalid="ignore"):
+            r = y - U @ b
+            if R is None:
+                w = r * clip_factor(np.abs(r) * u_norm, C)
+            else:
+                w = u_scale * np.clip(r, -R, R)
+        if not np.isfinite(w).all():  # r overflowed (inf, or inf − inf): that term is 0, inside the ball
+            w = np.where(np.isfinite(w), w, 0.0)
         b = b + eta * (H_inv @ noise[t].add(U.T @ w))
         if t >= T - average:
             tail += b / average

@@ -51,11 +51,31 @@ def subsample_aggregate_plan(privacy: Privacy, n: int, d: int, *, R_b: float, bl
                        params)  # fmt: skip
 
 
-def block_ols(X: np.ndarray, y: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """OLS (minimum-norm where singular) of each block of consecutive rows beginning at ``starts``: (k, d)."""
-    G = np.add.reduceat(X[:, :, None] * X[:, None, :], starts, axis=0)
-    h = np.add.reduceat(X * y[:, None], starts, axis=0)
+def _fit(G: np.ndarray, h: np.ndarray) -> np.ndarray:
     return np.einsum("kij,kj->ki", np.linalg.pinv(G, hermitian=True), h)
+
+
+def block_ols(X: np.ndarray, y: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """OLS (minimum-norm where singular) of each block of consecutive rows beginning at ``starts``: (k, d).
+
+    Total on finite input: a block whose sums X'X, X'y overflow, whose eigendecomposition fails (LAPACK does not
+    converge on such extreme matrices) or whose fit is not finite gets the public value 0. A block's result depends
+    on its own rows only: when the batch fails, the blocks are refitted one by one, and a batch of one gives the
+    same bits as its row of the batch (each matrix is its own LAPACK call)."""
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is caught below, block by block
+        G = np.add.reduceat(X[:, :, None] * X[:, None, :], starts, axis=0)
+        h = np.add.reduceat(X * y[:, None], starts, axis=0)
+        ok = np.isfinite(G).all(axis=(1, 2)) & np.isfinite(h).all(axis=1)
+        est = np.zeros(h.shape)
+        try:
+            est[ok] = _fit(G[ok], h[ok])
+        except np.linalg.LinAlgError:
+            for j in np.flatnonzero(ok):
+                try:
+                    est[j] = _fit(G[j : j + 1], h[j : j + 1])[0]
+                except np.linalg.LinAlgError:
+                    pass  # this block keeps 0
+    return np.where(np.isfinite(est).all(axis=1, keepdims=True), est, 0.0)
 
 
 def subsample_aggregate(X, y, *, privacy: Privacy, rng: np.random.Generator, R_b: float, block_size: int) -> np.ndarray:
@@ -65,8 +85,11 @@ def subsample_aggregate(X, y, *, privacy: Privacy, rng: np.random.Generator, R_b
     differing by at most one; θ̂_j = OLS of block j, projected on the ball ‖θ‖₂ ≤ R_b; the release is
     (1/k)Σ_j θ̂_j + N(0, σ²I).
 
-    Privacy: (ε, δ)-DP under replace-one neighbours, sensitivity 2R_b/k (:func:`subsample_aggregate_plan`); the
-    projection enforces it for every input, no bound on x or y is needed. R_b and block_size are public constants.
+    Privacy: (ε, δ)-DP under replace-one neighbours, sensitivity 2R_b/k (:func:`subsample_aggregate_plan`), for every
+    finite input, no bound on x or y needed: each block's estimate is a total function of that block's rows (its OLS
+    fit, or the public 0 where the fit overflows or fails, :func:`block_ols`) projected on the ball ‖θ‖₂ ≤ R_b (the
+    projection is finite for every finite fit), so replacing one record moves one block's term by at most 2R_b
+    whatever the rows. R_b and block_size are public constants.
     """
     X, y = check_design(X, y)
     n, d = X.shape
