@@ -23,19 +23,25 @@ integer sensitivity of Δ_Z steps (measured; ~1e-10 on our grid). Every grid sca
 10⁻⁶ (:data:`MARGIN`), which lowers δ and the Rényi divergences by far more. The margin rests on these measurements,
 not on a proof.
 
+Noise this module does not draw (a posterior sample or a sketch whose covariance depends on the data, noise inside
+an argmin, a peer library's samplers) is labelled by :func:`describe_float`: its plan says how it is drawn and
+that its guarantee is NOT PROVEN (floating point), and the ledger leaves such a method out of the table's
+composition (:mod:`dpcost.analysis.ledger`).
+
 ``sampler="float-unsafe"`` keeps the old ``rng.laplace`` / ``rng.normal`` path, at the continuous scale, for speed
 comparisons only: its guarantee does not hold on a computer.
 """
 
 from __future__ import annotations
 
-import functools
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import PrivacyError
+from . import exact_bernoulli
 
 SAMPLERS = ("exact", "float-unsafe")
 GRID_BITS = 20
@@ -50,98 +56,11 @@ def check_sampler(sampler: str) -> None:
 
 
 # ---- exact integer samplers (Canonne, Kamath & Steinke 2020) --------------------------------------------------
-# The order, arguments and shapes of the ``rng.integers`` calls below fix every draw, and results computed from them
-# are pinned by digests: a change here must keep that sequence (and the generator's final state) exactly.
+# The coins come from :mod:`dpcost.dp.exact_bernoulli` (one 53-bit comparison each, exact); the order and shapes of
+# the generator calls below fix every draw, and results computed from them are pinned by digests: a change here must
+# keep that sequence exactly, or re-pin them and say why.
 
-# Constants that spare small batches numpy calls (about a microsecond each, most of the cost of a small batch besides
-# the ``rng.integers`` calls): lookup tables indexed by a count 0 … 8 of trials, and read-only arrays that are sliced
-# instead of built on every call.
-_EVEN = np.arange(9) % 2 == 0  # _EVEN[count]: count is even
-_ALL = {width: np.arange(9) == width for width in (1, 2, 8)}  # _ALL[width][count]: count == width
-_ROWS = 1024  # rows of trial bounds kept per (den, k0, width)
-_ONES = np.ones(8 * _ROWS, dtype=np.int64)
-_ONES.flags.writeable = False
-
-
-@functools.lru_cache(maxsize=256)
-def _bound_rows(den, k0: int, width: int) -> np.ndarray:
-    """``_ROWS`` identical rows of den·k, k = k0 … k0 + width − 1, as int64 (read-only: shared between calls)."""
-    row = np.asarray(den, dtype=np.int64) * np.arange(k0, k0 + width, dtype=np.int64)
-    rows = np.tile(row, (_ROWS, 1))
-    rows.flags.writeable = False
-    return rows
-
-
-def _bounds(den, k0: int, width: int, n: int) -> np.ndarray:
-    """The exclusive upper bounds den·k of n rows of trials Bernoulli(num/(den·k)), k = k0 … k0 + width − 1."""
-    if n <= _ROWS:
-        return _bound_rows(den, k0, width)[:n]
-    return np.tile(_bound_rows(den, k0, width)[0], (n, 1))
-
-
-def _bernoulli_exp_frac(num: np.ndarray, den, rng: np.random.Generator) -> np.ndarray:
-    """Bernoulli(exp(−num/den)) elementwise for integers 0 ≤ num ≤ den and a scalar den (CKS Algorithm 1, γ ≤ 1).
-
-    K is the index of the first failure of Bernoulli(γ/k), k = 1, 2, …: P(K > k) = γ^k/k!, so P(K odd) = e^{−γ}.
-    The trials are drawn ``width`` at a time, 8 (2 from 1,000 elements on): one numpy round instead of one per k;
-    trials after the first failure are drawn and ignored, which does not change the distribution.
-    """
-    num = np.asarray(num, dtype=np.int64).ravel()
-    if not num.size:
-        return np.zeros(0, dtype=bool)
-    return _frac_rounds(num, den, 1, 8 if num.size < 1000 else 2, rng)
-
-
-def _frac_rounds(num: np.ndarray, den, k0: int, width: int, rng: np.random.Generator) -> np.ndarray:
-    """Whether K is odd (:func:`_bernoulli_exp_frac`), from the trials k = k0 … k0 + width − 1 of every element and,
-    for the elements without a failure among them, from further rounds of ``width`` trials."""
-    success = np.zeros((num.size, width + 1), dtype=bool)  # the last column, never set, ends every row with a failure
-    bounds = _bounds(den, k0, width, num.size)
-    np.less(rng.integers(0, bounds), num[:, None], out=success[:, :width])  # Bernoulli(γ/k), exact
-    first = success.argmin(axis=1)  # the first failure is trial k0 + first; first = width: none yet
-    odd = _EVEN[first]  # K = k0 + first is odd, as k0 is (the width is even)
-    more = _ALL[width][first]
-    if np.count_nonzero(more):
-        odd[more] = _frac_rounds(num[more], den, k0 + width, width, rng)
-    return odd
-
-
-def _bernoulli_exp_one(n: int, rng: np.random.Generator) -> np.ndarray:
-    """n i.i.d. Bernoulli(e^{−1})."""
-    return _bernoulli_exp_frac(_ONES[:n] if n <= _ONES.size else np.ones(n, dtype=np.int64), 1, rng)
-
-
-def bernoulli_exp(num: np.ndarray, den, rng: np.random.Generator) -> np.ndarray:
-    """Bernoulli(exp(−num/den)) for integers num ≥ 0, den > 0: ⌊γ⌋ Bernoulli(e^{−1}) trials must all succeed, and one
-    Bernoulli(exp(−(γ − ⌊γ⌋)))."""
-    num = np.asarray(num, dtype=np.int64).ravel()
-    whole, rest = np.divmod(num, den)
-    ok = _bernoulli_exp_frac(rest, den, rng)
-    m = int(np.add.reduce(whole))
-    if m:  # all the e^{-1} trials at once; an element with a failed one is rejected
-        trials = _bernoulli_exp_one(m, rng)
-        ok[np.repeat(np.arange(num.size), whole)[~trials]] = False
-    return ok
-
-
-def _geometric(k: int, rng: np.random.Generator) -> np.ndarray:
-    """k draws of the number of successes of Bernoulli(e^{−1}) before the first failure. Small batches draw 8 trials
-    a round (fewer numpy calls), large ones 1 (fewer wasted trials)."""
-    return _geometric_rounds(k, 8 if k < 1000 else 1, rng)
-
-
-def _geometric_rounds(k: int, width: int, rng: np.random.Generator) -> np.ndarray:
-    """:func:`_geometric` with ``width`` trials a round: the successes among the first ``width`` trials of each draw,
-    plus those of further rounds for the draws without a failure yet."""
-    if not k:
-        return np.zeros(0, dtype=np.int64)
-    trials = np.zeros((k, width + 1), dtype=bool)  # the last column, never set, ends every row with a failure
-    trials[:, :width] = _bernoulli_exp_one(k * width, rng).reshape(k, width)
-    lead = trials.argmin(axis=1)  # leading successes
-    more = _ALL[width][lead]
-    if again := np.count_nonzero(more):
-        lead[more] += _geometric_rounds(again, width, rng)
-    return lead
+CHUNK = 1 << 16  # draws per pass of a large request: the working arrays stay in cache
 
 
 def _batch(need: int, rate: float) -> int:
@@ -153,7 +72,7 @@ def _collect(need: int, rate: float, attempt) -> np.ndarray:
     """The first ``need`` accepted values of i.i.d. rejection-sampling attempts, made in oversized batches."""
     parts, have = [], 0
     while have < need:
-        values = attempt(_batch(need - have, rate))[: need - have]
+        values = attempt(_batch(min(need - have, CHUNK), rate))[: need - have]
         parts.append(values)
         have += len(values)
     if len(parts) == 1:  # the usual case: one batch was enough
@@ -161,18 +80,65 @@ def _collect(need: int, rate: float, attempt) -> np.ndarray:
     return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
 
 
+SMALL = 12  # requests of at most this many draws (t a power of two) take the scalar path: no numpy call per step
+
+
+def _laplace_one(t: int, bits: int, words: exact_bernoulli.Words) -> int:
+    """One draw of :func:`discrete_laplace` for t = 2^bits, in Python integers (the same algorithm and bit layout)."""
+    while True:
+        w = words.word()
+        U = w >> (64 - bits) if bits else 0
+        if not exact_bernoulli.coin_exp(U, bits, words):
+            continue
+        X = U + t * exact_bernoulli.geometric_one(words)
+        if not w & 1:
+            return X
+        if X:
+            return -X
+
+
+def _gaussian_one(t: int, bits: int, words: exact_bernoulli.Words) -> int:
+    """One draw of :func:`discrete_gaussian` for t = 2^bits, in Python integers."""
+    while True:
+        Y = _laplace_one(t, bits, words)
+        a = abs(Y) - t
+        if exact_bernoulli.coin_exp(a * a, 2 * bits + 1, words):
+            return Y
+
+
+def _scalar(one, t: int, size: int, rng: np.random.Generator) -> np.ndarray | None:
+    """``size`` draws by ``one`` if the request is small and t a power of two; None otherwise."""
+    bits = t.bit_length() - 1
+    if size > SMALL or t != 1 << bits or bits > 62:
+        return None
+    words = exact_bernoulli.Words(rng)
+    return np.array([one(t, bits, words) for _ in range(size)], dtype=np.int64)
+
+
 def discrete_laplace(t: int, size: int, rng: np.random.Generator) -> np.ndarray:
-    """``size`` exact draws of the discrete Laplace P(z) ∝ exp(−|z|/t) on the integers (CKS Algorithm 2, s = 1)."""
+    """``size`` exact draws of the discrete Laplace P(z) ∝ exp(−|z|/t) on the integers (CKS Algorithm 2, s = 1):
+    U uniform on {0, …, t − 1} kept with probability exp(−U/t), plus t·A with P(A ≥ a) = e^{−a}, a uniform sign,
+    −0 rejected. For t a power of two, U is the top bits and the sign the lowest bit of one raw 64-bit word."""
+    t = int(t)
+    if (small := _scalar(_laplace_one, t, size, rng)) is not None:
+        return small
+    bits = t.bit_length() - 1
+    power = t == 1 << bits and bits <= 62
 
     def attempt(k: int) -> np.ndarray:
-        U = rng.integers(0, t, size=k)
-        keep = _bernoulli_exp_frac(U, t, rng)  # accept U with probability exp(−U/t)
-        X = U[keep] + t * _geometric(np.count_nonzero(keep), rng)
-        negative = rng.integers(0, 2, size=k)[keep].astype(bool)
+        raw = rng.bit_generator.random_raw(k)
+        if not power:
+            U = rng.integers(0, t, size=k)
+        elif bits:
+            U = (raw >> np.uint64(64 - bits)).view(np.int64)
+        else:
+            U = np.zeros(k, dtype=np.int64)
+        keep = np.flatnonzero(exact_bernoulli.bernoulli_exp(U, t, rng))
+        X = U[keep] + t * exact_bernoulli.geometric_e(keep.size, rng)
+        negative = (raw[keep] & np.uint64(1)) == 1
         np.negative(X, out=X, where=negative)
-        if np.count_nonzero(U) == k:  # no U = 0, so no X = 0
-            return X
-        return X[~negative | (X != 0)]  # −0 is rejected so that 0 is not counted twice
+        zero = negative & (X == 0)
+        return X[~zero] if np.count_nonzero(zero) else X  # −0 is rejected so that 0 is not counted twice
 
     return _collect(size, 0.6, attempt)  # acceptance ≈ 1 − 1/e
 
@@ -180,6 +146,9 @@ def discrete_laplace(t: int, size: int, rng: np.random.Generator) -> np.ndarray:
 def discrete_gaussian(t: int, size: int, rng: np.random.Generator) -> np.ndarray:
     """``size`` exact draws of the discrete Gaussian P(z) ∝ exp(−z²/(2t²)) (CKS Algorithm 3 with its Laplace scale
     equal to σ = t: a discrete Laplace(t) draw Y is kept with probability exp(−(|Y| − t)²/(2t²)))."""
+    t = int(t)
+    if (small := _scalar(_gaussian_one, t, size, rng)) is not None:
+        return small
 
     def attempt(k: int) -> np.ndarray:
         Y = discrete_laplace(t, k, rng)
@@ -187,9 +156,15 @@ def discrete_gaussian(t: int, size: int, rng: np.random.Generator) -> np.ndarray
         # (|Y| − t)² must fit in int64: |Y| ≥ 2^31 has probability below exp(−2^11) at t = 2^20.
         if np.maximum.reduce(np.abs(a)) >= 2**31:
             raise RuntimeError("discrete Gaussian: a Laplace proposal beyond 2^31 (probability < exp(-2048))")
-        return Y[bernoulli_exp(a * a, 2 * t * t, rng)]
+        return Y[exact_bernoulli.bernoulli_exp(a * a, 2 * t * t, rng)]
 
     return _collect(size, 0.72, attempt)  # acceptance ≈ e^{-1/2} sqrt(pi/2) = 0.76
+
+
+def bernoulli_exp(num, den, rng: np.random.Generator) -> np.ndarray:
+    """Bernoulli(exp(−num/den)) elementwise for integers num ≥ 0, den ≥ 1, exactly
+    (:func:`dpcost.dp.exact_bernoulli.bernoulli_exp`)."""
+    return exact_bernoulli.bernoulli_exp(num, den, rng)
 
 
 # ---- releases on the grid ---------------------------------------------------------------------------------------
@@ -278,6 +253,27 @@ def describe(kind: str, k: int, norm: str, sampler: str) -> str:
         return f"exact discrete {kind} on a grid of scale/2^{GRID_BITS}; no sensitivity, so no rounding cost"
     r = rounding_steps(k, norm)
     return (
-        f"exact discrete {kind} on a grid of scale/2^{GRID_BITS}; sensitivity inflated by {r:.3g} grid steps "
+        f"exact discrete {kind} on a grid of scale/2^{GRID_BITS}; sensitivity inflated by {r!r} grid steps "
         f"for rounding {k} coordinate(s); scale raised by a relative {MARGIN:g} for the discrete curve"
     )
+
+
+_INFLATED = re.compile(r"^exact discrete \w+ on a grid of scale/2\^(\d+); sensitivity inflated by (\S+) grid steps")
+
+
+def rounding_cost(sampler: str | None, scale: float) -> float:
+    """What a grid release's rounding adds to its sensitivity, r·g with g = scale/2^GRID_BITS, read back from the
+    ``sampler`` text :func:`describe` wrote (r in full precision); 0 for a release not on the grid. The privacy loss
+    of the release is that of the inflated sensitivity: the integer vectors of neighbours differ by Δ/g + r steps."""
+    match = _INFLATED.match(sampler or "")
+    return float(match.group(2)) * scale / 2 ** int(match.group(1)) if match else 0.0
+
+
+FLOAT_NOISE = "NOT PROVEN (floating point)"  # the marker the ledger looks for in a release's sampler
+
+
+def describe_float(what: str) -> str:
+    """How a release whose noise is drawn by floating-point samplers is drawn (``what``), with the marker
+    :data:`FLOAT_NOISE`: such noise has no proof of privacy on a computer (Mironov 2012), whatever its guarantee in
+    exact arithmetic."""
+    return f"{what}; {FLOAT_NOISE}: floating-point noise, no proof of privacy on a computer (Mironov 2012)"
