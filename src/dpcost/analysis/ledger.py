@@ -10,6 +10,14 @@ The ledger has three levels:
   number they publish is a release, so publishing them together composes. Per m: basic composition (Σε, Σδ) of the
   private methods, and where the plans allow a tighter ε from composing privacy-loss distributions (PLDs); the
   methods that void the composed guarantee (unproven plans, float-unsafe noise) are named.
+
+Floating-point noise: a method with a release whose noise is drawn by floating-point samplers (its ``sampler``
+carries :data:`~dpcost.dp.samplers.FLOAT_NOISE`, written by :func:`~dpcost.dp.samplers.describe_float`: a posterior
+sample, a data-dependent sketch, noise inside an argmin, a peer library's samplers) has no proof of privacy on a
+computer. It is entered as NOT PROVEN (floating point) and left out of the table's composition, like a non-private
+baseline (``float_noise``, with the reason): its nominal (ε, δ) holds in exact arithmetic only, so composing it would
+state a guarantee nobody has proven, and it does not void the others'. The global ``sampler: float-unsafe`` switch
+still voids the whole table.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import numbers
 from collections.abc import Mapping, Sequence
 
 from ..dp.accountant import PLD_INTERVAL, composed_epsilon
+from ..dp.samplers import FLOAT_NOISE, rounding_cost
 from ..dp.spec import NEIGHBOUR_RELATIONS
 
 # Methods whose recorded releases are their whole mechanism: additive Gaussian (or Laplace) noise on queries of the
@@ -39,7 +48,7 @@ EXACT_RELEASES: dict[str, str] = {
     "joint_ssp": "one Gaussian release of (X'X upper triangle, X'y); the ridge and the solve are post-processing",
     "precond_gd": "Gaussian releases of X'X and of T sums of clipped gradient terms; the rest is post-processing",
     "subsample_aggregate": "one Gaussian release of the mean of clipped block estimates",
-    "opendp_ssp": "one Gaussian release of (X'X upper triangle, X'y)",
+    "opendp_ssp": "one Gaussian release of (X'X upper triangle, X'y), on the exact sampler's grid",
     "dp_mean": "one Gaussian release of the coordinate-clipped mean",
     "dp_glm": "T Gaussian gradient steps; the clipping is in the sensitivity, the iterates are post-processing",
     "dp_btl": "one Gaussian release of the linear term -B'y; the constrained solve is post-processing",
@@ -84,7 +93,9 @@ def method_entry(record: dict) -> dict:
 
     Private methods: ``per_m`` holds every m's (ε, δ(m)), releases and parameters and ``delta_ge_1_over_m`` (δ(m) ≥
     1/m: a δ that large allows releasing a record outright); ``delta_warning`` names all such m (None if none).
-    A method with any unproven plan is entered with ``private: False`` and a guarantee saying NONE PROVEN.
+    A method with any unproven plan is entered with ``private: False`` and a guarantee saying NONE PROVEN; one with
+    floating-point noise (:func:`float_noise_reason`) with ``private: False`` and a guarantee saying NOT PROVEN
+    (floating point), why, and what holds in exact arithmetic.
     """
     if not record["private"]:
         return {"label": record["label"], "private": False, "guarantee": "none (non-private baseline)"}
@@ -93,14 +104,17 @@ def method_entry(record: dict) -> dict:
     privacy = record["privacy"]
     proven = all(p["proven"] for p in plans)
     guarantee = f"({privacy['epsilon']}, delta(n = m))-DP, neighbours: {last['neighbours']}"
+    floating = sorted({why for p in plans if (why := float_noise_reason(p))})
     if not proven:
         guarantee = (
             "NONE PROVEN: the calibration as printed has a gap (see composition and warnings); kept for reproduction"
         )
+    elif floating:
+        guarantee = f"{'; '.join(floating)}. In exact arithmetic: {guarantee}"
     large = [p for p in plans if p["delta"] >= 1 / p["m"]]
     return {
         "label": record["label"],
-        "private": proven,
+        "private": proven and not floating,
         "guarantee": guarantee,
         "calibration": privacy["calibration"],
         "composition": last["composition"],
@@ -134,9 +148,10 @@ def _positive(x) -> bool:
 def release_terms(method: str, plan: dict) -> tuple[float, dict[float, int]] | str:
     """The privacy loss of a plan's releases, or why it cannot be read from them.
 
-    Returns (μ², {ε₀: count}). The Gaussian releases together are μ-GDP with μ² = Σ count·(Δ/σ)² (Dong, Roth & Su
-    2022, Cor. 3.3: exact for Gaussian mechanisms, adaptively composed or not). Each Laplace release is (Δ/b)-DP,
-    ε₀ = Δ/b, which holds for the continuous and the discrete (grid) Laplace alike. A string instead says why not:
+    Returns (μ², {ε₀: count}), Δ the sensitivity plus what the noise grid's rounding adds to it
+    (:func:`~dpcost.dp.samplers.rounding_cost`). The Gaussian releases together are μ-GDP with μ² = Σ count·(Δ/σ)²
+    (Dong, Roth & Su 2022, Cor. 3.3: exact for Gaussian mechanisms, adaptively composed or not). Each Laplace
+    release is (Δ/b)-DP, ε₀ = Δ/b, for the continuous and the discrete (grid) Laplace alike. A string says why not:
     the method is not in :data:`EXACT_RELEASES`, or a release is not additive Gaussian/Laplace noise with a positive
     sensitivity (in ℓ2 resp. ℓ1), noise scale and count.
     """
@@ -153,6 +168,7 @@ def release_terms(method: str, plan: dict) -> tuple[float, dict[float, int]] | s
             return f"release {r['mechanism']!r} ({r['norm']}) is not additive Gaussian (l2) or Laplace (l1) noise"
         if not (_positive(sens) and _positive(scale) and isinstance(count, numbers.Integral) and count >= 1):
             return f"release {r['mechanism']!r} does not record a sensitivity, noise scale and count"
+        sens += rounding_cost(r.get("sampler"), scale)  # the grid's rounding is part of the shift between neighbours
         if kind == "gaussian":
             mu2 += count * (sens / scale) ** 2
         else:
@@ -182,6 +198,15 @@ def void_reason(plan: dict) -> str | None:
     if any("float-unsafe" in (r.get("sampler") or "") for r in plan["releases"]):
         return "noise drawn by the float-unsafe sampler: not private on a computer"
     return None
+
+
+def float_noise_reason(plan: dict) -> str | None:
+    """Why this plan's output is NOT PROVEN (floating point): the releases whose ``sampler`` carries
+    :data:`~dpcost.dp.samplers.FLOAT_NOISE` (noise drawn by floating-point samplers). None if there are none."""
+    floating = [r["mechanism"] for r in plan["releases"] if FLOAT_NOISE in (r.get("sampler") or "")]
+    if not floating:
+        return None
+    return f"{FLOAT_NOISE}: the noise of {'; '.join(floating)} is drawn by floating-point samplers (see its sampler)"
 
 
 def _tight(m: int, plans: dict[str, dict], terms: dict, basic_epsilon: float) -> tuple[dict | None, str | None]:
@@ -272,12 +297,20 @@ def table_entry(records: Sequence[dict]) -> dict:
     * ``void``: the methods whose plan is unproven (or whose noise is drawn by the float-unsafe sampler), with the
       reason: publishing them voids the composed guarantee (the numbers count them at their nominal (ε, δ)).
     * ``not_included``: the non-private baselines.
+    * ``float_noise``: the methods with floating-point noise (:func:`float_noise_reason`), with the reason: NOT
+      PROVEN (floating point), left out of ``basic`` and ``tight`` (their outputs are not covered by the composed
+      guarantee) without voiding it. A method whose plan also voids (unproven) stays in ``void`` instead.
     * per m, ``delta_ge_1_over_m`` names the methods with δ(m) ≥ 1/m; ``warnings`` say so, flag a composed δ ≥ 1/m,
       and any method whose releases compose to more than its stated ε.
     """
-    private = [r for r in records if r["private"]]
     baseline = "not private (non-private baseline): no guarantee, nothing to compose"
     not_included = {r["method"]: baseline for r in records if not r["private"]}
+    float_noise = {}
+    for r in records:
+        if r["private"] and not any(void_reason(p) for p in r["plans"]):
+            if reasons := sorted({why for p in r["plans"] if (why := float_noise_reason(p))}):
+                float_noise[r["method"]] = "; ".join(reasons) + ": left out of the composed guarantee"
+    private = [r for r in records if r["private"] and r["method"] not in float_noise]
     by_m: dict[int, dict[str, dict]] = collections.defaultdict(dict)
     for r in private:
         for p in r["plans"]:
@@ -295,7 +328,7 @@ def table_entry(records: Sequence[dict]) -> dict:
         if reasons:
             void[r["method"]] = "; ".join(reasons)
     if not private:
-        guarantee = "no private method: nothing is composed"
+        guarantee = "no private method with a proven guarantee: nothing is composed"
     elif void:
         guarantee = (
             f"VOID: publishing {', '.join(void)} with the others voids the composed guarantee (see void); the numbers "
@@ -306,11 +339,14 @@ def table_entry(records: Sequence[dict]) -> dict:
             "all private outputs published together are (basic.epsilon, basic.delta)-DP and, where given, "
             "(tight.epsilon, tight.delta)-DP at each m, delta evaluated at n = m"
         )
+    if float_noise:
+        guarantee += f"; {', '.join(float_noise)}: {FLOAT_NOISE}, not covered (see float_noise)"
     return {
         "what": "the methods of this table are separate analyses of the same records: publishing all their outputs "
         "composes their releases",
         "methods": names,
         "not_included": not_included,
+        "float_noise": float_noise,
         "void": void,
         "guarantee": guarantee,
         "accounting": "basic: sum of epsilons and deltas; tight: privacy-loss distributions composed at delta = the "

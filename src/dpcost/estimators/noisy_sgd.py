@@ -9,8 +9,17 @@ import numpy as np
 
 from ..dp.accountant import sampled_gaussian_epsilon, sampled_gaussian_multiplier
 from ..dp.plan import PrivacyPlan, Release, check_bounds
+from ..dp.samplers import describe, draw, grid_scale
 from ..dp.spec import Privacy
-from .base import check_count, clip_design
+from .base import check_count, clip_design, require_replace
+
+# Why RDP accounting of the continuous sampled Gaussian covers the grid's discrete one, and where that is not proven.
+RDP_CARRY_OVER = (
+    "RDP: the discrete Gaussian has the continuous one's Renyi divergences for the same integer shift (Canonne, "
+    "Kamath & Steinke 2020, Prop. 5), so every base term of the subsampling bound (Wang, Balle & Kasiviswanathan "
+    "2019, Thm 9: a function of the base RDP curve alone) carries over; dp-accounting's tighter Thm 27 terms "
+    "(forward differences) are derived for the continuous Gaussian and are NOT PROVEN for the discrete one here"
+)
 
 
 def noisy_sgd_plan(
@@ -24,8 +33,12 @@ def noisy_sgd_plan(
     step, T = n²; per-record units), checked here with the RDP accountant and refused (or warned about) if it does
     not certify (ε, δ); tight: the smallest σ the RDP accountant (sampling without replacement, replace-one)
     certifies.
+
+    Noise: each step's mean gradient is released on the exact discrete Gaussian's grid (:mod:`dpcost.dp.samplers`),
+    σ paid for rounding its d coordinates. The accounting carries over as :data:`RDP_CARRY_OVER` says.
     """
     p = privacy.at(n)
+    require_replace(p, "noisy_sgd", "its step count and sampling rate b/n use the public sample size n")
     epsilon, delta = p.epsilon, p.delta
     check_bounds(B_X=B_X, B_Y=B_Y, C=C, passes=passes)
     batch = min(check_count("batch", batch), n)  # a subsample smaller than the batch is used whole at every step
@@ -40,7 +53,9 @@ def noisy_sgd_plan(
     else:
         sd_sum = 2 * L * sampled_gaussian_multiplier(n, batch, T, epsilon, delta)
         comp = f"RDP accounting of {T} sampled Gaussian steps ({batch} of {n} records each; dp-accounting)"
-    rel = Release(f"gaussian: mean gradient of {batch} sampled records", 2 * L / batch, "l2", sd_sum / batch, T)
+    sd = grid_scale(sd_sum / batch, 2 * L / batch, d, "l2", "gaussian", p.sampler)
+    how = describe("gaussian", d, "l2", p.sampler) + ("" if p.sampler == "float-unsafe" else f"; {RDP_CARRY_OVER}")
+    rel = Release(f"gaussian: mean gradient of {batch} sampled records", 2 * L / batch, "l2", sd, T, sampler=how)
     return PrivacyPlan(
         "noisy_sgd",
         epsilon,
@@ -85,13 +100,13 @@ def noisy_sgd_ols(
     T, batch, L = plan.parameters["T"], plan.parameters["batch"], plan.parameters["L"]
     sigma = plan.releases[0].noise_scale
     eta = 2 * C / np.sqrt(np.arange(1, T + 1) * (L**2 + d * sigma**2))
-    noise = rng.normal(0.0, sigma, size=(T, d))
+    noise = draw("gaussian", sigma, (T, d), rng, privacy.sampler)  # step t releases noise[t].add(its mean gradient)
     theta = np.zeros(d)
     for t in range(T):  # sequential by nature: each step needs the previous iterate
         S = rng.choice(n, size=batch, replace=False) if batch > 1 else rng.integers(0, n, size=1)
         Xs = Xc[S]
         grad = Xs.T @ (Xs @ theta - yc[S]) / batch
-        theta = theta - eta[t] * (grad + noise[t])
+        theta = theta - eta[t] * noise[t].add(grad)
         norm = math.sqrt(theta @ theta)
         if norm > C:
             theta *= C / norm

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from ..dp.plan import PrivacyPlan, Release, check_bounds
+from ..dp.samplers import describe_float
 from ..dp.spec import Privacy
 from .base import clip_design, ridge_in_ball
 
@@ -15,8 +16,10 @@ from .base import clip_design, ridge_in_ball
 # argmin, from which b can be recomputed given the data (to the solver's accuracy): noise on the exact sampler's grid
 # would give away which data set it came from (dpcost.estimators.two_stage's docstring), and KST's proof is for
 # continuous noise in exact arithmetic. No floating-point-safe objective perturbation is implemented.
-NOISE = ("numpy float Gaussian inside an argmin (privacy.sampler not applied: grid noise would be recoverable from "
-         "the argmin); floating-point safety not established")  # fmt: skip
+NOISE = describe_float(
+    "numpy float Gaussian b inside an argmin (privacy.sampler not applied: grid noise would be recoverable from the "
+    "argmin)"
+)
 
 
 def objpert_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, C: float) -> PrivacyPlan:

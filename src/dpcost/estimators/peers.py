@@ -14,9 +14,11 @@ import warnings
 import numpy as np
 
 from ..dp.plan import PrivacyPlan, Release
+from ..dp.samplers import describe, describe_float, draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import ConfigError
-from .base import clip_design
+from .base import clip_design, require_replace
+from .ssp import symmetric_from_upper
 
 # the library each peer method needs
 LIBRARIES = {"diffprivlib": "diffprivlib", "opendp_ssp": "opendp"}
@@ -46,9 +48,18 @@ def _require(name: str):
         raise ConfigError(f"{name} is not installed (or does not import); install the peers: pip install -e '.[peers]'")
 
 
+# diffprivlib draws its Laplace noise itself, with samplers that mitigate floating-point attacks without a proof
+DIFFPRIVLIB_NOISE = describe_float(
+    "diffprivlib's own Laplace samplers (Holohan & Braghin 2021, Secure Random Sampling in Differential Privacy: "
+    "mitigations, not proven)"
+)
+
+
 def diffprivlib_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float) -> PrivacyPlan:
-    """diffprivlib's own accounting: ε-DP, δ unused."""
+    """diffprivlib's own accounting: ε-DP, δ unused. Replace-one only: diffprivlib does not state its relation.
+    Its noise is drawn by diffprivlib's samplers (:data:`DIFFPRIVLIB_NOISE`): NOT PROVEN (floating point)."""
     p = privacy.at(n)
+    require_replace(p, "diffprivlib", "diffprivlib does not state its neighbouring relation")
     return PrivacyPlan(
         "diffprivlib",
         p.epsilon,
@@ -57,6 +68,15 @@ def diffprivlib_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float
         "diffprivlib LinearRegression: functional mechanism (Laplace noise on the objective's coefficients), "
         "epsilon-DP, delta unused; accounting is diffprivlib's own",
         f"rows clipped to ||x||_2 <= {B_X}, every coordinate in [-{B_X}, {B_X}], y in [-{B_Y}, {B_Y}] (public bounds)",
+        (
+            Release(
+                "laplace (functional mechanism): the objective's coefficients, drawn by diffprivlib",
+                None,
+                "diffprivlib's own",
+                None,
+                sampler=DIFFPRIVLIB_NOISE,
+            ),
+        ),
         neighbours=p.relation,
     )
 
@@ -74,6 +94,7 @@ def diffprivlib_ols(X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: fl
 
     Xc, yc = clip_design(X, y, B_X, B_Y)
     d = Xc.shape[1]
+    diffprivlib_plan(privacy, *Xc.shape, B_X=B_X, B_Y=B_Y)  # refuses what the plan refuses
     model = LinearRegression(
         epsilon=privacy.epsilon,
         bounds_X=(np.full(d, -B_X), np.full(d, B_X)),
@@ -105,10 +126,14 @@ def opendp_scale(*, epsilon: float, delta: float, sensitivity: float) -> float:
 
 def opendp_ssp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float) -> PrivacyPlan:
     """One Gaussian release of (X'X upper triangle, X'y), replace-one sensitivity 2B_X√(B_X² + B_Y²), at the scale
-    OpenDP certifies."""
+    OpenDP certifies for the sensitivity inflated by the noise grid's rounding of all d(d+1)/2 + d coordinates
+    (:func:`~dpcost.dp.samplers.grid_scale`; OpenDP's calibration, through zCDP, is linear in the sensitivity)."""
     p = privacy.at(n)
     sens = 2 * B_X * math.sqrt(B_X**2 + B_Y**2)
-    scale = opendp_scale(epsilon=p.epsilon, delta=p.delta, sensitivity=sens)
+    k = d * (d + 1) // 2 + d  # ONE Gaussian of the concatenated vector
+    certified = opendp_scale(epsilon=p.epsilon, delta=p.delta, sensitivity=sens)
+    scale = grid_scale(certified, sens, k, "l2", "gaussian", p.sampler)
+    how = describe("gaussian", k, "l2", p.sampler)
     return PrivacyPlan(
         "opendp_ssp",
         p.epsilon,
@@ -116,7 +141,7 @@ def opendp_ssp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float)
         "library",
         "one Gaussian release of (X'X upper triangle, X'y), scale certified by OpenDP (zCDP -> approx-DP)",
         f"rows clipped to ||x||_2 <= {B_X}, y clipped to [-{B_Y}, {B_Y}]",
-        (Release("gaussian: (X'X upper triangle, X'y)", sens, "l2", scale),),
+        (Release("gaussian: (X'X upper triangle, X'y)", sens, "l2", scale, sampler=how),),
         p.relation,
     )
 
@@ -126,17 +151,16 @@ def opendp_ssp_ols(X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: flo
 
     Replace-one ℓ2 sensitivity of the concatenated vector: √((2B_X²)² + (2B_X B_Y)²) = 2B_X √(B_X² + B_Y²), with
     rows clipped to ‖x‖₂ ≤ B_X and y to [−B_Y, B_Y] here. The scale is the one OpenDP certifies for (ε, δ)
-    (:func:`opendp_ssp_plan`); the noise is drawn from ``rng`` rather than OpenDP's sampler, which is deliberately
-    not seedable (its draws are cryptographically secure), so that reruns are bit-identical. The estimate solves the
-    noisy normal equations (minimum-norm if singular), as SSP does.
+    (:func:`opendp_ssp_plan`), paid for the noise grid. The noise is the package's exact discrete Gaussian on that
+    grid (:mod:`dpcost.dp.samplers`; Canonne, Kamath & Steinke 2020), drawn from ``rng`` rather than by OpenDP's
+    sampler, which is deliberately not seedable, so that reruns are bit-identical. The estimate solves the noisy
+    normal equations (minimum-norm if singular), as SSP does.
     """
     Xc, yc = clip_design(X, y, B_X, B_Y)
     n, d = Xc.shape
     sigma = opendp_ssp_plan(privacy, n, d, B_X=B_X, B_Y=B_Y).releases[0].noise_scale
     iu = np.triu_indices(d)
-    noisy_up = (Xc.T @ Xc)[iu] + rng.normal(0.0, sigma, size=len(iu[0]))
-    A = np.zeros((d, d))
-    A[iu] = noisy_up
-    A = A + np.triu(A, 1).T
-    b = Xc.T @ yc + rng.normal(0.0, sigma, size=d)
-    return np.linalg.lstsq(A, b, rcond=None)[0]
+    k = len(iu[0])
+    stats = np.concatenate([(Xc.T @ Xc)[iu], Xc.T @ yc])
+    released = draw("gaussian", sigma, k + d, rng, privacy.sampler).add(stats)
+    return np.linalg.lstsq(symmetric_from_upper(released[:k], d), released[k:], rcond=None)[0]

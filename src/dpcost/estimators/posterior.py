@@ -14,9 +14,17 @@ from scipy import linalg, optimize, special
 
 from ..dp.mechanisms import gaussian_delta, gaussian_sigma
 from ..dp.plan import PrivacyPlan, Release, add_remove_budget, check_bounds
+from ..dp.samplers import T, add_noise, describe, describe_float, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
-from .base import clip_design
+from .base import clip_design, proven_under
+
+# θ_λ + L'⁻¹z/√γ: a covariance that depends on the data, so no grid sampler applies
+POSTERIOR_NOISE = describe_float("posterior sample by numpy standard_normal (covariance (gamma (X'X + lambda I))^-1)")
+# AdaOPS's noisy bounds are shifted by this many more grid steps than bias·σ: they cover rounding to the grid (½ step)
+# and the discrete Gaussian's tail, P(Z ≥ k) ≤ Φ̄((k − 1)/t)·t√(2π)/(t√(2π) − 1), so that each bound fails with
+# probability ≤ Φ̄(bias) whenever bias ≥ 0.27 (adaops_plan's docstring)
+TAIL_STEPS = 3
 
 
 def budget_for(p: Privacy) -> tuple[float, float]:
@@ -54,11 +62,14 @@ def ops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, B: flo
 
     λ minimises the utility bound (24) for a guess B of ‖θ*‖ (Prop. 18: λ = (C₁ B_X⁴ B_Y² n / B²)^{1/3}), at least
     (1 + log(2/δ))B_X²/ε so that a γ exists; γ from the pDP bound (Remark 11) with λ_min = 0 and the data-independent
-    bound (23) on ‖θ_λ‖. Proven for add/remove neighbours; under replace-one the budget is converted by group
-    privacy (:func:`dpcost.dp.plan.add_remove_budget`). paper: the reference code's constants (bound √n B_Y/√(2λ),
+    bound (23) on ‖θ_λ‖. Proven for add/remove neighbours with n public — but λ and the bound use n, which add/remove
+    makes private, so ``neighbours="add_remove"`` is refused (``on_invalid="warn"``: run for reproduction, plan marked
+    unproven); under replace-one the budget is converted by group privacy (:func:`dpcost.dp.plan.add_remove_budget`),
+    which is proven. paper: the reference code's constants (bound √n B_Y/√(2λ),
     a = L²/(λ+B_X²)); tight: the formula's a = L²/(2(λ+B_X²)) and the valid ‖θ_λ‖ ≤ ‖y‖/(2√λ) ≤ √n B_Y/(2√λ).
     """
     p = privacy.at(n)
+    proven = proven_under(p, "ops", "its lambda and its bound on ||theta_lambda|| use the sample size n")
     calibration = p.calibration
     e_a, d_a = budget_for(p)
     check_bounds(B_X=B_X, B_Y=B_Y, B=B)
@@ -77,6 +88,7 @@ def ops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, B: flo
         1,
         e_a,
         d_a,
+        POSTERIOR_NOISE,
     )
     comp = "per-instance DP of one posterior sample (Wang 2018, Remark 11) with lambda_min = 0"
     if p.neighbours == "replace":
@@ -91,6 +103,7 @@ def ops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, B: flo
         (rel,),
         p.relation,
         {"lambda": lam, "gamma": gamma, "L": L},
+        proven=proven,
     )
 
 
@@ -107,6 +120,12 @@ def adaops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, rho
     is not (ε, δ)-DP: refused or warned about. tight: δ split in five (two releases, two failure events, the
     sample), the analytic Gaussian for both releases and shifts Φ⁻¹(1 − δ/5) σ. Under replace-one the budget is
     converted by group privacy (:func:`dpcost.dp.plan.add_remove_budget`).
+
+    Noise: both bounds are released on the exact discrete Gaussian's grid (:mod:`dpcost.dp.samplers`), σ paid for
+    rounding, and shifted by ``shift`` = bias + TAIL_STEPS/2^20 noise units. A bound fails when the integer noise Z
+    (scale t = 2^20 steps) exceeds bias·t + TAIL_STEPS − ½; since Σ_{z≥k} e^{−z²/2t²} ≤ ∫_{k−1}^∞ and the normaliser
+    is ≥ t√(2π) − 1, that has probability ≤ Φ̄(bias + 1.5/t)·(1 + 1/(t√(2π) − 1)) ≤ Φ̄(bias), as Φ̄(b + h) ≤
+    Φ̄(b)e^{−bh} and bias ≥ Φ⁻¹(0.8) > 0.27. The posterior sample stays float: NOT PROVEN (floating point).
     """
     p = privacy.at(n)
     calibration = p.calibration
@@ -142,10 +161,13 @@ def adaops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, rho
         comp += f"; proven for add/remove: run at ({e_a:.4g}, {d_a:.3g}), group privacy gives replace-one (eps, delta)"
     ell6 = math.log(6 / d_a)
     eps_bar = ell6 * (math.sqrt(1 + e_a / (2 * ell6)) - 1)
+    # the Gaussian calibrations are linear in the sensitivity: the grid's σ per unit of the log bound's sensitivity
+    grid_mult = grid_scale(mult, 1.0, 1, "l2", "gaussian", p.sampler)
     params = {
-        "sigma_lambda_min": mult * B_X**2,
+        "sigma_lambda_min": grid_scale(mult * B_X**2, B_X**2, 1, "l2", "gaussian", p.sampler),
         "bias": bias,
-        "norm_multiplier": mult,
+        "shift": bias + TAIL_STEPS / T,
+        "norm_multiplier": grid_mult,
         "posterior_epsilon": e_a / 2,
         "posterior_log_term": post_log,
         # the choice of λ (eq. 7): utility only, from the paper's constants
@@ -154,15 +176,25 @@ def adaops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, rho
         "t_floor": 2 * (1 + post_log) * B_X**2 / e_a,
     }
     rels = (
-        Release("gaussian: lambda_min(X'X)", B_X**2, "absolute", mult * B_X**2, 1, e_a / 4, d_each),
+        Release(
+            "gaussian: lambda_min(X'X)",
+            B_X**2,
+            "absolute",
+            params["sigma_lambda_min"],
+            1,
+            e_a / 4,
+            d_each,
+            describe("gaussian", 1, "l2", p.sampler),
+        ),
         Release(
             "gaussian: log(B_Y + B_X ||theta_lambda||), sensitivity from the released lambda_min",
             1.0,
             "absolute, per unit of log(1 + B_X^2/(lambda + lambda_min~))",
-            mult,
+            grid_mult,
             1,
             e_a / 4,
             d_each,
+            describe("gaussian", 1, "l2", p.sampler),
         ),
         # γ depends on the released bounds: no fixed sensitivity or noise scale to record
         Release(
@@ -173,6 +205,7 @@ def adaops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, rho
             1,
             e_a / 2,
             d_each,
+            POSTERIOR_NOISE,
         ),
     )
     return PrivacyPlan(
@@ -281,14 +314,15 @@ def adaops(
     G, b = Xc.T @ Xc, Xc.T @ yc
     lam_min = max(np.linalg.eigvalsh(G)[0], 0.0)
     s1 = p["sigma_lambda_min"]
-    lam_min_t = max(lam_min + s1 * rng.normal() - p["bias"] * s1, 0.0)
+    lam_min_t = max(float(add_noise(lam_min, "gaussian", s1, rng, privacy.sampler)) - p["shift"] * s1, 0.0)
     t_min = max(p["t_floor"] - lam_min_t, 0.0)
     lam = _adaops_lambda(lam_min_t=lam_min_t, t_min=t_min, B_X=B_X, C1=p["C1"], C2=p["C2"])
     h = lam + lam_min_t
     theta = np.linalg.solve(G + lam * np.eye(d), b)
     sens = math.log1p(B_X**2 / h)
     s2 = sens * p["norm_multiplier"]
-    log_bound = math.log(B_Y + B_X * np.linalg.norm(theta)) + s2 * rng.normal() + p["bias"] * s2
+    log_bound = float(add_noise(math.log(B_Y + B_X * np.linalg.norm(theta)), "gaussian", s2, rng, privacy.sampler))
+    log_bound += p["shift"] * s2
     L_t = B_X * math.exp(log_bound)
     gamma = ops_gamma(L=L_t, h=h, B_X=B_X, epsilon=p["posterior_epsilon"], log_term=p["posterior_log_term"], exact=True)
     return posterior_sample(G, b, lam, gamma, rng)

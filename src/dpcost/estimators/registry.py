@@ -40,6 +40,9 @@ FAMILIES = ("regression", "mean", "glm", "ranking", "nonparametric", "sparse_lea
 GROUPS = ("baseline", "paper", "comparator", "wang", "new", "peer")
 
 _M = Method
+# in the label of a method whose noise is drawn by floating-point samplers (dpcost.dp.samplers.describe_float), so
+# that every figure and table says its guarantee is NOT PROVEN (floating point)
+FLOAT = "float noise, not proven"
 METHODS: dict[str, Method] = {
     m.name: m
     for m in (
@@ -85,9 +88,30 @@ METHODS: dict[str, Method] = {
             subsample_aggregate.subsample_aggregate_plan,
             group="new",
         ),
-        _M("ops", "regression", "OPS-Balanced (Wang 2018, App. F)", posterior.ops, posterior.ops_plan, group="wang"),
-        _M("adaops", "regression", "AdaOPS (Wang 2018, Alg. 1)", posterior.adaops, posterior.adaops_plan, group="wang"),
-        _M("objpert", "regression", "ObjPert (Kifer et al. 2012)", objpert.objpert, objpert.objpert_plan, group="wang"),
+        _M(
+            "ops",
+            "regression",
+            f"OPS-Balanced (Wang 2018, App. F; {FLOAT})",
+            posterior.ops,
+            posterior.ops_plan,
+            group="wang",
+        ),
+        _M(
+            "adaops",
+            "regression",
+            f"AdaOPS (Wang 2018, Alg. 1; {FLOAT})",
+            posterior.adaops,
+            posterior.adaops_plan,
+            group="wang",
+        ),
+        _M(
+            "objpert",
+            "regression",
+            f"ObjPert (Kifer et al. 2012; {FLOAT})",
+            objpert.objpert,
+            objpert.objpert_plan,
+            group="wang",
+        ),
         _M(
             "noisy_sgd",
             "regression",
@@ -99,7 +123,7 @@ METHODS: dict[str, Method] = {
         _M(
             "sheffet_jl",
             "regression",
-            "JL projection OLS (Sheffet 2017, Alg. 1)",
+            f"JL projection OLS (Sheffet 2017, Alg. 1; {FLOAT})",
             sheffet.sheffet_jl_ols,
             sheffet.sheffet_jl_plan,
             group="comparator",
@@ -138,7 +162,7 @@ METHODS: dict[str, Method] = {
         _M(
             "diffprivlib",
             "regression",
-            "diffprivlib LinearRegression (peer)",
+            f"diffprivlib LinearRegression (peer; {FLOAT})",
             peers.diffprivlib_ols,
             peers.diffprivlib_plan,
             peer="diffprivlib",

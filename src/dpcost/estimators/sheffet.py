@@ -9,8 +9,12 @@ import numpy as np
 
 from ..dp.mechanisms import check_sensitivity
 from ..dp.plan import PrivacyPlan, Release
+from ..dp.samplers import add_noise, describe, describe_float, grid_scale
 from ..dp.spec import Privacy
-from .base import check_count, clip_design
+from .base import check_count, clip_design, require_replace
+
+# R A′ ~ rows N(0, A′'A′): a covariance that depends on the data, so no grid sampler applies
+SKETCH_NOISE = describe_float("Gaussian sketch R A' by numpy standard_normal (covariance A'^T A' depends on the data)")
 
 
 def sheffet_jl_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, r: int) -> PrivacyPlan:
@@ -21,22 +25,30 @@ def sheffet_jl_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float,
     Sheffet's Algorithm 1 (ICML 2017 / arXiv 1507.02482) as we read it; that paper is not in ../shared/papers and
     could not be re-checked here — the audit in the tests passes, which is necessary, not sufficient. Both
     calibrations use them (no tighter analysis is implemented).
+
+    Noise: the test's Laplace is the exact discrete Laplace on a grid (:mod:`dpcost.dp.samplers`), its scale paid
+    for rounding; the sketch R A′ has a covariance that depends on the data and is drawn by numpy's float normals:
+    labelled NOT PROVEN (floating point) (:data:`SKETCH_NOISE`).
     """
     p = privacy.at(n)
+    require_replace(p, "sheffet_jl", "Sheffet (2017) Theorem 3.1, as read here, is for data sets of one size")
     epsilon, delta = p.epsilon, p.delta
     r = check_count("r", r)
     B2 = B_X**2 + B_Y**2
     check_sensitivity(B2)
     lt = math.log(8 / delta)
     w2 = 8 * B2 / epsilon * (math.sqrt(2 * r * lt) + 2 * lt)
+    b = grid_scale(4 * B2 / epsilon, B2, 1, "l1", "laplace", p.sampler)
+    test = describe("laplace", 1, "l1", p.sampler)
     rels = (
-        Release("laplace: sigma_min(A)^2 test", B2, "absolute", 4 * B2 / epsilon, 1, epsilon / 4),
+        Release("laplace: sigma_min(A)^2 test", B2, "absolute", b, 1, epsilon / 4, sampler=test),
         Release(
             f"Gaussian JL projection R A, R of {r} x n i.i.d. N(0, 1), sigma_min(A') >= w",
             B2,
             "row norm^2",
             math.sqrt(w2),
             1,
+            sampler=SKETCH_NOISE,
         ),
     )
     return PrivacyPlan(
@@ -48,7 +60,7 @@ def sheffet_jl_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float,
         f"rows of [X, y] clipped: ||x||_2 <= {B_X}, |y| <= {B_Y}",
         rels,
         p.relation,
-        parameters={"w2": w2, "test_offset": 4 * B2 * math.log(1 / delta) / epsilon, "laplace_scale": 4 * B2 / epsilon},
+        parameters={"w2": w2, "test_offset": 4 * B2 * math.log(1 / delta) / epsilon, "laplace_scale": b},
     )
 
 
@@ -71,7 +83,9 @@ def sheffet_jl_ols(X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: flo
     A = np.column_stack([Xc, yc])
     AtA = A.T @ A
     w, V = np.linalg.eigh(AtA)
-    if not max(w[0], 0.0) > p["w2"] + rng.laplace(0.0, p["laplace_scale"]) + p["test_offset"]:
+    # σ_min(A)² + Z released on the grid (Z symmetric: the same test as σ_min(A)² > w² + Z + offset)
+    noisy = float(add_noise(max(w[0], 0.0), "laplace", p["laplace_scale"], rng, privacy.sampler))
+    if not noisy > p["w2"] + p["test_offset"]:
         w = w + p["w2"]  # A′ = [A; wI]: A′'A′ = A'A + w²I
     S = (V * np.sqrt(np.maximum(w, 0.0))) @ V.T
     M = rng.standard_normal((r, d + 1)) @ S

@@ -10,7 +10,11 @@ from dpcost.analysis.engine import run_grid
 from dpcost.analysis.ledger import EXACT_RELEASES, STATED_REASONS, build_ledger, method_entry
 from dpcost.dp.accountant import gaussian_epsilon
 from dpcost.dp.mechanisms import gaussian_delta, gaussian_sigma
+from dpcost.dp.samplers import FLOAT_NOISE, describe
 from dpcost.dp.spec import Privacy
+from dpcost.estimators.objpert import NOISE as OBJPERT_NOISE
+from dpcost.estimators.peers import DIFFPRIVLIB_NOISE
+from dpcost.estimators.posterior import POSTERIOR_NOISE
 from dpcost.estimators.registry import METHODS
 
 M_GRID = [100, 1000]
@@ -404,3 +408,50 @@ def test_releases_named_with_their_calibration_are_composed():
     for name, plan in plans.items():
         terms = release_terms(name, plan.to_dict())
         assert isinstance(terms, tuple) and terms[0] > 0, (name, terms)
+    # a grid release is composed at its sensitivity plus the rounding's r·g: SSP's two releases at their common noise
+    # multiplier ρ come back as exactly 2/(ρ(1 + MARGIN))² (Δ/σ alone would understate μ by a relative ~1e-5)
+    from dpcost.dp.accountant import gaussian_noise_multiplier
+    from dpcost.dp.samplers import MARGIN
+    from dpcost.estimators.ssp import ssp_plan
+
+    mu2, _ = release_terms("ssp", ssp_plan(p, 1000, 8, B_X=3.0, B_Y=3.0).to_dict())
+    assert mu2 == pytest.approx(2 / (gaussian_noise_multiplier(2, 1.0, 1e-5) * (1 + MARGIN)) ** 2, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# floating-point noise
+
+
+def test_float_noise_methods_are_left_out_of_the_composition_and_say_why():
+    # objpert's b (noise inside an argmin) and a peer's own samplers are drawn by float samplers: NOT PROVEN
+    objpert = _hand("objpert", [_plan(1000, [_rel("gaussian: linear term b", 2.0, 5.0, sampler=OBJPERT_NOISE)])])
+    lib = _hand("diffprivlib", [_plan(1000, [_rel("laplace", None, None, sampler=DIFFPRIVLIB_NOISE)], delta=0.0)])
+    records = [*_gaussian_methods(), objpert, lib]
+    t = _table(records)
+    assert set(t["float_noise"]) == {"objpert", "diffprivlib"}
+    why = t["float_noise"]["objpert"]
+    why_objpert = why.removesuffix(": left out of the composed guarantee")
+    assert why.startswith(f"{FLOAT_NOISE}: the noise of gaussian: linear term b is drawn by") and "left out" in why
+    # not composed, not counted, and not voiding the others' guarantee
+    assert t["methods"] == ["noisy_truncated_ols", "ssp", "noisy_gd"] and t["void"] == {} and t["as_stated"] == {}
+    (p,) = t["per_m"]
+    assert p["methods"] == sorted(t["methods"]) and p["basic"]["epsilon"] == 1.5
+    assert p["tight"]["from_releases"] == t["methods"] and p["tight"]["at_stated_epsilon_delta"] == []
+    assert t["guarantee"].startswith("all private outputs published together")
+    assert t["guarantee"].endswith(f"objpert, diffprivlib: {FLOAT_NOISE}, not covered (see float_noise)")
+    # the method's own entry: not private, why, and what holds in exact arithmetic only
+    entry = build_ledger(dataset="toy", records=records, privacy=records[0]["privacy"], not_private=[])["methods"]
+    assert entry["objpert"]["private"] is False and entry["ssp"]["private"] is True
+    assert entry["objpert"]["guarantee"] == f"{why_objpert}. In exact arithmetic: {entry['ssp']['guarantee']}"
+
+
+def test_float_noise_does_not_hide_an_unproven_plan_or_the_float_unsafe_switch():
+    # an unproven plan still voids, float noise or not; the global float-unsafe sampler still voids everything
+    posterior = _rel("posterior sample", None, None, norm="pDP", sampler=POSTERIOR_NOISE)
+    unproven = _hand("adaops", [_plan(1000, [posterior], proven=False)])
+    unsafe = _gaussian_methods()[1]
+    unsafe["plans"][0]["releases"][0]["sampler"] = describe("gaussian", 3, "l2", "float-unsafe")
+    t = _table([unproven, unsafe, _gaussian_methods()[2]])
+    assert t["float_noise"] == {} and set(t["void"]) == {"adaops", "ssp"}
+    assert t["guarantee"].startswith("VOID: publishing adaops, ssp")
+    assert method_entry(unproven)["guarantee"].startswith("NONE PROVEN")

@@ -7,8 +7,10 @@ import pytest
 from dpcost.analysis.summaries import compare
 from dpcost.dp.audit import epsilon_lower_bound
 from dpcost.dp.mechanisms import gaussian_sigma
+from dpcost.dp.samplers import FLOAT_NOISE, T, describe, grid_scale
 from dpcost.dp.spec import Privacy
 from dpcost.estimators import peers
+from dpcost.estimators.ssp import symmetric_from_upper
 
 if not all(peers.available().values()):
     pytest.skip(
@@ -69,3 +71,59 @@ def test_comparison_ratios():
     assert c.loc[("diffprivlib", 200), "ratio_to_best_dp"] == pytest.approx(50.0)
     assert c.loc[("noisy_gd", 200), "ratio_to_adassp"] == pytest.approx(0.5)
     assert c.loc[("adassp", 100), "ratio_to_adassp"] == 1.0
+
+
+# ------------------------------------------------------------------------------------------------ how noise is drawn
+
+
+def test_opendp_ssp_is_one_exact_gaussian_paid_for_the_grid_and_diffprivlib_is_labelled():
+    d = 3
+    (rel,) = peers.opendp_ssp_plan(Privacy(0.5, 1e-5), 3000, d, B_X=1.0, B_Y=1.0).releases
+    certified = peers.opendp_scale(epsilon=0.5, delta=1e-5, sensitivity=rel.sensitivity)
+    k = d * (d + 1) // 2 + d  # the rounding is paid over the whole concatenated vector
+    assert rel.noise_scale == grid_scale(certified, rel.sensitivity, k, "l2", "gaussian") > certified
+    assert rel.sampler == describe("gaussian", k, "l2", "exact") and FLOAT_NOISE not in rel.sampler
+    (lib,) = peers.diffprivlib_plan(Privacy(0.5, 1e-5), 3000, d, B_X=1.0, B_Y=1.0).releases
+    assert FLOAT_NOISE in lib.sampler and "Holohan & Braghin 2021" in lib.sampler
+
+
+def test_opendp_ssp_releases_its_statistics_on_the_grid(monkeypatch):
+    seen = []
+    real = peers.draw
+
+    def spy(kind, scale, shape, rng, sampler="exact"):
+        noise = real(kind, scale, shape, rng, sampler)
+        seen.append(noise)
+        return noise
+
+    monkeypatch.setattr(peers, "draw", spy)
+    X, y = _data()
+    est = peers.opendp_ssp_ols(X, y, privacy=Privacy(0.5, 1e-5), B_X=1.0, B_Y=1.0, rng=np.random.default_rng(7))
+    (noise,) = seen  # ONE release of all d(d+1)/2 + d coordinates
+    sigma = peers.opendp_ssp_plan(Privacy(0.5, 1e-5), 3000, 3, B_X=1.0, B_Y=1.0).releases[0].noise_scale
+    assert noise.exact and noise.step == sigma / T and noise.steps.shape == (9,)
+    assert np.array_equal(noise.steps, np.rint(noise.steps))  # integer noise steps
+    # the estimate is the solve of exactly those released values g·(round(f/g) + Z)
+    iu = np.triu_indices(3)
+    released = noise.add(np.concatenate([(X.T @ X)[iu], X.T @ y]))
+    assert np.allclose(released / noise.step, np.rint(released / noise.step), rtol=0, atol=1e-6)
+    assert np.array_equal(est, np.linalg.lstsq(symmetric_from_upper(released[:6], 3), released[6:], rcond=None)[0])
+
+
+class _NoFloatNoise:
+    """A generator whose numpy float normal draws fail (the old path of opendp_ssp's noise)."""
+
+    def __init__(self, seed):
+        self._rng = np.random.default_rng(seed)
+
+    def __getattr__(self, name):
+        if name in ("normal", "standard_normal"):
+            raise AssertionError(f"rng.{name} drawn: opendp_ssp went back to numpy's float samplers")
+        return getattr(self._rng, name)
+
+
+def test_opendp_ssp_does_not_draw_float_normals():
+    X, y = _data()
+    a = peers.opendp_ssp_ols(X, y, privacy=Privacy(0.5, 1e-5), B_X=1.0, B_Y=1.0, rng=_NoFloatNoise(7))
+    b = peers.opendp_ssp_ols(X, y, privacy=Privacy(0.5, 1e-5), B_X=1.0, B_Y=1.0, rng=np.random.default_rng(7))
+    assert np.array_equal(a, b)

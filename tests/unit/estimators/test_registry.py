@@ -3,17 +3,20 @@ one plan per private method under its registry name, and Method.estimate's (esti
 
 import inspect
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
+from dpcost.analysis.ledger import float_noise_reason
 from dpcost.dp.plan import PrivacyPlan
 from dpcost.dp.samplers import add_noise
 from dpcost.dp.spec import CALIBRATIONS, Privacy
 from dpcost.errors import ConfigError, PrivacyError
 from dpcost.estimators import btl, peers
 from dpcost.estimators.ols import ols
-from dpcost.estimators.registry import ANALYSIS_PARAMS, CALIBRATION_PARAMS, METHODS, get, methods_of
+from dpcost.estimators.registry import ANALYSIS_PARAMS, CALIBRATION_PARAMS, FLOAT, METHODS, get, methods_of
 from dpcost.estimators.truncated_ols import noisy_truncated_ols, noisy_truncated_ols_plan
 
 from support import synthetic_regression
@@ -296,3 +299,26 @@ def test_printed_noise_is_the_noise_the_plan_records():
     assert not np.array_equal(est, add_noise(base, "gaussian", sd * (1 + 1e-9), np.random.default_rng(11)))
     derived = METHODS["noisy_truncated_ols"].make_plan(privacy, n, d, {**tuning, "noise": "derived"}, {})
     assert derived.proven is True and derived.releases[0].noise_scale != sd
+
+
+def _default_runs():
+    """The private methods of the default housing, snp and snp_logistic runs with their config.yaml tuning."""
+    config = yaml.safe_load((Path(__file__).parents[3] / "config" / "config.yaml").read_text())
+    for dataset in ("housing", "snp", "snp_logistic"):
+        for name, tuning in (config[dataset].get("tuning") or {}).items():
+            if METHODS[name].private:
+                yield name, tuning
+
+
+def test_labels_of_the_default_runs_say_not_proven_exactly_when_the_plan_has_float_noise():
+    pytest.importorskip("opendp")  # opendp_ssp's plan asks OpenDP for its scale
+    runs = dict(_default_runs())
+    assert {"ops", "adaops", "objpert", "sheffet_jl", "diffprivlib", "opendp_ssp", "noisy_sgd", "peeling"} <= set(runs)
+    floating = set()
+    for name, tuning in runs.items():
+        spec = METHODS[name]
+        plan = spec.make_plan(Privacy(0.5, 1e-6, "tight"), 500, 8, spec.resolve_tuning(tuning), {"s": 5}).to_dict()
+        if float_noise_reason(plan):
+            floating.add(name)
+        assert (FLOAT in spec.label) == (name in floating), name
+    assert floating == {"ops", "adaops", "objpert", "sheffet_jl", "diffprivlib"}
