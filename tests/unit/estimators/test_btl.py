@@ -188,7 +188,8 @@ def test_dp_error_falls_with_epsilon_to_the_mle():
 def test_with_the_true_sensitivity_the_dp_error_per_item_does_not_fall_with_n():
     # dense graph (p = 0.5): σ ∝ d_max ≈ np and the curvature ∝ np, so each item keeps noise of order
     # √log(1/δ)/ε whatever n is — against the per-item rate of Thm 4.2, which the printed 2√n would give
-    # (measured at ε = 16: degree 0.66 → 0.73, paper 0.20 → 0.083, 6 draws, sd ≤ 0.07)
+    # (measured at ε = 16: degree 0.66 → 0.73 and, with other draws, 0.76 → 0.68; paper 0.20 → 0.083; medians of 6
+    # draws of sd ≤ 0.07, so a ratio of about 1 ± 0.15 for "degree", 0.4 for "paper": the thresholds sit between)
     def per_item(n, sensitivity):
         edges, y, theta = btl_data(n, 0.5, 0)
         p = Privacy(16.0, 1e-5, "tight", on_invalid="warn")
@@ -198,7 +199,7 @@ def test_with_the_true_sensitivity_the_dp_error_per_item_does_not_fall_with_n():
             errs = [sq_err(dp_btl(edges, y, n_items=n, privacy=p, rng=r, sensitivity=sensitivity), theta) for r in rngs]
         return np.median(errs) / n
 
-    assert per_item(400, "degree") > 0.9 * per_item(100, "degree")
+    assert per_item(400, "degree") > 0.75 * per_item(100, "degree")
     assert per_item(400, "paper") < 0.6 * per_item(100, "paper")
 
 
@@ -259,7 +260,7 @@ def test_default_gamma_is_root_n_p_hat():
     edges, y, _ = btl_data(50, 0.3, 4)
     g = default_gamma(edges, 50)
     assert g == pytest.approx(math.sqrt(50 * len(edges) / 1225))
-    p = Privacy(1.0, 1e-5)
+    p = Privacy(4.0, 1e-5, "tight")  # at ε = 1 most coordinates sit on the box whatever c0 is: nothing to compare
     a = dp_btl(edges, y, n_items=50, privacy=p, rng=np.random.default_rng(5))
     b = dp_btl(edges, y, n_items=50, privacy=p, rng=np.random.default_rng(5), gamma=g)
     c = dp_btl(edges, y, n_items=50, privacy=p, rng=np.random.default_rng(5), c0=2.0)
@@ -269,7 +270,7 @@ def test_default_gamma_is_root_n_p_hat():
 def test_the_estimator_calibrates_to_the_graphs_own_max_degree_by_default():
     # the plan has no default (None there means n − 1): dp_btl's d_max=None passes the public graph's maximum degree
     edges, y, _ = btl_data(50, 0.3, 4)
-    p, g = Privacy(1.0, 1e-5), int(degrees(edges, 50).max())
+    p, g = Privacy(4.0, 1e-5, "tight"), int(degrees(edges, 50).max())
     a, b, c = (dp_btl(edges, y, n_items=50, privacy=p, rng=np.random.default_rng(5), d_max=d) for d in (None, g, 49))
     assert g < 49 and np.array_equal(a, b) and not np.allclose(a, c)
 
