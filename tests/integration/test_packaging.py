@@ -1,8 +1,13 @@
 """The dependency lists in pyproject.toml, environment.yml and the workflow's conda env agree."""
 
+import ast
+import importlib.metadata
 import re
+import sys
 import tomllib
+from pathlib import Path
 
+import snakemake
 import yaml
 
 from support import REPO
@@ -45,6 +50,39 @@ def test_the_library_does_not_need_snakemake():
     for path in (REPO / "src/dpcost").rglob("*.py"):
         text = path.read_text()
         assert "import snakemake" not in text and "import yaml" not in text, path
+
+
+def _top_level_imports(package: Path) -> set[str]:
+    names = set()
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names.add(node.module.split(".")[0])
+    return names - set(sys.stdlib_module_names)
+
+
+def test_the_workflow_extra_has_what_snakemake_report_imports():
+    # `snakemake --report` imports Pygments (and Jinja2, docutils, ...) lazily; Snakemake requires some of them only
+    # through its own `reports` extra. Each module its report code imports must come from Snakemake's unconditional
+    # requirements or from our `workflow` extra, or `pip install -e '.[workflow]'` cannot write the report.
+    _, extras = _pyproject()
+    unconditional = {
+        _spec(re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0])[0].replace("_", "-")
+        for r in importlib.metadata.requires("snakemake")
+        if "extra ==" not in r
+    }
+    provided = unconditional | set(extras["workflow"]) | {"snakemake"}
+    distributions = importlib.metadata.packages_distributions()
+    imported = _top_level_imports(Path(snakemake.__file__).parent / "report")
+    assert {"pygments", "jinja2", "docutils"} <= imported  # the scan sees the lazy imports inside functions
+    missing = {
+        module: distributions.get(module)
+        for module in imported
+        if not any(d.lower().replace("_", "-") in provided for d in distributions.get(module, []))
+    }
+    assert missing == {}, f"add to the workflow extra: {missing}"
 
 
 def test_every_rule_declares_its_environment_and_log():

@@ -30,6 +30,7 @@ rule download_snp:
     params:
         accession=config["snp"]["accession"],
         matrix_url=config["snp"]["matrix_url"],
+        manual_dir="resources/snp/manual",
         options=config["download"],
     message:
         "Listing {params.matrix_url} and downloading every series-matrix part"

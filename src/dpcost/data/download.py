@@ -10,6 +10,7 @@ import hashlib
 import logging
 import os
 import re
+import socket
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -53,6 +54,27 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def _name_not_resolved(exc: BaseException) -> bool:
+    """Whether a requests error was caused by a failed DNS lookup: a socket.gaierror somewhere in the chain
+    (urllib3 2 raises its NameResolutionError from it, urllib3 1.26 its NewConnectionError while handling it).
+
+    Such a failure is not retried: on a machine without network every lookup fails at once, also with the
+    "temporary failure" code, and seconds of back-off do not bring the network back. A refused or reset
+    connection, a timeout, HTTP 429 and 5xx are retried: a server restarting or overloaded can answer later.
+    """
+    seen, todo = set(), [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, socket.gaierror):
+            return True
+        todo += [e.__cause__, e.__context__, getattr(e, "reason", None)]
+        todo += [a for a in e.args if isinstance(a, BaseException)]
+    return False
+
+
 def _attempt(session: requests.Session, url: str, part: Path, timeout: tuple[float, float]) -> None:
     """One GET, appending to ``part`` when the server honours Range. Raises _Retryable for transient failures."""
     have = part.stat().st_size if part.exists() else 0
@@ -78,7 +100,10 @@ def _attempt(session: requests.Session, url: str, part: Path, timeout: tuple[flo
     except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as exc:
         # urllib3 nests the cause several levels deep; the OS reason ("Connection refused") is what a user needs
         reason = re.search(r"\[Errno -?\d+\] ([^'\")]+)", str(exc))
-        raise _Retryable(f"{type(exc).__name__}: {reason.group(1) if reason else str(exc)[:200]}") from None
+        why = f"{type(exc).__name__}: {reason.group(1) if reason else str(exc)[:200]}"
+        if _name_not_resolved(exc):
+            raise DownloadError(f"{why} (the host name does not resolve: no network or no DNS; not retried)") from None
+        raise _Retryable(why) from None
     if expected_total is not None and part.stat().st_size < expected_total:
         raise _Retryable(f"transfer ended at {part.stat().st_size} of {expected_total} bytes")
 
@@ -98,7 +123,8 @@ def download(
 
     Retries connection errors, timeouts, truncated transfers, HTTP 429 and 5xx up to ``max_tries`` times, waiting
     ``backoff · 2^k`` seconds; resumes a partial transfer with a Range request where the server allows it.
-    A 4xx other than 429, or a sha256 mismatch, fails at once (retrying cannot fix either).
+    A 4xx other than 429, a host name that does not resolve, or a sha256 mismatch fails at once (retrying cannot
+    fix them; see :func:`_name_not_resolved`).
     Raises :class:`DownloadError` with the URL and the reason; ``dest`` is written only after verification.
     """
     dest = Path(dest)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import logging
+import os
 import re
 import zlib
 from collections.abc import Iterator, Sequence
@@ -23,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyarrow import csv as pacsv
 
-from ..errors import DataError
+from ..errors import DataError, DownloadError
 
 log = logging.getLogger(__name__)
 
@@ -363,36 +364,49 @@ def select_snps(
     return Selection(kept.ids.astype(str), g, keys["maf"], np.array(list(ALLELES))[keys["minor"]], keys["miss"], stats)
 
 
-def fetch_series_matrices(matrix_url: str, accession: str, dest_dir: Path | str, **download_kw) -> dict:
+def fetch_series_matrices(
+    matrix_url: str, accession: str, dest_dir: Path | str, manual_dir: Path | str | None = None, **download_kw
+) -> dict:
     """List a GEO ``matrix/`` folder, download every series-matrix part, verify each gzip stream; return a manifest.
 
     GEO publishes no checksums for these files: each is checked by decompressing it completely, and its size and
     sha256 are recorded. A part already present and intact (from an earlier, interrupted run) is not fetched again.
+    Parts placed by hand in ``manual_dir`` under GEO's names are used instead, without the network (never deleted).
     """
     from .download import download, sha256_file  # local import: parsing needs no network stack
 
-    dest_dir = Path(dest_dir)
-    index = download(matrix_url, dest_dir / "matrix_index.html", **download_kw)
-    names = list_matrix_files(Path(index["path"]).read_text(errors="replace"), accession)
-    if not names:
-        raise DataError(f"{matrix_url} lists no {accession}(-GPL…)_series_matrix(-N).txt.gz file")
+    manual = Path(manual_dir) if manual_dir is not None else None
+    placed = list_matrix_files("\n".join(os.listdir(manual)), accession) if manual and manual.is_dir() else []
+    folder, index = (manual, {"retrieved": "placed by hand"}) if placed else (Path(dest_dir), None)
     files = []
-    for name in names:
-        path = dest_dir / name
-        try:
-            if path.exists():
-                rec = {
-                    "url": matrix_url + name,
-                    "path": str(path),
-                    "bytes": path.stat().st_size,
-                    "sha256": sha256_file(path),
-                    "retrieved": "earlier run",
-                }
-            else:
-                rec = download(matrix_url + name, path, **download_kw)
-            rec["text_bytes"] = check_gzip(path)
-        except DataError:
-            path.unlink(missing_ok=True)  # never leave a damaged part looking valid
-            raise
-        files.append({"name": name, **rec})
+    try:
+        if not placed:
+            index = download(matrix_url, folder / "matrix_index.html", **download_kw)
+        names = placed or list_matrix_files(Path(index["path"]).read_text(errors="replace"), accession)
+        if not names:
+            raise DataError(f"{matrix_url} lists no {accession}(-GPL…)_series_matrix(-N).txt.gz file")
+        for name in names:
+            path = folder / name
+            try:
+                if path.exists():
+                    rec = {
+                        "url": matrix_url + name,
+                        "path": str(path),
+                        "bytes": path.stat().st_size,
+                        "sha256": sha256_file(path),
+                        "retrieved": "placed by hand" if placed else "earlier run",
+                    }
+                else:
+                    rec = download(matrix_url + name, path, **download_kw)
+                rec["text_bytes"] = check_gzip(path)
+            except DataError:
+                if not placed:
+                    path.unlink(missing_ok=True)  # never leave a damaged part looking valid
+                raise
+            files.append({"name": name, **rec})
+    except DownloadError as exc:
+        where = f" place the parts ({accession}_series_matrix*.txt.gz from {matrix_url}) in {manual}/, or"
+        raise DownloadError(
+            f"{exc}. Check the network, or{where if manual else ''} run without the SNP analyses: `datasets: [housing]`"
+        ) from None
     return {"accession": accession, "matrix_url": matrix_url, "index_retrieved": index["retrieved"], "files": files}

@@ -73,6 +73,15 @@ def test_connection_refused_gives_up_after_max_tries(tmp_path):
     assert not (tmp_path / "f.bin").exists()
 
 
+def test_unresolvable_host_fails_after_one_attempt(tmp_path):
+    # .invalid never resolves (RFC 6761): the lookup fails locally, no traffic leaves the machine
+    waits = []
+    with pytest.raises(DownloadError, match=r"no-such-host\.invalid/f\.bin: .*does not resolve.*not retried"):
+        download("http://no-such-host.invalid/f.bin", tmp_path / "f.bin", max_tries=5, backoff=30.0, sleep=waits.append)
+    assert waits == []  # one attempt, no back-off: offline, a run does not wait 30 s per URL
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_persistent_5xx_gives_up(server, tmp_path):
     route = server.add("/f.bin", BODY, actions=["status:502"])
     with pytest.raises(DownloadError, match="gave up after 3 attempts; last error: HTTP 502"):

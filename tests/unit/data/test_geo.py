@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpcost.data import geo
-from dpcost.errors import DataError
+from dpcost.errors import DataError, DownloadError
 
 from geo_synth import STYLES, expected_selection, make_series, tokens, write_series_matrix
 
@@ -154,3 +154,31 @@ def test_too_few_eligible_snps_is_said(tmp_path):
     path = write_series_matrix(tmp_path / "m.txt.gz", SERIES, "ab")
     with pytest.raises(DataError, match="SNPs are eligible"):
         _select([path], n=10_000)
+
+
+def test_parts_placed_by_hand_are_used_without_the_network(tmp_path):
+    manual = tmp_path / "manual"
+    manual.mkdir()
+    for k, cols in ((1, slice(0, 20)), (2, slice(20, None))):
+        write_series_matrix(manual / f"GSE106818-GPL6801_series_matrix-{k}.txt.gz", SERIES, "ab", columns=cols)
+    (manual / "notes.txt").write_text("from a colleague's disk")
+    # the URL cannot resolve: a manifest here proves nothing was fetched
+    url = "http://no-such-host.invalid/geo/series/GSE106nnn/GSE106818/matrix/"
+    manifest = geo.fetch_series_matrices(url, "GSE106818", tmp_path / "dl", manual, max_tries=1)
+    assert [f["name"] for f in manifest["files"]] == [f"GSE106818-GPL6801_series_matrix-{k}.txt.gz" for k in (1, 2)]
+    assert all(f["retrieved"] == "placed by hand" and f["text_bytes"] > 0 for f in manifest["files"])
+    assert not (tmp_path / "dl").exists()
+    cut = manual / "GSE106818-GPL6801_series_matrix-2.txt.gz"
+    cut.write_bytes(cut.read_bytes()[:200])
+    with pytest.raises(DataError, match="truncated"):
+        geo.fetch_series_matrices(url, "GSE106818", tmp_path / "dl", manual, max_tries=1)
+    assert cut.exists()  # a user's file is never deleted
+
+
+def test_no_network_says_where_to_place_the_parts_and_how_to_run_without_them(tmp_path):
+    url = "http://no-such-host.invalid/geo/series/GSE106nnn/GSE106818/matrix/"
+    with pytest.raises(DownloadError) as info:
+        geo.fetch_series_matrices(url, "GSE106818", tmp_path / "dl", tmp_path / "manual", max_tries=5, backoff=30.0)
+    msg = str(info.value)  # and fast: an unresolvable name is not retried with 30 s back-off
+    assert "does not resolve" in msg and f"in {tmp_path / 'manual'}/" in msg and "`datasets: [housing]`" in msg
+    assert "\n" not in msg
