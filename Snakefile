@@ -7,6 +7,10 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
+# before configfile: a YAML syntax error in it is named by file and line (snakemake names neither)
+include: "workflow/rules/yaml_syntax.smk"
+
+
 configfile: "config/config.yaml"
 
 

@@ -53,7 +53,8 @@ def main():
     print(f"{time.perf_counter() - t0:.1f} s")
     if args.figure:
         attack_figure(out, [args.figure], title="Independent SNPs, GSE106818's group sizes: score attack",
-                      xlabel="pairs per group m", epsilon=privacy.epsilon, delta=privacy.delta)  # fmt: skip
+                      xlabel="pairs per group m", epsilon=privacy.epsilon, delta=privacy.delta,
+                      calibration=privacy.calibration, tuning="fixed")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -180,11 +180,18 @@ def attack_job(
 
 
 def attack_summary_job(
-    *, dataset: str, tables: Sequence[str], errors_summary: str, privacy: Privacy, alpha: float, outputs: Mapping
+    *,
+    dataset: str,
+    tables: Sequence[str],
+    errors_summary: str,
+    privacy: Privacy,
+    alpha: float,
+    tuning_mode: str,
+    outputs: Mapping,
 ) -> None:
     """attack.csv (one row per method and m, :func:`dpcost.analysis.attack.summarise_attack`) and the figure of
     the headline methods of the error curves (``errors_summary``: the summary.csv they are chosen from);
-    ``outputs`` holds csv and figure (PNG and PDF paths)."""
+    ``outputs`` holds csv and figure (PNG and PDF paths); ``tuning_mode`` is named in the figure's caption."""
     import pandas as pd
 
     from .analysis.attack import summarise_attack
@@ -199,7 +206,7 @@ def attack_summary_job(
     shown = headline(pd.read_csv(errors_summary))
     attack_figure(summary[summary.method.isin(shown)], outputs["figure"], title=analysis.title.split(":")[0]
                   + ": score attack on the released estimates", xlabel=analysis.xlabel, epsilon=privacy.epsilon,
-                  delta=privacy.delta)  # fmt: skip
+                  delta=privacy.delta, calibration=privacy.calibration, tuning=tuning_mode)  # fmt: skip
 
 
 def map_job(
@@ -233,7 +240,7 @@ def map_summary_job(
     needed (CSV per m) and figure (PNG and PDF paths)."""
     import pandas as pd
 
-    from .analysis.plotting import privacy_map_figure
+    from .analysis.plotting import privacy_map_figure, repetitions
 
     analysis = datasets.get(dataset)
     errors = pd.concat([pd.read_parquet(t) for t in tables], ignore_index=True)
@@ -243,9 +250,9 @@ def map_summary_job(
         raise DPCostError(f"{dataset}.map: needs at least one private and one non-private method")
     summary.to_csv(outputs["summary"], index=False, float_format="%.6g")
     ratios.to_csv(outputs["ratios"], index=False, float_format="%.6g")
-    privacy_map.epsilon_needed(ratios).to_csv(outputs["needed"], index=False, float_format="%.6g")
+    privacy_map.needed_table(privacy_map.epsilon_needed(ratios)).to_csv(outputs["needed"], index=False)
     privacy_map_figure(ratios, outputs["figure"], title=analysis.title.split(":")[0], delta=privacy["delta"],
-                       calibration=calibration, tuning=tuning_mode)  # fmt: skip
+                       calibration=calibration, tuning=tuning_mode, reps=repetitions(summary["n_reps"]))  # fmt: skip
 
 
 # ------------------------------------------------------------------------ knowledge transfer on LIBSVM data (opt-in)

@@ -62,11 +62,24 @@ def test_every_output_of_both_analyses(run):
         ratios = pd.read_csv(run / f"results/{dataset}/privacy_map_ratios.csv")
         cells = {(e, m) for e in SMALL[dataset]["map"]["epsilon"] for m in SMALL[dataset]["map"]["m"]}
         assert set(zip(ratios.epsilon, ratios.m, strict=True)) == cells and (ratios.ratio > 0).all()
-        needed = pd.read_csv(run / f"results/{dataset}/epsilon_needed.csv")
+        needed = pd.read_csv(run / f"results/{dataset}/epsilon_needed.csv", keep_default_na=False)
         assert list(needed.m) == SMALL[dataset]["map"]["m"]
+        assert not (needed == "").any().any()  # "not reached" where the grid does not reach, never an empty cell
         tuned = json.loads((run / f"results/{dataset}/tuning/{ledger_methods[0]}.json").read_text())
         assert tuned["mode"] in ("fixed", "decoy")
-    assert len(pd.read_csv(run / "results/housing/comparison.csv")) == 15 * 3
+        # delta = 10/n^1.1 >= 1/n at the first m: in the ledger and in the ledger job's log (not at start-up)
+        assert any(note.startswith("PRIVACY WARNING: delta=") for note in ledger["notes"])
+        assert "PRIVACY WARNING: delta=" in (run / f"logs/{dataset}/ledger.log").read_text()
+        # every row says under which setting it was computed, delta resolved at its m
+        summary = pd.read_csv(run / f"results/{dataset}/summary.csv")
+        private = summary[summary.private]
+        assert set(private.calibration) == {"tight"} and set(summary.tuning_mode) == {expected}
+        assert private.delta.to_numpy() == pytest.approx(10 / private.m.to_numpy() ** 1.1, rel=1e-5)  # %.6g
+        assert summary[~summary.private].epsilon.isna().all()
+    comparison = pd.read_csv(run / "results/housing/comparison.csv", keep_default_na=False)
+    assert len(comparison) == 15 * 3
+    assert {"epsilon", "delta", "calibration", "tuning_mode"} <= set(comparison.columns)
+    assert (comparison.note == "").all()  # peers: always, so diffprivlib ran at every m
 
 
 def test_every_analysis_has_its_attack_and_the_logistic_branch_runs(run):

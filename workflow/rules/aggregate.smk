@@ -21,6 +21,9 @@ rule aggregate:
         dataset=one_of(DATASETS),
     conda:
         "../envs/dpcost.yaml"
+    params:
+        privacy=lambda wc: privacy(wc.dataset).to_dict(),
+        tuning_mode=lambda wc: config[wc.dataset].get("tuning_mode", "fixed"),
     script:
         "../scripts/aggregate.py"
 
@@ -128,5 +131,7 @@ rule compare:
         dataset=one_of(DATASETS),
     conda:
         "../envs/dpcost.yaml"
+    params:
+        peers=lambda wc: config[wc.dataset].get("peers", "never"),
     script:
         "../scripts/compare.py"

@@ -56,5 +56,6 @@ rule attack:
     params:
         privacy=lambda wc: privacy(wc.dataset).to_dict(),
         alpha=lambda wc: config[wc.dataset]["attack"]["alpha"],
+        tuning_mode=lambda wc: config[wc.dataset].get("tuning_mode", "fixed"),
     script:
         "../scripts/attack_summary.py"

@@ -61,6 +61,9 @@ rule simulation_plot:
         "../envs/dpcost.yaml"
     params:
         privacy=config.get("simulation", {}).get("privacy"),
+        calibration=config.get("simulation", {}).get(
+            "calibration", config["calibration"]
+        ),
         deltas={
             name: e["delta"]
             for name, e in config.get("simulation", {}).get("experiments", {}).items()

@@ -1,20 +1,32 @@
-"""Concatenate the per-method error tables and summarize them per (method, m)."""
+"""Concatenate the per-method error tables and summarize them per (method, m), each row with its privacy setting."""
 
 import pandas as pd
 
-from dpcost.analysis.summaries import summarize
+from dpcost.analysis.datasets import ANALYSES
+from dpcost.analysis.summaries import annotate, summarize
+from dpcost.dp.spec import Privacy
+from dpcost.estimators.registry import methods_of
 from dpcost.scripting import run
 
 
-def main(tables, out_errors, out_summary):
+def main(dataset, tables, privacy, tuning_mode, out_errors, out_summary):
     errors = pd.concat([pd.read_parquet(p) for p in tables], ignore_index=True)
     errors = errors.sort_values(["method", "m", "rep"], kind="stable").reset_index(drop=True)
     errors.to_parquet(out_errors, index=False)
-    summarize(errors).to_csv(out_summary, index=False, float_format="%.6g")
+    private = {k: m.private for k, m in methods_of(ANALYSES[dataset].family).items()}
+    summary = annotate(summarize(errors), privacy=privacy, private=private, tuning_mode=tuning_mode)
+    summary.to_csv(out_summary, index=False, float_format="%.6g")
 
 
 run(
-    lambda: main(list(snakemake.input), snakemake.output.errors, snakemake.output.summary),
+    lambda: main(
+        snakemake.wildcards.dataset,
+        list(snakemake.input),
+        Privacy(**snakemake.params.privacy),
+        snakemake.params.tuning_mode,
+        snakemake.output.errors,
+        snakemake.output.summary,
+    ),
     snakemake.log[0],
     "aggregate",
 )

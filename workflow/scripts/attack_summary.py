@@ -11,6 +11,7 @@ run(
         errors_summary=snakemake.input.summary,
         privacy=Privacy(**p.privacy),
         alpha=p.alpha,
+        tuning_mode=p.tuning_mode,
         outputs={"csv": snakemake.output.csv, "figure": [snakemake.output.png, snakemake.output.pdf]},
     ),
     snakemake.log[0],

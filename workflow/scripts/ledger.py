@@ -1,6 +1,7 @@
 """Write the privacy ledger of one dataset's results from the plans its estimate jobs used."""
 
 import json
+import logging
 
 from dpcost.analysis.checks import delta_notes
 from dpcost.analysis.datasets import ANALYSES
@@ -12,12 +13,15 @@ from dpcost.scripting import run, write_json_atomic
 def main(dataset, plan_files, meta_file, privacy, m_grid, out):
     records = [json.loads(open(p).read()) for p in plan_files]
     meta = json.loads(open(meta_file).read())
+    notes = delta_notes(Privacy(**privacy), m_grid)
+    for note in notes:  # once per run, here, rather than at every parse of the workflow
+        logging.getLogger("ledger").warning("%s: %s", dataset, note)
     ledger = build_ledger(
         dataset=dataset,
         records=records,
         privacy=privacy,
         not_private=[meta["privacy_note"], *ANALYSES[dataset].not_private],
-        notes=delta_notes(Privacy(**privacy), m_grid),
+        notes=notes,
     )
     write_json_atomic(out, ledger)
 

@@ -1,5 +1,6 @@
 """Log-log error curves, one per method with its 5–95 % band, and the error of the trivial estimate 0: the headline
-methods (at most ~7 curves) in one figure, the full field in a second."""
+methods (at most ~7 curves, the title says why these) in one figure, the full field in a second; a curve whose mean
+is pulled up by a few repetitions is named in the title."""
 
 import json
 
@@ -7,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from dpcost.analysis.datasets import ANALYSES
-from dpcost.analysis.plotting import error_curves, headline
+from dpcost.analysis.plotting import HEADLINE_NOTE, error_curves, headline, heavy_tails
 from dpcost.scripting import run
 
 
@@ -24,9 +25,10 @@ def main(dataset, summary_csv, meta_file, privacy, calibration, tuning, outputs,
         tuning=tuning,
         reference=(float(np.linalg.norm(list(truth.values()))), analysis.reference_label),
     )
-    main_methods = headline(summary)
-    error_curves(summary[summary.method.isin(main_methods)], outputs, title=analysis.title, **kw)
-    error_curves(summary, outputs_all, title=analysis.title + " — every method", **kw)
+    shown = summary[summary.method.isin(headline(summary))]
+    notes = [HEADLINE_NOTE, heavy_tails(shown)]
+    error_curves(shown, outputs, title=analysis.title, note="; ".join(n for n in notes if n), **kw)
+    error_curves(summary, outputs_all, title=analysis.title + " — every method", note=heavy_tails(summary), **kw)
 
 
 p = snakemake.params

@@ -10,6 +10,7 @@ run(
         number=int(snakemake.wildcards.number),
         paths=[snakemake.output.png, snakemake.output.pdf],
         privacy=snakemake.params.privacy,
+        calibration=snakemake.params.calibration,
         deltas=dict(snakemake.params.deltas),
     ),
     snakemake.log[0],

@@ -75,7 +75,9 @@ def check_map(analysis: Analysis, cfg: Mapping, registry: Mapping, limit: int, w
         raise ConfigError(f"{where}.methods: unknown method(s) {unknown}; available: {sorted(registry)}")
     kinds = {registry[k].private for k in cfg["methods"]}
     if kinds != {True, False}:
-        raise ConfigError(f"{where}.methods: needs at least one private and one non-private method (the reference)")
+        lacking = "non-private method (the reference the ratios divide by)" if True in kinds else "private method"
+        raise ConfigError(f"{where}.methods: needs at least one private and one non-private method; "
+                          f"{list(cfg['methods'])} has no {lacking}")  # fmt: skip
     for m in cfg["m"]:
         if not 2 <= m <= limit:
             raise ConfigError(f"{where}.m: m={m} must lie between 2 and the {limit} {what}")

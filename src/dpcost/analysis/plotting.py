@@ -1,7 +1,10 @@
-"""Figures: error curves readable in greyscale (marker and line style differ, not only colour)."""
+"""Figures: one style per method across all of them (:func:`method_style`; marker and line style differ, not only
+colour, so they read in greyscale), and a caption line in each stating ε, δ, calibration, tuning and repetitions."""
 
 from __future__ import annotations
 
+import textwrap
+import zlib
 from collections.abc import Sequence
 
 import matplotlib
@@ -16,11 +19,43 @@ from ..estimators.registry import METHODS  # noqa: E402
 # the headline figure: every method of these groups, and the best of each of the others listed in _BEST_OF
 _ALWAYS = ("baseline", "paper", "comparator")
 _BEST_OF = ("wang", "new")
+HEADLINE_NOTE = (
+    "shown: the non-private baselines, the Cost of Privacy papers' estimators and the comparators they "
+    "name, and the best of Wang (2018)'s field and of the new estimators (every method: error_curves_all)"
+)
 
-# every method gets its own marker (12: the housing analysis with both peers), so no two curves look alike in greyscale
+# One style per method in every figure (error curves, attack, privacy map, LIBSVM, simulation), fixed by its place in
+# the registry: 12 markers × 4 line styles give every registry method its own (marker, line) pair, so two curves never
+# look alike in greyscale; the colour (Okabe–Ito, colour-blind safe) repeats the distinction on screen.
 _MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p"]
 _LINES = ["-", "--", "-.", ":"]
 _COLOURS = ["#000000", "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#999999"]
+_ORDER = {name: k for k, name in enumerate(METHODS)}
+
+
+def method_style(name: str) -> dict:
+    """``color``, ``marker`` and ``ls`` of a method, the same in every figure: from its index k in the registry
+    (marker k mod 12, line style k div 12, colour k + 3·(k div 12) mod 8: shifted per block of 12 so that a family's
+    first methods and those 12 places later differ in colour too). A name outside the registry gets a fixed style
+    from a checksum of the name (stable across runs, unlike ``hash``)."""
+    k = _ORDER.get(name, len(_ORDER) + zlib.crc32(name.encode()) % 48)
+    block = k // len(_MARKERS)
+    return {"color": _COLOURS[(k + 3 * block) % len(_COLOURS)], "marker": _MARKERS[k % len(_MARKERS)],
+            "ls": _LINES[block % len(_LINES)]}  # fmt: skip
+
+
+def caption(*, epsilon, delta, calibration: str, tuning: str | None, reps) -> str:
+    """The line every figure carries: (ε, δ), calibration, tuning mode and repetitions. ``epsilon``: a value, or a
+    phrase beginning with ε for a figure whose axis carries it ("ε per row")."""
+    how = f"{calibration} calibration" + (f", {tuning} tuning" if tuning else "")
+    eps = epsilon if str(epsilon).startswith("ε") else f"ε = {epsilon}"
+    return f"{eps}, δ = {delta}, {how}, {reps} repetitions"
+
+
+def repetitions(n_reps: pd.Series) -> str:
+    """The number of repetitions behind a table's rows: one number, or its range when rows differ."""
+    lo, hi = int(n_reps.min()), int(n_reps.max())
+    return str(lo) if lo == hi else f"{lo}–{hi}"
 
 
 def method_label(name: str) -> str:
@@ -41,13 +76,30 @@ def headline(summary: pd.DataFrame) -> list[str]:
     return sorted(chosen)
 
 
+def heavy_tails(summary: pd.DataFrame, ratio: float = 3.0) -> str | None:
+    """A sentence naming every curve whose mean is more than ``ratio`` × its median at some m (a spike made by a
+    few repetitions, e.g. SSP without ridge inverting a noisy X'X that is near singular at small m), or None."""
+    if "median" not in summary:
+        return None
+    odd = summary[summary["mean"] > ratio * summary["median"]]
+    if odd.empty:
+        return None
+    worst = odd.loc[(odd["mean"] / odd["median"]).groupby(odd["method"]).idxmax()]
+    parts = [
+        f"{r.method} at m = {int(r.m)}: mean {r['mean'] / r['median']:.0f}× its median" for _, r in worst.iterrows()
+    ]
+    return (
+        "heavy tails — a few repetitions make the spike (" + "; ".join(parts) + "): the mean is shown, the "
+        "median is in summary.csv (docs/results.md)"
+    )
+
+
 def _draw(ax, summary: pd.DataFrame, *, bands: bool) -> None:
-    for k, (method, df) in enumerate(summary.sort_values("m").groupby("method", sort=True)):
-        marker, ls = _MARKERS[k % len(_MARKERS)], _LINES[k % len(_LINES)]
-        colour = _COLOURS[k % len(_COLOURS)]
-        ax.plot(df["m"], df["mean"], marker=marker, ls=ls, color=colour, label=method_label(method), ms=5)
+    for method, df in summary.sort_values("m").groupby("method", sort=True):
+        style = method_style(method)
+        ax.plot(df["m"], df["mean"], label=method_label(method), ms=5, **style)
         if bands:
-            ax.fill_between(df["m"], df["q05"], df["q95"], color=colour, alpha=0.08, lw=0)
+            ax.fill_between(df["m"], df["q05"], df["q95"], color=style["color"], alpha=0.08, lw=0)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.grid(True, which="both", alpha=0.3)
@@ -66,8 +118,11 @@ def error_curves(
     tuning: str | None = None,
     reference: tuple[float, str] | None = None,
     zoom_above: float = 10.0,
+    note: str | None = None,
 ) -> None:
     """One log-log curve of the mean error per method, with its 5 %–95 % band; saved to every path in ``paths``.
+    The title carries (ε, δ), calibration, tuning and the repetitions (``summary``'s ``n_reps``), and ``note``
+    (why these methods are shown, or what explains an odd curve) on a line of its own.
 
     ``reference`` (value, label) draws a horizontal line, e.g. the error of the trivial estimate 0. When some mean
     error exceeds ``zoom_above`` × the reference (a peer orders of magnitude off), a second panel shows the range
@@ -82,9 +137,10 @@ def error_curves(
             ax.axhline(reference[0], color="#555555", ls=(0, (1, 3)), lw=1.2, label=reference[1])
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
-    how = f"{calibration} calibration" + (f", {tuning} tuning" if tuning else "")
-    sub = f"(ε = {epsilon}, δ = {delta}, {how}; bands: 5–95 % of repetitions)"
-    axes[0, 0].set_title(f"{title}\n{sub}", fontsize=10)
+    reps = repetitions(summary["n_reps"])
+    sub = f"({caption(epsilon=epsilon, delta=delta, calibration=calibration, tuning=tuning, reps=reps)}; bands: 5–95 %)"
+    # across the whole figure: the note can be longer than the first panel is wide
+    fig.suptitle("\n".join([title, sub, *([textwrap.fill(note, 150 if zoom else 105)] if note else [])]), fontsize=9)
     if zoom:
         ax = axes[0, 1]
         ax.set_ylim(0.15 * reference[0], 3 * reference[0])
@@ -98,9 +154,10 @@ def error_curves(
 
 
 def privacy_map_figure(ratios: pd.DataFrame, paths: Sequence[str], *, title: str, delta, calibration: str,
-                       tuning: str) -> None:  # fmt: skip
+                       tuning: str, reps) -> None:  # fmt: skip
     """Heat map of the best private method's error over the non-private error at each (m, ε), every cell labelled
-    with the ratio and the method (readable in greyscale: the numbers carry the information, the shade repeats it)."""
+    with the ratio and the method, and the method's marker (:func:`method_style`) in its corner (readable in
+    greyscale: the numbers carry the information, the shade repeats it). ``reps``: the map's repetitions."""
     table = ratios.pivot(index="epsilon", columns="m", values="ratio").sort_index()
     who = ratios.pivot(index="epsilon", columns="m", values="best_private").reindex_like(table)
     fig, ax = plt.subplots(figsize=(1.6 + 1.35 * table.shape[1], 1.2 + 0.55 * table.shape[0]), dpi=150)
@@ -115,12 +172,15 @@ def privacy_map_figure(ratios: pd.DataFrame, paths: Sequence[str], *, title: str
             dark = values[i, j] > 0.55 * im.get_clim()[1]
             ax.text(j, i, f"{r:.2g}×\n{who.iat[i, j]}", ha="center", va="center", fontsize=6.5,
                     color="white" if dark else "black")  # fmt: skip
+            style = method_style(who.iat[i, j])
+            ax.plot(j - 0.38, i + 0.3, marker=style["marker"], color=style["color"], mec="white" if dark else "black",
+                    mew=0.5, ms=5, ls="none")  # fmt: skip
     ax.set_xticks(range(table.shape[1]), [str(m) for m in table.columns])
     ax.set_yticks(range(table.shape[0]), [f"{e:g}" for e in table.index])
     ax.set_xlabel("subsample size m")
     ax.set_ylabel("ε")
-    ax.set_title(f"{title}\nbest private error / non-private error (δ = {delta}, {calibration}, {tuning} tuning)",
-                 fontsize=9)  # fmt: skip
+    how = caption(epsilon="ε per row", delta=delta, calibration=calibration, tuning=tuning, reps=reps)
+    ax.set_title(f"{title}\nbest private error / non-private error\n({how})", fontsize=9)
     fig.colorbar(im, ax=ax, label="log10 ratio")
     fig.tight_layout()
     for path in paths:
@@ -128,15 +188,26 @@ def privacy_map_figure(ratios: pd.DataFrame, paths: Sequence[str], *, title: str
     plt.close(fig)
 
 
+def untraceable(summary: pd.DataFrame) -> bool:
+    """True when no method, the non-private ones included, is told apart from guessing at any m: every mean AUC
+    within 2 standard errors of 0.5, the standard error being the larger of the repetitions' and the one guessing
+    gives (Mann–Whitney's null variance (n₁ + n₂ + 1)/(12 n₁ n₂), n₁ = n₂ = n_candidates, over n_reps repetitions:
+    with 2 repetitions their own spread is no estimate)."""
+    k = summary["n_candidates"].astype(float)
+    null_se = np.sqrt((2 * k + 1) / (12 * k**2) / summary["n_reps"])
+    reach = 2 * np.maximum(summary["auc_se"].fillna(0), null_se)
+    return bool(((summary["auc"] - 0.5).abs() <= reach).all())
+
+
 def attack_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str, xlabel: str, epsilon: float,
-                  delta) -> None:  # fmt: skip
+                  delta, calibration: str, tuning: str) -> None:  # fmt: skip
     """The score attack per method against m: AUC (left; 0.5 = guessing; the grey line is the ceiling (ε, δ)-DP
-    puts on it) and TPR at FPR 5 % (right; 0.05 = guessing), mean over repetitions ± 2 standard errors; non-private
-    methods solid, private ones dashed."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.8), dpi=150)
-    for k, (method, df) in enumerate(summary.sort_values("m").groupby("method", sort=True)):
-        style = dict(marker=_MARKERS[k % len(_MARKERS)], color=_COLOURS[k % len(_COLOURS)], ms=5, capsize=2,
-                     ls="--" if df["private"].iloc[0] else "-")  # fmt: skip
+    puts on it) and TPR at FPR 5 % (right; 0.05 = guessing), mean over repetitions ± 2 standard errors, each method
+    in its :func:`method_style`. The caption says how to read it, and when nothing is traceable (:func:`untraceable`)
+    that the attack sees nothing of any method at these m, which bounds nothing."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5.2), dpi=150)
+    for method, df in summary.sort_values("m").groupby("method", sort=True):
+        style = dict(ms=5, capsize=2, **method_style(method))
         for ax, col in zip(axes, ("auc", "tpr_fpr05"), strict=True):
             ax.errorbar(df["m"], df[col], yerr=2 * df[f"{col}_se"].fillna(0), label=method_label(method), **style)
     ceiling = summary.groupby("m")["auc_ceiling"].first()
@@ -150,8 +221,15 @@ def attack_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str, xl
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylim(0.4, 1.02)
     axes[1].set_ylim(-0.02, 1.02)
-    fig.suptitle(f"{title}\n(private: dashed, ε = {epsilon}, δ = {delta}; non-private: solid; bars: ±2 s.e. over "
-                 "repetitions)", fontsize=10)  # fmt: skip
+    how = caption(epsilon=epsilon, delta=delta, calibration=calibration, tuning=tuning,
+                  reps=repetitions(summary["n_reps"]))  # fmt: skip
+    read = ("How to read: a curve above 'guessing' means the attack tells members of the subsample from other "
+            "records; a private curve can never rise above the grey ceiling.")  # fmt: skip
+    if untraceable(summary):
+        read += (" Here every method, the non-private one included, sits at guessing (AUC within 2 s.e. of 0.5): "
+                 "the attack cannot see these estimates at these m, so the figure shows no leak and proves no "
+                 "privacy; the guarantee is the ledger's.")  # fmt: skip
+    fig.suptitle(f"{title}\n({how}; bars: ±2 s.e. over repetitions)\n{textwrap.fill(read, 150)}", fontsize=9)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.16, 1, 1))
@@ -163,13 +241,13 @@ def attack_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str, xl
 def transfer_figure(table: pd.DataFrame, paths: Sequence[str], *, title: str, ylabel: str, delta: float,
                     calibration: str) -> None:  # fmt: skip
     """Wang & Gu (2020) Tables 2–3 as curves against ε: this run (left; mean ± sd over trials) and the paper's
-    numbers (right), the same marker and colour per method in both panels; a non-private method is a horizontal
-    dotted line, a release whose guarantee is not proven a dashed line labelled so."""
+    numbers (right), each method in its :func:`method_style` colour and marker; a non-private method is a horizontal
+    dotted line, a release whose guarantee is not proven a dashed line labelled so. The constants are the config's
+    (fixed tuning)."""
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), dpi=150, sharey=True)
-    order = list(dict.fromkeys(table["method"]))
-    for k, method in enumerate(order):
+    for method in dict.fromkeys(table["method"]):
         g = table[table["method"] == method].sort_values("epsilon")
-        style = dict(marker=_MARKERS[k % len(_MARKERS)], color=_COLOURS[k % len(_COLOURS)], ms=5)
+        style = {k: v for k, v in method_style(method).items() if k != "ls"} | {"ms": 5}  # ls: proven or not
         for ax, mean, sd in ((axes[0], "mean", "sd"), (axes[1], "paper_mean", "paper_sd")):
             if g[mean].isna().all():
                 continue
@@ -181,7 +259,10 @@ def transfer_figure(table: pd.DataFrame, paths: Sequence[str], *, title: str, yl
             label += "" if proven else " (NOT PROVEN: see the ledger)"
             ax.errorbar(g["epsilon"], g[mean], yerr=g[sd].fillna(0), ls="-" if proven else "--", capsize=2,
                         label=label, **style)  # fmt: skip
-    axes[0].set_title(f"this run ({calibration} calibration, δ = {delta:g}; bars: ±1 sd over trials)", fontsize=9)
+    ran = table.loc[table["trials"] > 0, "trials"]
+    how = caption(epsilon="ε on the x axis", delta=f"{delta:g}", calibration=calibration, tuning="fixed",
+                  reps=repetitions(ran) if len(ran) else 0)  # fmt: skip
+    axes[0].set_title(f"this run ({how} (trials); bars: ±1 sd)", fontsize=9)
     axes[1].set_title("Wang & Gu (2020), as published (their DPSL-KT is our 'as printed')", fontsize=9)
     for ax in axes:
         ax.set_xlabel("ε")

@@ -97,3 +97,18 @@ def epsilon_needed(ratios: pd.DataFrame, factors: Sequence[float] = FACTORS) -> 
             row[f"method_within_{f:g}x"] = hit.best_private.iloc[0] if len(hit) else None
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+NOT_REACHED = "not reached"
+
+
+def needed_table(needed: pd.DataFrame) -> pd.DataFrame:
+    """:func:`epsilon_needed` as epsilon_needed.csv writes it: "not reached" (on the grid) in place of an empty
+    cell, the ε in their shortest form."""
+    out = needed.astype(object)
+    for col in needed.columns:
+        if col.startswith("epsilon_within_"):
+            out[col] = [NOT_REACHED if pd.isna(e) else f"{e:g}" for e in needed[col]]
+        elif col.startswith("method_within_"):
+            out[col] = needed[col].fillna(NOT_REACHED)
+    return out

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+from ..dp.spec import Privacy
 
 
 def summarize(errors: pd.DataFrame) -> pd.DataFrame:
@@ -28,19 +30,51 @@ def summarize(errors: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+# the columns that say under which privacy setting a row was computed (:func:`annotate`)
+SETTING = ("private", "epsilon", "delta", "calibration", "tuning_mode")
+
+
+def annotate(summary: pd.DataFrame, *, privacy: Privacy, private: Mapping[str, bool], tuning_mode: str) -> pd.DataFrame:
+    """``summary`` with the setting of every row (:data:`SETTING`): whether the method is private, and for a private
+    one the ε, the δ resolved at the row's m (a formula in n is evaluated at n = m) and the calibration; a
+    non-private row leaves those empty. ``tuning_mode`` applies to every row."""
+    is_private = summary["method"].map(lambda k: bool(private[k]))
+    delta = summary["m"].map(lambda m: privacy.at(int(m)).delta)
+    return summary.assign(
+        private=is_private,
+        epsilon=np.where(is_private, privacy.epsilon, np.nan),
+        delta=delta.where(is_private),
+        calibration=np.where(is_private, privacy.calibration, ""),
+        tuning_mode=tuning_mode,
+    )
+
+
 def compare(
-    summary: pd.DataFrame, ours: Sequence[str], references: Sequence[str] = ("adassp", "diffprivlib")
+    summary: pd.DataFrame,
+    ours: Sequence[str],
+    references: Sequence[str] = ("adassp", "diffprivlib"),
+    missing: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Per m, each method's mean error divided by the best (lowest mean) of ``ours`` — the private methods of this
-    package, peers excluded — and by each of the ``references``' (column ``ratio_to_<name>``; NaN where it did not
-    run)."""
+    package, peers excluded — and by each of the ``references``' (column ``ratio_to_<name>``). A reference that did
+    not run leaves its column empty and the ``note`` column says why: ``missing[name]`` (e.g. "not installed"), or
+    that it is not among the analysis's methods. The setting columns of ``summary`` (:data:`SETTING`) are kept."""
+    ran = set(summary["method"])
     rows = []
     for m, g in summary.groupby("m", sort=True):
         means = g.set_index("method")["mean"]
         mine = means[[k for k in means.index if k in ours]]
         best = mine.idxmin() if len(mine) else None
         refs = [means.get(r, np.nan) for r in references]
+        why = "; ".join(
+            f"ratio_to_{r} empty: {r} did not run "
+            + (f"at m = {m}" if r in ran else f"({(missing or {}).get(r, 'not among the methods')})")
+            for r in references
+            if r not in means.index
+        )
         for method, mean in means.items():
-            rows.append((method, m, mean, best, mean / mine.min() if best else np.nan, *(mean / r for r in refs)))
+            rows.append((method, m, mean, best, mean / mine.min() if best else np.nan, *(mean / r for r in refs), why))
     columns = ["method", "m", "mean", "best_dp_method", "ratio_to_best_dp", *(f"ratio_to_{r}" for r in references)]
-    return pd.DataFrame(rows, columns=columns)
+    out = pd.DataFrame(rows, columns=[*columns, "note"])
+    setting = [c for c in SETTING if c in summary]
+    return out.merge(summary[["method", "m", *setting]], on=["method", "m"], how="left")[[*columns, *setting, "note"]]

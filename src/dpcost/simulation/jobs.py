@@ -53,14 +53,18 @@ def aggregate_job(block: Mapping, *, tables: Sequence[str], plans: Sequence[str]
     log.info("%d rows, %d curves; rates fitted", len(errors), len(table.groupby(["experiment", "method", "variant"])))
 
 
-def plot_job(*, summary: str, rates: str, number: int, paths: Sequence[str], privacy: Mapping,
+def plot_job(*, summary: str, rates: str, number: int, paths: Sequence[str], privacy: Mapping, calibration: str,
              deltas: Mapping | None = None) -> None:  # fmt: skip
-    """Figure ``number``; ``deltas``: the δ of every experiment that has its own (named in its panel's title)."""
+    """Figure ``number``; its title carries ε, δ, the calibration, the tuning (fixed: ``simulation.tuning``) and the
+    repetitions; ``deltas``: the δ of every experiment that has its own (named in its panel's title)."""
+    from ..analysis.plotting import caption, repetitions
+
     table = pd.read_csv(summary, keep_default_na=True).fillna({"variant": ""})
     eps = sorted(table.loc[table.figure == number, "epsilon"].dropna().unique())
     eps_text = f"{eps[0]:g}" if len(eps) == 1 else "{" + ", ".join(f"{e:g}" for e in eps) + "} (as labelled)"
-    title = (f"Simulation, Figure {number}: epsilon = {eps_text if eps else privacy['epsilon']}, "
-             f"delta = {privacy['delta']}, mean over repetitions")  # fmt: skip
+    how = caption(epsilon=eps_text if eps else privacy["epsilon"], delta=privacy["delta"], calibration=calibration,
+                  tuning="fixed", reps=repetitions(table.loc[table.figure == number, "n_reps"]))  # fmt: skip
+    title = f"Simulation, Figure {number}: {how} (mean over repetitions; constants: simulation.tuning)"
     labels = {k: m.label for k, m in METHODS.items()}
     report.figure(table, pd.read_csv(rates).fillna({"variant": ""}), number, paths, title=title, labels=labels,
                   deltas=deltas)  # fmt: skip

@@ -14,30 +14,19 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
+from ..analysis.plotting import method_style  # noqa: E402
 from ..estimators.registry import METHODS  # noqa: E402
 from .rates import SHAPE_TEXT  # noqa: E402
 
 KEYS = ["experiment", "figure", "panel", "problem", "method", "variant", "private", "n", "d", "s", "p", "alpha",
         "epsilon", "epsilon_spent"]  # fmt: skip
-# one style per curve across every figure: (colour, marker, line) by method, the variant changes the marker fill
-_STYLE = {
-    "sample_mean": ("#000000", "o"), "top_s_mean": ("#000000", "o"), "ols": ("#000000", "o"), "iht": ("#000000", "o"),
-    "dp_mean": ("#0072B2", "s"), "peeling": ("#0072B2", "s"), "noisy_gd": ("#0072B2", "s"), "dp_iht": ("#0072B2", "s"),
-    "karwa_vadhan": ("#D55E00", "^"), "sheffet_jl": ("#D55E00", "^"), "frank_wolfe": ("#D55E00", "^"),
-    "frank_wolfe_lasso": ("#D55E00", "^"),
-    "glm_mle": ("#000000", "o"), "sparse_glm_iht": ("#000000", "o"), "btl_mle": ("#000000", "o"),
-    "fourier": ("#000000", "o"), "dp_glm": ("#0072B2", "s"), "dp_sparse_glm": ("#0072B2", "s"),
-    "dp_btl": ("#0072B2", "s"), "dp_fourier": ("#0072B2", "s"), "dp_fourier_laplace": ("#D55E00", "^"),
-    "dpsl_kt": ("#009E73", "D"), "dpsl_kt_paper": ("#0072B2", "s"), "dp_ight": ("#E69F00", "v"),
-    "two_stage": ("#CC79A7", "P"),
-}  # fmt: skip
+# one style per method across every figure, the real-data ones included (analysis.plotting.method_style): its colour
+# and marker; a variant, or a second ε, changes the line and the marker fill
 # the second ε of an experiment drawing its curves at two: open markers on a dashed line (greyscale-readable)
 _EPS_STYLE = (("-", "full"), ("--", "none"), ("-.", "left"), (":", "right"))
-_VARIANT = {"": ("-", "full"), "R=theory": ("-", "full"), "R=none": (":", "none"), "R=dp_quantile": ("-.", "left"),
+_VARIANT = {"R=theory": ("-", "full"), "R=none": (":", "none"), "R=dp_quantile": ("-.", "left"),
             "s=true": ("-", "full"), "s=cv_expmech": (":", "none"), "s=private_selection": ("-.", "left"),
             "s=composed_selection": ("--", "right")}  # fmt: skip
-_VARIANT_COLOUR = {"R=theory": "#009E73", "R=none": "#999999", "R=dp_quantile": None, "s=cv_expmech": "#999999",
-                   "s=private_selection": "#009E73", "s=composed_selection": "#E69F00"}  # fmt: skip
 KT_PROBLEMS = ("kt_linear", "kt_logistic")
 PROBLEM_TEXT = {"kt_linear": "sparse linear regression (knowledge transfer)",
                 "kt_logistic": "sparse logistic regression (knowledge transfer)", "mean": "mean",
@@ -99,7 +88,7 @@ def _epsilon_panel(ax, g: pd.DataFrame, order: list, labels: Mapping[str, str]) 
     a horizontal line."""
     groups = g.groupby(["method", "variant"], sort=False, dropna=False)
     for (method, variant), c in sorted(groups, key=lambda kc: order.index(kc[0][0]) if kc[0][0] in order else 99):
-        colour, marker = _STYLE.get(method, ("#CC79A7", "D"))
+        colour, marker = method_style(method)["color"], method_style(method)["marker"]
         proven = bool(c.proven.astype(bool).all())
         label = curve_label(method, variant, bool(c.private.iloc[0]), labels, proven=proven)
         if c.epsilon.isna().all():
@@ -138,9 +127,10 @@ def figure(summary: pd.DataFrame, rates: pd.DataFrame, number: int, paths: Seque
             _epsilon_panel(ax, g, order, labels)
         for (method, variant, eps), c in [] if by_eps else curves:
             c = c.sort_values("n")
-            colour, marker = _STYLE.get(method, ("#CC79A7", "D"))
-            colour = _VARIANT_COLOUR.get(variant) or colour
-            ls, fill = _VARIANT.get(variant, ("-", "full"))
+            style = method_style(method)
+            colour, marker = style["color"], style["marker"]
+            # no variant: the method's own line, so that two methods sharing a marker still differ in greyscale
+            ls, fill = _VARIANT.get(variant, ("-", "full")) if variant else (style["ls"], "full")
             if len(eps_all) > 1 and not variant and not pd.isna(eps):
                 ls, fill = _EPS_STYLE[eps_all.index(eps) % len(_EPS_STYLE)]
             ax.plot(c.n, c["mean"], color=colour, marker=marker, ls=ls, fillstyle=fill, ms=6,

@@ -11,8 +11,8 @@ def _summary(worst: float) -> pd.DataFrame:
     rows = []
     for method, base in (("ols", 0.1), ("adassp", 0.8), ("diffprivlib", worst)):
         for m in (100, 1000):
-            rows.append((method, m, base, base * 0.5, base * 2))
-    return pd.DataFrame(rows, columns=["method", "m", "mean", "q05", "q95"])
+            rows.append((method, m, 20, base, base * 0.5, base * 2))
+    return pd.DataFrame(rows, columns=["method", "m", "n_reps", "mean", "q05", "q95"])
 
 
 def _png_width(path) -> int:

@@ -1,6 +1,7 @@
 """The privacy–utility map: each ε a run of its own (its own tuning and noise, the shared subsamples), the ratio of
 the best private to the best non-private error, and the smallest ε within a factor."""
 
+import io
 import math
 
 import numpy as np
@@ -67,3 +68,12 @@ def test_ratios_and_the_epsilon_needed():
     assert needed.loc[100, "method_within_2x"] == "a"
     hard = ratios.assign(ratio=ratios.ratio * 10)
     assert privacy_map.epsilon_needed(hard).epsilon_within_2x.isna().all()  # not reached on the grid
+    # the CSV says so in words, never with an empty cell; a reached ε keeps its value
+    mixed = ratios.assign(ratio=np.where(ratios.m == 1000, ratios.ratio * 10, ratios.ratio))
+    table = privacy_map.needed_table(privacy_map.epsilon_needed(mixed)).set_index("m")
+    assert table.loc[100, "epsilon_within_2x"] == "1" and table.loc[1000, "epsilon_within_2x"] == "not reached"
+    csv = pd.read_csv(io.StringIO(table.to_csv()), keep_default_na=False)
+    assert not (csv == "").any().any()
+    written = privacy_map.needed_table(privacy_map.epsilon_needed(hard))
+    assert (written.epsilon_within_2x == "not reached").all() and (written.method_within_2x == "not reached").all()
+    assert list(privacy_map.needed_table(privacy_map.epsilon_needed(ratios)).epsilon_within_2x) == ["1", "1"]

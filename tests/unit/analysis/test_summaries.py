@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcost.analysis.summaries import compare, summarize
+from dpcost.analysis.summaries import annotate, compare, summarize
 
 
 def test_summary_statistics():
@@ -40,7 +40,9 @@ def test_ratios_to_the_best_of_ours_and_to_the_reference():
         }
     )
     c = compare(summary, ours=["adassp", "noisy_gd"]).set_index(["method", "m"])
-    assert list(c.columns) == ["mean", "best_dp_method", "ratio_to_best_dp", "ratio_to_adassp", "ratio_to_diffprivlib"]
+    assert list(c.columns) == [
+        "mean", "best_dp_method", "ratio_to_best_dp", "ratio_to_adassp", "ratio_to_diffprivlib", "note"
+    ]  # fmt: skip
     # the non-private baseline and the peer are measured against the best of ours, never chosen as it
     assert (c.xs(100, level="m").best_dp_method == "adassp").all()
     assert (c.xs(1000, level="m").best_dp_method == "noisy_gd").all()
@@ -51,6 +53,40 @@ def test_ratios_to_the_best_of_ours_and_to_the_reference():
     assert c.loc[("noisy_gd", 1000), "ratio_to_adassp"] == pytest.approx(0.5)
     assert c.loc[("diffprivlib", 100), "ratio_to_diffprivlib"] == pytest.approx(1.0)
     assert c.xs(1000, level="m").ratio_to_diffprivlib.isna().all()  # the reference did not run at m = 1000
+    assert (c.xs(1000, level="m").note == "ratio_to_diffprivlib empty: diffprivlib did not run at m = 1000").all()
+    assert (c.xs(100, level="m").note == "").all()
     none = compare(summary, ours=[], references=())
     assert none.best_dp_method.isna().all() and none.ratio_to_best_dp.isna().all()
-    assert list(none.columns) == ["method", "m", "mean", "best_dp_method", "ratio_to_best_dp"]
+    assert list(none.columns) == ["method", "m", "mean", "best_dp_method", "ratio_to_best_dp", "note"]
+
+
+def test_an_empty_reference_column_says_why():
+    summary = pd.DataFrame({"method": ["ols", "adassp"], "m": [100, 100], "mean": [0.1, 0.4]})
+    c = compare(summary, ours=["adassp"], missing={"diffprivlib": "not installed: pip install -e '.[peers]'"})
+    assert c.ratio_to_diffprivlib.isna().all() and c.ratio_to_adassp.notna().all()
+    expected = "ratio_to_diffprivlib empty: diffprivlib did not run (not installed: pip install -e '.[peers]')"
+    assert (c.note == expected).all()
+    # a reference without a known reason is still named, never silently empty
+    assert (compare(summary, ours=["adassp"]).note.str.contains("diffprivlib did not run \\(not among")).all()
+
+
+def test_every_row_carries_its_privacy_setting():
+    from dpcost.dp.spec import Privacy
+
+    summary = pd.DataFrame({"method": ["ols", "adassp", "ols", "adassp"], "m": [100, 100, 1000, 1000],
+                            "mean": [0.1, 0.4, 0.01, 0.1]})  # fmt: skip
+    privacy = Privacy(0.5, "10/n^1.1", calibration="tight")
+    s = annotate(summary, privacy=privacy, private={"ols": False, "adassp": True}, tuning_mode="decoy")
+    assert list(s.columns) == ["method", "m", "mean", "private", "epsilon", "delta", "calibration", "tuning_mode"]
+    ada = s[s.method == "adassp"].set_index("m")
+    assert (ada.epsilon == 0.5).all() and (ada.calibration == "tight").all()
+    assert ada.loc[100, "delta"] == pytest.approx(10 / 100**1.1) and ada.loc[1000, "delta"] == pytest.approx(
+        10 / 1000**1.1
+    )
+    ols = s[s.method == "ols"]
+    assert ols.epsilon.isna().all() and ols.delta.isna().all() and (ols.calibration == "").all()
+    assert (s.tuning_mode == "decoy").all() and list(s.private) == [False, True, False, True]
+    # the comparison keeps them, the note last
+    c = compare(s, ours=["adassp"], references=("adassp",))
+    assert list(c.columns)[-6:] == ["private", "epsilon", "delta", "calibration", "tuning_mode", "note"]
+    assert c.set_index(["method", "m"]).loc[("adassp", 1000), "delta"] == pytest.approx(10 / 1000**1.1)

@@ -1,0 +1,158 @@
+"""Figures that stand on their own: one style per method in every figure, and captions that state the setting, the
+repetitions and how to read them."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcost.analysis import plotting
+from dpcost.analysis.plotting import method_label, method_style
+from dpcost.estimators.registry import METHODS
+
+
+@pytest.fixture
+def figures(monkeypatch):
+    """Every figure the plotting functions draw, kept open (they close their figures after saving)."""
+    kept = []
+    monkeypatch.setattr(plotting.plt, "close", kept.append)
+    yield kept
+    monkeypatch.undo()
+    for fig in kept:
+        plotting.plt.close(fig)
+
+
+def _styles(fig) -> dict[str, tuple]:
+    """label → (colour, marker) of every legend entry of the figure (a plain line, or an error bar's data line)."""
+    from matplotlib.colors import to_hex
+
+    out = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            line = handle[0] if isinstance(handle, tuple) or hasattr(handle, "lines") else handle
+            if hasattr(line, "get_marker") and line.get_marker() not in (None, "None", ""):
+                out[label] = (to_hex(line.get_color()), line.get_marker())
+    return out
+
+
+def _error_summary(methods, reps=20):
+    rows = [(k, m, reps, 1.0 + i / 10 / m, 0.9, 1.1, 1.0) for i, k in enumerate(methods) for m in (100, 1000)]
+    return pd.DataFrame(rows, columns=["method", "m", "n_reps", "mean", "q05", "q95", "median"])
+
+
+def _attack_summary(methods, auc=0.5, reps=5):
+    rows = [(k, m, reps, 200, auc if not METHODS[k].private else 0.5, 0.001, 0.05, 0.01, 0.9, METHODS[k].private)
+            for k in methods for m in (100, 1000)]  # fmt: skip
+    cols = ["method", "m", "n_reps", "n_candidates", "auc", "auc_se", "tpr_fpr05", "tpr_fpr05_se", "auc_ceiling",
+            "private"]  # fmt: skip
+    return pd.DataFrame(rows, columns=cols)
+
+
+KW = dict(epsilon=0.5, delta="10/n^1.1", calibration="tight", tuning="decoy")
+
+
+def test_every_registry_method_has_its_own_marker_and_line_and_keeps_them():
+    styles = {k: method_style(k) for k in METHODS}
+    pairs = [(s["marker"], s["ls"]) for s in styles.values()]
+    assert len(set(pairs)) == len(METHODS)  # greyscale: marker and line alone tell any two methods apart
+    assert {k: method_style(k) for k in METHODS} == styles  # deterministic
+    assert method_style("not_a_method") == method_style("not_a_method")
+
+
+def test_a_method_has_the_same_colour_and_marker_in_every_figure(tmp_path, figures):
+    from dpcost.simulation import report
+
+    methods = ["ols", "adassp", "ssp", "noisy_gd"]
+    plotting.error_curves(_error_summary(methods), [tmp_path / "e.png"], title="t", xlabel="m", ylabel="e", **KW)
+    plotting.error_curves(_error_summary(methods[1:]), [tmp_path / "f.png"], title="t", xlabel="m", ylabel="e", **KW)
+    plotting.attack_figure(_attack_summary(["ssp", "ols", "adassp"]), [tmp_path / "a.png"], title="t", xlabel="m",
+                           epsilon=0.5, delta="10/n^1.1", calibration="tight", tuning="decoy")  # fmt: skip
+    ratios = pd.DataFrame({"epsilon": [0.5, 1.0], "m": [100, 100], "ratio": [3.0, 1.5], "best_private": ["adassp"] * 2})
+    plotting.privacy_map_figure(ratios, [tmp_path / "p.png"], title="t", delta="10/n^1.1", calibration="tight",
+                                tuning="decoy", reps=7)  # fmt: skip
+    sim = pd.DataFrame([("e", 1, "a", "ols", k, "", k != "ols", n, 20, np.nan, np.nan, np.nan, 0.5, 0.5, 10, 1.0 / n,
+                         0.0, 0.5 / n, 2.0 / n, 0.0, 1e-5, True) for k in ("ols", "noisy_gd") for n in (1000, 4000)],
+                       columns=[*report.KEYS, "n_reps", "mean", "se", "q05", "q95", "s_used_mean", "delta",
+                                "proven"])  # fmt: skip
+    rates = pd.DataFrame(columns=["experiment", "method", "variant", "epsilon", "shape", "n", "fitted"])
+    report.figure(sim, rates, 1, [tmp_path / "s.png"], title="t", labels={k: m.label for k, m in METHODS.items()})
+    seen = [_styles(fig) for fig in figures]
+    assert len(seen) == 5
+    for method in methods:
+        label = method_label(method)
+        found = {s[label] for s in seen if label in s}
+        assert len(found) == 1, (method, found)
+        want = method_style(method)
+        assert found == {(want["color"].lower(), want["marker"])}
+    # AdaSSP is in four of the figures (the map draws its marker in the cell it wins)
+    ada = method_style("adassp")
+    cell = [ln for ln in figures[3].axes[0].lines if ln.get_marker() == ada["marker"]]
+    assert len(cell) == 2 and all(ln.get_color().lower() == ada["color"].lower() for ln in cell)
+
+
+def test_every_caption_states_the_setting_and_the_repetitions(tmp_path, figures):
+    plotting.error_curves(_error_summary(["ols", "adassp"], reps=37), [tmp_path / "e.png"], title="t", xlabel="m",
+                          ylabel="e", note=plotting.HEADLINE_NOTE, **KW)  # fmt: skip
+    plotting.attack_figure(_attack_summary(["ols", "adassp"], reps=9), [tmp_path / "a.png"], title="t", xlabel="m",
+                           epsilon=0.5, delta="10/n^1.1", calibration="tight", tuning="decoy")  # fmt: skip
+    ratios = pd.DataFrame({"epsilon": [0.5], "m": [100], "ratio": [3.0], "best_private": ["adassp"]})
+    plotting.privacy_map_figure(ratios, [tmp_path / "p.png"], title="t", delta="10/n^1.1", calibration="tight",
+                                tuning="decoy", reps=4)  # fmt: skip
+    table = pd.DataFrame({"method": ["dpsl_kt"] * 2, "epsilon": [1.0, 2.0], "mean": [0.3, 0.2], "sd": [0.01, 0.01],
+                          "paper_mean": [np.nan] * 2, "paper_sd": [np.nan] * 2, "private": [True] * 2,
+                          "proven": [True] * 2, "trials": [12, 12]})  # fmt: skip
+    plotting.transfer_figure(table, [tmp_path / "t.png"], title="t", ylabel="e", delta=1e-5, calibration="tight")
+    texts = [
+        figures[0]._suptitle.get_text(),
+        figures[1]._suptitle.get_text(),
+        figures[2].axes[0].get_title(),
+        figures[3].axes[0].get_title(),
+    ]
+    for text, reps in zip(texts, ("37", "9", "4", "12"), strict=True):
+        assert f"{reps} repetitions" in text and "tight calibration" in text, text
+    for text in texts[:3]:
+        assert "δ = 10/n^1.1" in text and "decoy tuning" in text
+    assert "ε = 0.5" in texts[0] and "ε = 0.5" in texts[1]
+    assert "error_curves_all" in texts[0]  # why these methods
+
+
+def test_the_simulation_figure_states_its_setting_and_repetitions(tmp_path, figures):
+    from dpcost.simulation import report
+    from dpcost.simulation.jobs import plot_job
+
+    rows = [("e", 1, "a", "mean", k, "", k != "sample_mean", n, 20, np.nan, np.nan, np.nan, 0.5, 0.5, 25, 1.0 / n, 0.0,
+             0.5 / n, 2.0 / n, 0.0, 1e-5, True) for k in ("sample_mean", "dp_mean") for n in (1000, 4000)]  # fmt: skip
+    cols = [*report.KEYS, "n_reps", "mean", "se", "q05", "q95", "s_used_mean", "delta", "proven"]
+    pd.DataFrame(rows, columns=cols).to_csv(tmp_path / "summary.csv", index=False)
+    pd.DataFrame(columns=["experiment", "method", "variant", "epsilon", "shape", "n", "fitted"]).to_csv(
+        tmp_path / "rates.csv", index=False
+    )
+    plot_job(summary=tmp_path / "summary.csv", rates=tmp_path / "rates.csv", number=1, paths=[tmp_path / "f.png"],
+             privacy={"epsilon": 0.5, "delta": "10/n^1.1"}, calibration="paper")  # fmt: skip
+    title = figures[0]._suptitle.get_text()
+    assert "25 repetitions" in title and "paper calibration" in title and "fixed tuning" in title
+    assert "ε = 0.5" in title and "δ = 10/n^1.1" in title
+
+
+def test_the_attack_figure_says_when_nothing_is_traceable(tmp_path, figures):
+    kw = dict(title="t", xlabel="m", epsilon=0.5, delta=1e-5, calibration="tight", tuning="fixed")
+    flat = _attack_summary(["ols", "adassp"], auc=0.505)
+    plotting.attack_figure(flat, [tmp_path / "a.png"], **kw)
+    plotting.attack_figure(_attack_summary(["ols", "adassp"], auc=0.8), [tmp_path / "b.png"], **kw)
+    nothing, something = (fig._suptitle.get_text().replace("\n", " ") for fig in figures)
+    assert "How to read" in nothing and "How to read" in something
+    assert "non-private one included, sits at guessing" in nothing
+    assert "sits at guessing" not in something  # OLS is traced at AUC 0.8: the sentence would be false
+    assert plotting.untraceable(flat) and not plotting.untraceable(_attack_summary(["ols"], auc=0.8))
+    # 5 repetitions of 200 members and 200 others: guessing's standard error is 0.0129, so 0.52 is guessing and
+    # 0.53 is not, however small the repetitions' own spread (0.001 here)
+    assert plotting.untraceable(_attack_summary(["ols"], auc=0.52))
+    assert not plotting.untraceable(_attack_summary(["ols"], auc=0.53))
+
+
+def test_a_spike_of_a_few_repetitions_is_named():
+    s = _error_summary(["ols", "ssp"])
+    assert plotting.heavy_tails(s) is None
+    s.loc[(s.method == "ssp") & (s.m == 100), "mean"] = 15.2  # the housing run's SSP at m = 2,000: median 1.29
+    s.loc[(s.method == "ssp") & (s.m == 100), "median"] = 1.29
+    text = plotting.heavy_tails(s)
+    assert "ssp at m = 100: mean 12× its median" in text and "ols" not in text
