@@ -63,6 +63,17 @@ for _ds in LIBSVM:
         _fail(str(exc))
 
 
+if "housing" in DATASETS:
+    # each source is a url to download or a local path, exactly one: said now, not when the download job runs
+    from dpcost.data.housing import check_source
+
+    for _k, _src in enumerate(config["housing"]["sources"]):
+        try:
+            check_source(_src, f"housing.sources.{_k}")
+        except DPCostError as exc:
+            _fail(str(exc))
+
+
 def calibration(dataset):
     return config[dataset].get("calibration", config["calibration"])
 
@@ -94,18 +105,25 @@ for _ds in DATASETS:
 
 METHODS = {ds: config[ds]["methods"] for ds in DATASETS}
 
+# delta first, so that a formula that does not parse or leaves (0, 1) at some m names its key.
+for _ds in DATASETS:
+    try:
+        for _m in config[_ds]["m"]:
+            privacy(_ds).at(_m)
+    except DPCostError as exc:
+        _fail(f"{_ds}.privacy.delta: {exc}")
+
+# The warnings check_setup returns (delta >= 1/n) are not printed here, at every parse (-n and --report included):
+# the ledger job logs them once per run and the ledger records them.
 try:
-    _notes = []
     for _ds in DATASETS:
-        _notes += check_setup(
+        check_setup(
             ANALYSES[_ds],
             ANALYSES[_ds].block(config),
             methods=METHODS[_ds],
             privacy=privacy(_ds),
             m_grid=config[_ds]["m"],
         )
-    for _note in dict.fromkeys(_notes):
-        print(_note, file=sys.stderr)
 except DPCostError as exc:
     _fail(str(exc))
 
