@@ -59,7 +59,7 @@ def plot_job(*, summary: str, rates: str, number: int, paths: Sequence[str], pri
     repetitions; ``deltas``: the δ of every experiment that has its own (named in its panel's title)."""
     from ..analysis.plotting import caption, repetitions
 
-    table = pd.read_csv(summary, keep_default_na=True).fillna({"variant": ""})
+    table = pd.read_csv(summary, keep_default_na=True, dtype={"variant": "string"}).fillna({"variant": ""})
     eps = sorted(table.loc[table.figure == number, "epsilon"].dropna().unique())
     eps_text = f"{eps[0]:g}" if len(eps) == 1 else "{" + ", ".join(f"{e:g}" for e in eps) + "} (as labelled)"
     how = caption(epsilon=eps_text if eps else privacy["epsilon"], delta=privacy["delta"], calibration=calibration,
