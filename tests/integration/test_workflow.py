@@ -61,7 +61,7 @@ def test_outputs_exist_and_are_tidy(run):
     assert not errors.duplicated(["method", "m", "rep"]).any()
     summary = pd.read_csv(run / "results/housing/summary.csv")
     assert list(summary.columns) == ["method", "m", "n_reps", "mean", "se", "median", "q05", "q95",
-                                     "private", "epsilon", "delta", "calibration", "tuning_mode"]  # fmt: skip
+                                     "private", "proven", "epsilon", "delta", "calibration", "tuning_mode"]  # fmt: skip
     assert set(summary.tuning_mode) == {"fixed"} and set(summary[summary.private].calibration) == {"tight"}
     assert (summary.n_reps == REPS).all()
     assert (run / "results/housing/error_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -202,7 +202,7 @@ def test_comparison_table(run):
     c = pd.read_csv(run / "results/housing/comparison.csv")
     assert list(c.columns) == [
         "method", "m", "mean", "best_dp_method", "ratio_to_best_dp", "ratio_to_adassp", "ratio_to_diffprivlib",
-        "private", "epsilon", "delta", "calibration", "tuning_mode", "note",
+        "private", "proven", "epsilon", "delta", "calibration", "tuning_mode", "note",
     ]  # fmt: skip
     assert set(c.method) == set(METHODS) and len(c) == len(METHODS) * len(M)
     for _, g in c.groupby("m"):
@@ -242,6 +242,10 @@ def test_wang_family_and_comparators_run_in_the_workflow(mirror, housing_archive
         # all but noisy SGD draw part of their noise by float samplers: NOT PROVEN (floating point)
         assert entry["private"] == (name == "noisy_sgd"), entry["guarantee"]
         assert entry["private"] != entry["guarantee"].startswith("NOT PROVEN (floating point)")
+    # summary.csv says the same: run with a budget (private) but proven only where the ledger proves it
+    summary = pd.read_csv(tmp_path / "results/housing/summary.csv")
+    assert summary.private.all()
+    assert summary.groupby("method").proven.all().to_dict() == {k: ledger["methods"][k]["private"] for k in NEW_METHODS}
     # OPS and AdaOPS are proven for add/remove: the ledger says how the budget was converted
     assert "group privacy" in ledger["methods"]["ops"]["composition"]
     assert "group privacy" in ledger["methods"]["adaops"]["composition"]

@@ -1,7 +1,12 @@
 rule aggregate:
     input:
-        lambda wc: expand(
+        tables=lambda wc: expand(
             "results/{dataset}/estimates/{method}.parquet",
+            dataset=wc.dataset,
+            method=METHODS[wc.dataset],
+        ),
+        plans=lambda wc: expand(
+            "results/{dataset}/estimates/{method}.plans.json",
             dataset=wc.dataset,
             method=METHODS[wc.dataset],
         ),

@@ -1,27 +1,37 @@
 """Concatenate the per-method error tables and summarize them per (method, m), each row with its privacy setting."""
 
+import json
+
 import pandas as pd
 
 from dpcost.analysis.datasets import ANALYSES
+from dpcost.analysis.ledger import method_entry
 from dpcost.analysis.summaries import annotate, summarize
 from dpcost.dp.spec import Privacy
 from dpcost.estimators.registry import methods_of
 from dpcost.scripting import run
 
 
-def main(dataset, tables, privacy, tuning_mode, out_errors, out_summary):
+def main(dataset, tables, plans, privacy, tuning_mode, out_errors, out_summary):
     errors = pd.concat([pd.read_parquet(p) for p in tables], ignore_index=True)
     errors = errors.sort_values(["method", "m", "rep"], kind="stable").reset_index(drop=True)
     errors.to_parquet(out_errors, index=False)
     private = {k: m.private for k, m in methods_of(ANALYSES[dataset].family).items()}
-    summary = annotate(summarize(errors), privacy=privacy, private=private, tuning_mode=tuning_mode)
+    # the ledger's verdict, from the same plans files: unproven calibrations and floating-point noise are not proven
+    proven = {}
+    for path in plans:
+        with open(path) as fh:
+            record = json.load(fh)
+        proven[record["method"]] = method_entry(record)["private"]
+    summary = annotate(summarize(errors), privacy=privacy, private=private, proven=proven, tuning_mode=tuning_mode)
     summary.to_csv(out_summary, index=False, float_format="%.6g")
 
 
 run(
     lambda: main(
         snakemake.wildcards.dataset,
-        list(snakemake.input),
+        list(snakemake.input.tables),
+        list(snakemake.input.plans),
         Privacy(**snakemake.params.privacy),
         snakemake.params.tuning_mode,
         snakemake.output.errors,

@@ -31,17 +31,27 @@ def summarize(errors: pd.DataFrame) -> pd.DataFrame:
 
 
 # the columns that say under which privacy setting a row was computed (:func:`annotate`)
-SETTING = ("private", "epsilon", "delta", "calibration", "tuning_mode")
+SETTING = ("private", "proven", "epsilon", "delta", "calibration", "tuning_mode")
 
 
-def annotate(summary: pd.DataFrame, *, privacy: Privacy, private: Mapping[str, bool], tuning_mode: str) -> pd.DataFrame:
-    """``summary`` with the setting of every row (:data:`SETTING`): whether the method is private, and for a private
-    one the ε, the δ resolved at the row's m (a formula in n is evaluated at n = m) and the calibration; a
-    non-private row leaves those empty. ``tuning_mode`` applies to every row."""
+def annotate(
+    summary: pd.DataFrame,
+    *,
+    privacy: Privacy,
+    private: Mapping[str, bool],
+    proven: Mapping[str, bool],
+    tuning_mode: str,
+) -> pd.DataFrame:
+    """``summary`` with the setting of every row (:data:`SETTING`): whether the method is private (run with a privacy
+    budget), whether its ledger entry proves that guarantee on a computer (``proven``: False for an unproven
+    calibration or floating-point noise, and for a non-private method), and for a private one the ε, the δ resolved
+    at the row's m (a formula in n is evaluated at n = m) and the calibration; a non-private row leaves those empty.
+    ``tuning_mode`` applies to every row."""
     is_private = summary["method"].map(lambda k: bool(private[k]))
     delta = summary["m"].map(lambda m: privacy.at(int(m)).delta)
     return summary.assign(
         private=is_private,
+        proven=summary["method"].map(lambda k: bool(proven[k])),
         epsilon=np.where(is_private, privacy.epsilon, np.nan),
         delta=delta.where(is_private),
         calibration=np.where(is_private, privacy.calibration, ""),

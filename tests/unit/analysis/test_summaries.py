@@ -73,11 +73,15 @@ def test_an_empty_reference_column_says_why():
 def test_every_row_carries_its_privacy_setting():
     from dpcost.dp.spec import Privacy
 
-    summary = pd.DataFrame({"method": ["ols", "adassp", "ols", "adassp"], "m": [100, 100, 1000, 1000],
-                            "mean": [0.1, 0.4, 0.01, 0.1]})  # fmt: skip
+    summary = pd.DataFrame({"method": ["ols", "adassp", "ols", "adassp", "ops"], "m": [100, 100, 1000, 1000, 100],
+                            "mean": [0.1, 0.4, 0.01, 0.1, 0.5]})  # fmt: skip
     privacy = Privacy(0.5, "10/n^1.1", calibration="tight")
-    s = annotate(summary, privacy=privacy, private={"ols": False, "adassp": True}, tuning_mode="decoy")
-    assert list(s.columns) == ["method", "m", "mean", "private", "epsilon", "delta", "calibration", "tuning_mode"]
+    # ops: run with a budget (private), but its posterior sample is float noise: the ledger does not prove it
+    s = annotate(summary, privacy=privacy, private={"ols": False, "adassp": True, "ops": True},
+                 proven={"ols": False, "adassp": True, "ops": False}, tuning_mode="decoy")  # fmt: skip
+    assert list(s.columns) == ["method", "m", "mean", "private", "proven", "epsilon", "delta", "calibration",
+                               "tuning_mode"]  # fmt: skip
+    assert list(s.proven) == [False, True, False, True, False] and s.set_index("method").loc["ops", "epsilon"] == 0.5
     ada = s[s.method == "adassp"].set_index("m")
     assert (ada.epsilon == 0.5).all() and (ada.calibration == "tight").all()
     assert ada.loc[100, "delta"] == pytest.approx(10 / 100**1.1) and ada.loc[1000, "delta"] == pytest.approx(
@@ -85,8 +89,8 @@ def test_every_row_carries_its_privacy_setting():
     )
     ols = s[s.method == "ols"]
     assert ols.epsilon.isna().all() and ols.delta.isna().all() and (ols.calibration == "").all()
-    assert (s.tuning_mode == "decoy").all() and list(s.private) == [False, True, False, True]
+    assert (s.tuning_mode == "decoy").all() and list(s.private) == [False, True, False, True, True]
     # the comparison keeps them, the note last
     c = compare(s, ours=["adassp"], references=("adassp",))
-    assert list(c.columns)[-6:] == ["private", "epsilon", "delta", "calibration", "tuning_mode", "note"]
+    assert list(c.columns)[-7:] == ["private", "proven", "epsilon", "delta", "calibration", "tuning_mode", "note"]
     assert c.set_index(["method", "m"]).loc[("adassp", 1000), "delta"] == pytest.approx(10 / 1000**1.1)
