@@ -54,3 +54,49 @@ def test_tight_never_needs_more_noise_than_paper():
         assert tight.noise_scale <= paper
     for T in (1, 5, 20):
         assert accountant.pure_steps_epsilon0(T, 0.5, 1e-4) >= accountant.advanced_composition_epsilon0(0.5, 1e-4, T)
+
+
+def _bisection(f, target, lo, hi, rtol=1e-12):
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if f(mid) <= target else (lo, mid)
+        if hi - lo <= rtol * hi:
+            break
+    return lo
+
+
+@pytest.mark.parametrize(
+    "f,target,lo,hi",
+    [
+        (lambda x: x**3, 2.0, 0.0, 10.0),
+        (math.expm1, 0.3, 1e-9, 5.0),
+        (lambda x: accountant.rdp_epsilon([accountant.dpa()[0].LaplaceDpEvent(1 / x)], 1e-5) if x > 0 else 0.0, 1.0,
+         0.0, 1e6),
+    ],
+)  # fmt: skip
+def test_largest_below_returns_a_verified_point_at_the_crossing(f, target, lo, hi):
+    """Brent's method, then both sides of the crossing checked: the point satisfies f ≤ target, a relative 1e-12
+    above it does not, and it agrees with bisection to that precision (with far fewer evaluations)."""
+    calls = []
+
+    def counted(x):
+        calls.append(x)
+        return f(x)
+
+    x = accountant.largest_below(counted, target, lo, hi)
+    assert f(x) <= target < f(x * (1 + 1e-12))
+    assert x == pytest.approx(_bisection(f, target, lo, hi), rel=2e-12)
+    assert len(calls) <= 30
+
+
+def test_largest_below_falls_back_to_bisection_where_the_check_fails(monkeypatch):
+    """Planted: Brent's method returns a wrong root (above the crossing, or below it by more than rtol) or fails.
+    The check of both sides rejects it and bisection gives the right point; the endpoints: all of [lo, hi] valid
+    gives hi, none gives lo."""
+    cube = lambda x: x**3  # noqa: E731
+    right = _bisection(cube, 2.0, 0.0, 10.0)
+    for wrong in (lambda *a, **k: 1.3, lambda *a, **k: 1.2, lambda *a, **k: (_ for _ in ()).throw(RuntimeError())):
+        monkeypatch.setattr(accountant.optimize, "brentq", wrong)
+        assert accountant.largest_below(cube, 2.0, 0.0, 10.0) == right
+    assert accountant.largest_below(lambda x: 0.0, 1.0, 0.0, 3.0) == 3.0
+    assert accountant.largest_below(lambda x: 5.0, 1.0, 0.5, 3.0) == 0.5
