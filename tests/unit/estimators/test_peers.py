@@ -12,6 +12,8 @@ from dpcost.dp.spec import Privacy
 from dpcost.estimators import peers
 from dpcost.estimators.ssp import symmetric_from_upper
 
+from support import NoFloatNoise
+
 if not all(peers.available().values()):
     pytest.skip(
         f"peer libraries not usable here ({peers.available()}): pip install -e '.[peers]'", allow_module_level=True
@@ -110,20 +112,8 @@ def test_opendp_ssp_releases_its_statistics_on_the_grid(monkeypatch):
     assert np.array_equal(est, np.linalg.lstsq(symmetric_from_upper(released[:6], 3), released[6:], rcond=None)[0])
 
 
-class _NoFloatNoise:
-    """A generator whose numpy float normal draws fail (the old path of opendp_ssp's noise)."""
-
-    def __init__(self, seed):
-        self._rng = np.random.default_rng(seed)
-
-    def __getattr__(self, name):
-        if name in ("normal", "standard_normal"):
-            raise AssertionError(f"rng.{name} drawn: opendp_ssp went back to numpy's float samplers")
-        return getattr(self._rng, name)
-
-
 def test_opendp_ssp_does_not_draw_float_normals():
     X, y = _data()
-    a = peers.opendp_ssp_ols(X, y, privacy=Privacy(0.5, 1e-5), B_X=1.0, B_Y=1.0, rng=_NoFloatNoise(7))
+    a = peers.opendp_ssp_ols(X, y, privacy=Privacy(0.5, 1e-5), B_X=1.0, B_Y=1.0, rng=NoFloatNoise(7))
     b = peers.opendp_ssp_ols(X, y, privacy=Privacy(0.5, 1e-5), B_X=1.0, B_Y=1.0, rng=np.random.default_rng(7))
     assert np.array_equal(a, b)
