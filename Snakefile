@@ -36,6 +36,7 @@ localrules:
     download_housing,
     download_snp,
     download_libsvm,
+    download_table,
     libsvm_table,
     aggregate,
     plot,

@@ -1,3 +1,4 @@
+import copy
 import os
 import sys
 from pathlib import Path
@@ -19,6 +20,25 @@ def _fail(message):
     raise SystemExit(1)
 
 
+# A `kind: table` block starts from table_defaults and housing's constants: a key it sets replaces the default's,
+# method by method in tuning and search (merged before validation, so that the schema's defaults do not mask these).
+TABLES = [
+    k for k, v in config.items() if isinstance(v, dict) and v.get("kind") == "table"
+]
+_INHERITED = ("tuning", "search", "private_tuning", "attack")
+for _ds in TABLES:
+    _base = {
+        k: config.get("housing", {})[k]
+        for k in _INHERITED
+        if k in config.get("housing", {})
+    }
+    _base = copy.deepcopy({**_base, **config.get("table_defaults", {})})
+    _own = config[_ds]
+    config[_ds] = {**_base, **_own}
+    for _k in ("tuning", "search"):
+        if isinstance(_own.get(_k), dict):
+            config[_ds][_k] = {**_base.get(_k, {}), **_own[_k]}
+
 try:
     validate(config, workflow.source_path("../schemas/config.schema.yaml"))
 except Exception as exc:
@@ -31,6 +51,7 @@ except Exception as exc:
 try:
     from dpcost.analysis.checks import check_setup
     from dpcost.analysis.datasets import ANALYSES
+    from dpcost.analysis.datasets import get as analysis_of
     from dpcost.analysis.tuning import TuningSpec
     from dpcost.errors import DPCostError
     from dpcost.estimators.peers import available as peers_available
@@ -43,6 +64,12 @@ except ImportError as exc:
 # LIBSVM data (workflow/rules/libsvm.smk), both chosen in `datasets`.
 LIBSVM = [ds for ds in config["datasets"] if ds in ("e2006", "rcv1")]
 DATASETS = [ds for ds in config["datasets"] if ds not in LIBSVM]
+for _ds in DATASETS:
+    if _ds not in ANALYSES and _ds not in TABLES:
+        _fail(
+            f"datasets lists {_ds!r}, which is neither built in ({', '.join([*ANALYSES, 'e2006', 'rcv1'])}) nor a "
+            f"config block with kind: table (docs/usage.md, 'Your own data')"
+        )
 
 
 def one_of(names):
@@ -74,6 +101,17 @@ if "housing" in DATASETS:
             _fail(str(exc))
 
 
+for _ds in TABLES:
+    # each source is checked now, not when the download job runs
+    from dpcost.data.table import check_source as check_table_source
+
+    for _k, _src in enumerate(config[_ds]["sources"]):
+        try:
+            check_table_source(_src, f"{_ds}.sources.{_k}")
+        except DPCostError as exc:
+            _fail(str(exc))
+
+
 def calibration(dataset):
     return config[dataset].get("calibration", config["calibration"])
 
@@ -90,7 +128,9 @@ def privacy(dataset):
 # Peer libraries join an analysis's methods when installed (peers: auto), or must be there (always).
 for _ds in DATASETS:
     _mode = config[_ds].get("peers", "never")
-    _peers = {k: m.peer for k, m in methods_of(ANALYSES[_ds].family).items() if m.peer}
+    _peers = {
+        k: m.peer for k, m in methods_of(analysis_of(_ds).family).items() if m.peer
+    }
     if _mode == "never" or not _peers:
         continue
     _avail = peers_available()
@@ -118,8 +158,8 @@ for _ds in DATASETS:
 try:
     for _ds in DATASETS:
         check_setup(
-            ANALYSES[_ds],
-            ANALYSES[_ds].block(config),
+            analysis_of(_ds),
+            analysis_of(_ds).block(config),
             methods=METHODS[_ds],
             privacy=privacy(_ds),
             m_grid=config[_ds]["m"],
@@ -131,7 +171,7 @@ except DPCostError as exc:
 def estimate_params(dataset):
     """The plain arguments of an estimate job (the script passes them on to dpcost.scripting.estimate_job)."""
     return {
-        "params": ANALYSES[dataset].params_from(config[dataset]),
+        "params": analysis_of(dataset).params_from(config[dataset]),
         "m": config[dataset]["m"],
         "reps": config["reps"],
         "seed": config["seed"],
@@ -153,10 +193,10 @@ def attack_params(dataset):
 
 def data_inputs(wildcards):
     """The preprocessed data of a dataset, under the names its loader reads."""
-    if wildcards.dataset == "housing":
+    if wildcards.dataset == "housing" or wildcards.dataset in TABLES:
         return {
-            "table": "results/housing/data.parquet",
-            "meta": "results/housing/preprocessing.json",
+            "table": f"results/{wildcards.dataset}/data.parquet",
+            "meta": f"results/{wildcards.dataset}/preprocessing.json",
         }
     if wildcards.dataset == "snp_logistic":
         return {
@@ -169,12 +209,28 @@ def data_inputs(wildcards):
     }
 
 
+TABLE_SPEC_KEYS = (
+    "response",
+    "covariates",
+    "categorical",
+    "transforms",
+    "y_scale",
+    "test_fraction",
+    "max_levels",
+)
+
+
+def table_spec(dataset):
+    """The keys of a table's block that its preparation reads (dpcost.data.table.prepare)."""
+    return {k: config[dataset][k] for k in TABLE_SPEC_KEYS if k in config[dataset]}
+
+
 def tune_params(dataset, method):
     """The plain arguments of a tune job (dpcost.scripting.tune_job): only what the choice depends on."""
     block = config[dataset]
     return {
         "spec": TuningSpec.of(block, method).to_dict(),
-        "params": ANALYSES[dataset].params_from(block),
+        "params": analysis_of(dataset).params_from(block),
         "m": block["m"],
         "seed": config["seed"],
         "privacy": privacy(dataset).to_dict(),
@@ -199,7 +255,7 @@ def final_outputs():
                 "attack.pdf",
             )
         ]
-        if ANALYSES[ds].comparison:
+        if analysis_of(ds).comparison:
             files.append(f"results/{ds}/comparison.csv")
         if config[ds].get("map"):
             files += [

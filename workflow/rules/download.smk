@@ -36,3 +36,27 @@ rule download_snp:
         "Listing {params.matrix_url} and downloading every series-matrix part"
     script:
         "../scripts/download_snp.py"
+
+
+# Any `kind: table` analysis: its raw table, from the first source whose content verifies.
+rule download_table:
+    output:
+        table="resources/{dataset}/raw.parquet",
+        manifest="resources/{dataset}/download.json",
+    log:
+        "logs/{dataset}/download.log",
+    benchmark:
+        "results/benchmarks/download_{dataset}.tsv"
+    wildcard_constraints:
+        dataset=one_of(TABLES),
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        sources=lambda wc: config[wc.dataset]["sources"],
+        content_sha256=lambda wc: config[wc.dataset].get("content_sha256"),
+        manual_dir=lambda wc: f"resources/{wc.dataset}/manual",
+        options=config["download"],
+    message:
+        "Fetching the table {wildcards.dataset} (first source that verifies)"
+    script:
+        "../scripts/download_table.py"

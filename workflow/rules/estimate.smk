@@ -70,3 +70,30 @@ rule estimate_snp_logistic:
         dataset="snp_logistic",
     script:
         "../scripts/estimate.py"
+
+
+# Every `kind: table` analysis, with the arguments of its own block.
+rule estimate_table:
+    input:
+        unpack(data_inputs),
+        tuning="results/{dataset}/tuning/{method}.json",
+    output:
+        table="results/{dataset}/estimates/{method}.parquet",
+        plans="results/{dataset}/estimates/{method}.plans.json",
+    log:
+        "logs/{dataset}/estimate_{method}.log",
+    benchmark:
+        "results/benchmarks/estimate_{dataset}_{method}.tsv"
+    wildcard_constraints:
+        dataset=one_of(TABLES),
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        params=lambda wc: estimate_params(wc.dataset)["params"],
+        m=lambda wc: config[wc.dataset]["m"],
+        reps=config["reps"],
+        seed=config["seed"],
+        privacy=lambda wc: privacy(wc.dataset).to_dict(),
+        dataset=lambda wc: wc.dataset,
+    script:
+        "../scripts/estimate.py"

@@ -76,3 +76,33 @@ rule preprocess_snp_logistic:
         fit=config["snp_logistic"]["truth_fit"],
     script:
         "../scripts/preprocess_snp_logistic.py"
+
+
+# Any `kind: table` analysis: columns chosen, categorical columns one-hot encoded, transforms, standardization, the
+# held-out split and the truth (dpcost.data.table.prepare; none of it private, all recorded).
+rule preprocess_table:
+    input:
+        table="resources/{dataset}/raw.parquet",
+        manifest="resources/{dataset}/download.json",
+    output:
+        table="results/{dataset}/data.parquet",
+        meta=report(
+            "results/{dataset}/preprocessing.json",
+            caption="../report/provenance.rst",
+            category="{dataset}",
+            labels={"dataset": "{dataset}", "output": "provenance"},
+        ),
+    log:
+        "logs/{dataset}/preprocess.log",
+    benchmark:
+        "results/benchmarks/preprocess_{dataset}.tsv"
+    wildcard_constraints:
+        dataset=one_of(TABLES),
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        spec=lambda wc: table_spec(wc.dataset),
+        max_m=lambda wc: max(config[wc.dataset]["m"]),
+        seed=config["seed"],
+    script:
+        "../scripts/preprocess_table.py"

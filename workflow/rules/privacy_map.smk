@@ -23,7 +23,7 @@ rule map_method:
             decoys=config[wc.dataset]["map"].get("decoys"),
         ).to_dict(),
         grid=lambda wc: config[wc.dataset]["map"],
-        params=lambda wc: ANALYSES[wc.dataset].params_from(config[wc.dataset]),
+        params=lambda wc: analysis_of(wc.dataset).params_from(config[wc.dataset]),
         seed=config["seed"],
         privacy=lambda wc: privacy(wc.dataset).to_dict(),
     script:

@@ -4,7 +4,7 @@ import json
 
 import pandas as pd
 
-from dpcost.analysis.datasets import ANALYSES
+from dpcost.analysis import datasets
 from dpcost.analysis.ledger import method_entry
 from dpcost.analysis.summaries import annotate, summarize
 from dpcost.dp.spec import Privacy
@@ -16,7 +16,7 @@ def main(dataset, tables, plans, privacy, tuning_mode, out_errors, out_summary):
     errors = pd.concat([pd.read_parquet(p) for p in tables], ignore_index=True)
     errors = errors.sort_values(["method", "m", "rep"], kind="stable").reset_index(drop=True)
     errors.to_parquet(out_errors, index=False)
-    private = {k: m.private for k, m in methods_of(ANALYSES[dataset].family).items()}
+    private = {k: m.private for k, m in methods_of(datasets.get(dataset).family).items()}
     # the ledger's verdict, from the same plans files: unproven calibrations and floating-point noise are not proven
     proven = {}
     for path in plans:

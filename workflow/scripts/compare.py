@@ -4,7 +4,7 @@ import logging
 
 import pandas as pd
 
-from dpcost.analysis.datasets import ANALYSES
+from dpcost.analysis import datasets
 from dpcost.analysis.summaries import compare
 from dpcost.estimators.peers import available
 from dpcost.estimators.registry import methods_of
@@ -12,7 +12,7 @@ from dpcost.scripting import run
 
 
 def main(dataset, summary_csv, peers, out):
-    registry = methods_of(ANALYSES[dataset].family)
+    registry = methods_of(datasets.get(dataset).family)
     ours = [k for k, m in registry.items() if m.private and not m.peer]
     usable = available()
     # why a peer's column can be empty: said in the table's note column and in this job's log, never silently

@@ -3,8 +3,8 @@
 import json
 import logging
 
+from dpcost.analysis import datasets
 from dpcost.analysis.checks import delta_notes
-from dpcost.analysis.datasets import ANALYSES
 from dpcost.analysis.ledger import build_ledger
 from dpcost.dp.spec import Privacy
 from dpcost.scripting import run, write_json_atomic
@@ -20,7 +20,7 @@ def main(dataset, plan_files, meta_file, privacy, m_grid, out):
         dataset=dataset,
         records=records,
         privacy=privacy,
-        not_private=[meta["privacy_note"], *ANALYSES[dataset].not_private],
+        not_private=[meta["privacy_note"], *datasets.get(dataset).not_private],
         notes=notes,
     )
     write_json_atomic(out, ledger)

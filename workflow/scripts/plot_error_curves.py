@@ -7,13 +7,13 @@ import json
 import numpy as np
 import pandas as pd
 
-from dpcost.analysis.datasets import ANALYSES
+from dpcost.analysis import datasets
 from dpcost.analysis.plotting import HEADLINE_NOTE, error_curves, headline, heavy_tails
 from dpcost.scripting import run
 
 
 def main(dataset, summary_csv, meta_file, privacy, calibration, tuning, outputs, outputs_all):
-    analysis = ANALYSES[dataset]
+    analysis = datasets.get(dataset)
     truth = json.loads(open(meta_file).read())["truth"]
     summary = pd.read_csv(summary_csv)
     kw = dict(

@@ -85,6 +85,30 @@ class RegressionDesign:
 
 
 @dataclass(frozen=True)
+class HeldOutRegressionDesign(RegressionDesign):
+    """A regression design scored also on a held-out split (X_test, y_test) that no subsample draws from: beside
+    ‖β̂ − β‖₂, the out-of-sample R² = 1 − Σ(y − x'β̂)² / Σ(y − ȳ)² (ȳ the test mean), as the private-regression
+    benchmarks report it (R² ≤ 0: no better than predicting the mean)."""
+
+    X_test: np.ndarray = None
+    y_test: np.ndarray = None
+    columns = ("error", "r2")
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.X_test is None or len(self.y_test) < 2:
+            raise DataError("a held-out design needs at least 2 test rows")
+
+    @functools.cached_property  # read on every repetition
+    def _total(self) -> float:
+        return float(np.sum((self.y_test - self.y_test.mean()) ** 2))
+
+    def score(self, estimate, support) -> tuple:
+        residual = self.y_test - self.X_test @ estimate
+        return float(np.linalg.norm(estimate - self.truth)), 1.0 - float(residual @ residual) / self._total
+
+
+@dataclass(frozen=True)
 class SparseLogisticDesign(RegressionDesign):
     """A sparse logistic regression on records (y_i ∈ {0, 1}, x_i): m records without replacement; error
     ‖β̂ − β‖₂ against the full-sample fit β, and how many of β's s largest |coefficients| the estimate selected."""
