@@ -27,6 +27,7 @@ include: "workflow/rules/privacy_map.smk"
 include: "workflow/rules/attack.smk"
 include: "workflow/rules/simulation.smk"
 include: "workflow/rules/libsvm.smk"
+include: "workflow/rules/benchmark.smk"
 
 
 # Run on the submitting host under a cluster executor: downloads need the internet, which compute nodes often
@@ -48,6 +49,8 @@ localrules:
     simulation,
     simulation_aggregate,
     simulation_plot,
+    benchmark,
+    benchmark_summary,
 
 
 rule all:
@@ -60,3 +63,10 @@ rule all:
 rule simulation:
     input:
         simulation_outputs(),
+
+
+# The real-data benchmark of private regression (not in the default target; config/presets/benchmark.yaml,
+# docs/usage.md "The real-data benchmark").
+rule benchmark:
+    input:
+        benchmark_outputs(),

@@ -47,25 +47,37 @@ def test_default_config_states_every_required_key_and_the_code_defaults(dataset)
                 assert given[key] == default, (name, key)
 
 
+def _resolve(node, prefix=""):
+    """The schema a ``$ref`` names: an entry of ``$defs``; None for a block documented once at housing's place and
+    reused by the table blocks (``#/properties/housing/properties/tuning``, and their privacy, decoys, map, attack)."""
+    ref = node["$ref"]
+    if prefix.startswith(("<name>.", "table_defaults.")) and ref.split("/")[-1] != "table_source":
+        return None
+    return SCHEMA["$defs"][ref.split("/")[-1]] if ref.startswith("#/$defs/") else None
+
+
 def _schema_paths(node, prefix=""):
-    """Every key path of the schema, e.g. housing.tuning.adassp.rho; array items as name[]."""
+    """Every key path of the schema, e.g. housing.tuning.adassp.rho; array items as name[]; the keys of a table
+    block (the schema's other top-level keys) as <name>.key."""
     if "$ref" in node:
         node = SCHEMA["$defs"][node["$ref"].split("/")[-1]]
     for key, sub in node.get("properties", {}).items():
         path = f"{prefix}{key}"
         yield path
         if "$ref" in sub:
-            sub = SCHEMA["$defs"][sub["$ref"].split("/")[-1]]
+            sub = _resolve(sub, prefix) or {}
         if sub.get("type") == "array" and isinstance(sub.get("items"), dict):
             items = sub["items"]
             if "$ref" in items:
-                items = SCHEMA["$defs"][items["$ref"].split("/")[-1]]
+                items = _resolve(items, prefix) or {}
             yield from _schema_paths(items, f"{path}[].")
         else:
             yield from _schema_paths(sub, f"{path}.")
         named = sub.get("additionalProperties")
         if isinstance(named, dict) and "properties" in named:  # a map of named entries, e.g. experiments.<name>
             yield from _schema_paths(named, f"{path}.<name>.")
+    if not prefix and isinstance(node.get("additionalProperties"), dict):
+        yield from _schema_paths(node["additionalProperties"], "<name>.")
 
 
 def test_every_config_key_is_documented():

@@ -316,3 +316,35 @@ def simulation_outputs():
         for k in SIM_FIGURES
         for ext in ("png", "pdf")
     ]
+
+
+# The real-data benchmark (target `benchmark`): its data sets are table blocks (or housing), checked like analyses.
+BENCHMARK = config.get("benchmark")
+BENCHMARK_DATASETS = BENCHMARK["datasets"] if BENCHMARK else []
+BENCHMARK_METHODS = BENCHMARK["methods"] if BENCHMARK else []
+for _ds in BENCHMARK_DATASETS:
+    if _ds != "housing" and _ds not in TABLES:
+        _fail(f"benchmark.datasets lists {_ds!r}, which is not a config block with kind: table")
+    try:
+        check_setup(
+            analysis_of(_ds),
+            analysis_of(_ds).block(config),
+            methods=BENCHMARK_METHODS,
+            privacy=privacy(_ds),
+            m_grid=config[_ds]["m"],
+        )
+    except DPCostError as exc:
+        _fail(f"benchmark: {exc}")
+
+
+def per_dataset(value):
+    """One value for the benchmark's figure caption: the benchmark data sets' common value, or "per data set"."""
+    values = {str(value(ds)) for ds in BENCHMARK_DATASETS}
+    return values.pop() if len(values) == 1 else "per data set"
+
+
+def benchmark_outputs():
+    if not BENCHMARK:
+        return []
+    names = ("errors.parquet", "summary.csv", "wins.csv", "benchmark.png", "benchmark.pdf")
+    return [f"results/benchmark/{name}" for name in names]

@@ -275,3 +275,41 @@ def transfer_figure(table: pd.DataFrame, paths: Sequence[str], *, title: str, yl
     for path in paths:
         fig.savefig(path)
     plt.close(fig)
+
+
+def benchmark_figure(summary: pd.DataFrame, paths: Sequence[str], *, delta, calibration: str, tuning: str,
+                     reps) -> None:  # fmt: skip
+    """The benchmark at each data set's largest m: one panel per ε, a row per private method and a column per data
+    set, each cell its mean error over OLS's (the number printed; the shade, log scale, repeats it for greyscale).
+    ``reps``: the repetitions behind each cell."""
+    top = summary[summary.private & (summary.m == summary.groupby("dataset").m.transform("max"))]
+    epsilons = sorted(top.epsilon.unique())
+    methods = top.groupby("method").ratio_to_ols.median().sort_values().index.tolist()
+    proven = top.groupby("method").proven.all()
+    datasets = sorted(top.dataset.unique())
+    vmax = max(1.0, float(np.log10(top.ratio_to_ols.clip(lower=1).max())))
+    width = 2.2 + 0.62 * len(datasets)
+    fig, axes = plt.subplots(1, len(epsilons), figsize=(width * len(epsilons), 1.6 + 0.34 * len(methods)), dpi=150,
+                             squeeze=False, sharey=True)  # fmt: skip
+    for ax, eps in zip(axes[0], epsilons, strict=True):
+        cells = top[top.epsilon == eps].pivot(index="method", columns="dataset", values="ratio_to_ols")
+        cells = cells.reindex(index=methods, columns=datasets)
+        values = np.log10(cells.to_numpy(dtype=float))
+        im = ax.imshow(values, cmap="Greys", vmin=0, vmax=vmax, aspect="auto")
+        for i in range(cells.shape[0]):
+            for j in range(cells.shape[1]):
+                r = cells.iat[i, j]
+                if np.isfinite(r):
+                    dark = values[i, j] > 0.55 * vmax
+                    ax.text(j, i, f"{r:.2g}", ha="center", va="center", fontsize=6,
+                            color="white" if dark else "black")  # fmt: skip
+        ax.set_xticks(range(len(datasets)), datasets, rotation=45, ha="right", fontsize=7)
+        ax.set_yticks(range(len(methods)), [k if proven[k] else f"{k} †" for k in methods], fontsize=7)
+        ax.set_title(f"ε = {eps:g}", fontsize=9)
+    how = caption(epsilon="ε per panel", delta=delta, calibration=calibration, tuning=tuning, reps=reps)
+    fig.suptitle(f"Private regression on real data: mean error / OLS's at each data set's largest m\n({how}; "
+                 "† not proven: an unproven calibration or floating-point noise)", fontsize=9)  # fmt: skip
+    fig.colorbar(im, ax=axes[0].tolist(), label="log10 ratio", shrink=0.8)
+    for path in paths:
+        fig.savefig(path, bbox_inches="tight")
+    plt.close(fig)

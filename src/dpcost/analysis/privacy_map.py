@@ -42,9 +42,9 @@ def run_map(
     privacy: Privacy,
 ) -> tuple[pd.DataFrame, dict]:
     """One method over the (ε, m) grid: the tidy table (method, epsilon, m, rep, error, …) and a record of every ε's
-    tuning choices and of the ε a calibration refused (their cells are left out, with the reason)."""
+    tuning choices and plans, and of the ε a calibration refused (their cells are left out, with the reason)."""
     design = analysis.load(inputs, params)
-    tables, record = [], {"method": method.name, "tuning": {}, "refused": {}}
+    tables, record = [], {"method": method.name, "tuning": {}, "plans": {}, "refused": {}}
     for eps in epsilons if method.private else [math.nan]:
         p = replace(privacy, epsilon=float(eps)) if method.private else privacy
         try:
@@ -53,13 +53,14 @@ def run_map(
             )
             tuned.pop("table")
             runner, base, by_m = tuning_steps.runner(method, tuned, m_grid)
-            table, _ = run_grid(design, runner, tuning=base, tuning_by_m=by_m, params=params, m_grid=m_grid, reps=reps,
-                                seed=seed, privacy=p, dataset=analysis.name)  # fmt: skip
+            table, plans = run_grid(design, runner, tuning=base, tuning_by_m=by_m, params=params, m_grid=m_grid,
+                                    reps=reps, seed=seed, privacy=p, dataset=analysis.name)  # fmt: skip
         except PrivacyError as exc:  # e.g. a paper calibration outside its range at this ε
             log.warning("%s at epsilon=%s refused: %s", method.name, eps, exc)
             record["refused"][str(eps)] = str(exc)
             continue
         record["tuning"][str(eps)] = {k: v for k, v in tuned.items() if k != "candidates"}
+        record["plans"][str(eps)] = plans
         tables.append(table.assign(epsilon=float(eps)))
         log.info("%s: epsilon=%s done", method.name, eps)
     if not tables:

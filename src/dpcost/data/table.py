@@ -59,7 +59,8 @@ def check_source(source: Mapping, where: str) -> dict:
         raise DataError(f"{where}: cannot tell the format of {where_from!r}; add format: one of {FORMATS[:3]}")
     if "url" in source and not source.get("filename"):
         tail = Path(source["url"].split("?")[0]).name
-        source["filename"] = tail if tail and all(c.isalnum() or c in "._-" for c in tail) else f"download.{fmt}"
+        named = "." in tail and all(c.isalnum() or c in "._-" for c in tail)
+        source["filename"] = tail if named else f"download.{fmt}"
     return {**source, "format": fmt}
 
 
@@ -336,7 +337,8 @@ def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: n
         "n_test": n_test,
         "rows_read": int(len(table)),
         "rows_dropped_missing": dropped,
-        "response": f"{response}" + (f", {transforms[response]}-transformed" if response in transforms else "")
+        "response": f"{response}"
+        + (f", {transforms[response]}-transformed" if response in transforms else "")
         + f", minus its mean, divided by {'its sd' if spec.get('y_scale', 'sd') == 'sd' else 'y_scale'}",
         "y_center": y_center,
         "y_scale": y_scale,
@@ -345,8 +347,10 @@ def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: n
         "kinds": kinds,
         "categorical": levels_of,
         "transforms": transforms,
-        "standardization": {"mean": dict(zip(names, mean.tolist(), strict=True)),
-                            "scale": dict(zip(names, scale.tolist(), strict=True))},  # fmt: skip
+        "standardization": {
+            "mean": dict(zip(names, mean.tolist(), strict=True)),
+            "scale": dict(zip(names, scale.tolist(), strict=True)),
+        },  # fmt: skip
         "test_split": {"fraction": test_fraction, "drawn_from": "the run's seed and the analysis's name"},
         "private": False,
         "privacy_note": (
@@ -362,7 +366,7 @@ def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: n
 
 def storable(table: pd.DataFrame) -> pd.DataFrame:
     """The raw table with every non-numeric column as nullable text, so that parquet can hold it (a column of mixed
-    numbers and words would not write) and it reads back with the same content checksum."""
+    numbers and words would not write). Its content checksum is unchanged unless a column mixed numbers and text."""
     out = table.copy()
     out.columns = [str(c) for c in out.columns]
     for c in out.columns:
