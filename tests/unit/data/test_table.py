@@ -172,6 +172,11 @@ def test_the_held_out_split_is_the_seed_s_and_of_the_asked_size():
         (None, {**SPEC, "categorical": ["age"]}, r"wages\.categorical: 'age' is not one of the covariates"),
         (None, {**SPEC, "transforms": {"age": "log"}}, r"'age' is neither the response nor a covariate"),
         (None, {**SPEC, "covariates": ["wage", "educ"]}, r"the response 'wage' is listed as a covariate"),
+        (
+            lambda d: d.assign(sex=np.nan),
+            SPEC,
+            r"wages: column 'sex' has no value in any of the 200 rows; leave it out",
+        ),
     ],
 )
 def test_bad_tables_and_keys_are_one_line_naming_the_data_set_and_key(change, spec, message):
