@@ -324,7 +324,9 @@ BENCHMARK_DATASETS = BENCHMARK["datasets"] if BENCHMARK else []
 BENCHMARK_METHODS = BENCHMARK["methods"] if BENCHMARK else []
 for _ds in BENCHMARK_DATASETS:
     if _ds != "housing" and _ds not in TABLES:
-        _fail(f"benchmark.datasets lists {_ds!r}, which is not a config block with kind: table")
+        _fail(
+            f"benchmark.datasets lists {_ds!r}, which is not a config block with kind: table"
+        )
     try:
         check_setup(
             analysis_of(_ds),
@@ -346,5 +348,11 @@ def per_dataset(value):
 def benchmark_outputs():
     if not BENCHMARK:
         return []
-    names = ("errors.parquet", "summary.csv", "wins.csv", "benchmark.png", "benchmark.pdf")
+    names = (
+        "errors.parquet",
+        "summary.csv",
+        "wins.csv",
+        "benchmark.png",
+        "benchmark.pdf",
+    )
     return [f"results/benchmark/{name}" for name in names]
