@@ -18,12 +18,14 @@ def main(dataset, tables, plans, privacy, tuning_mode, out_errors, out_summary):
     errors.to_parquet(out_errors, index=False)
     private = {k: m.private for k, m in methods_of(datasets.get(dataset).family).items()}
     # the ledger's verdict, from the same plans files: unproven calibrations and floating-point noise are not proven
-    proven = {}
+    proven, modes = {}, {}
     for path in plans:
         with open(path) as fh:
             record = json.load(fh)
         proven[record["method"]] = method_entry(record)["private"]
-    summary = annotate(summarize(errors), privacy=privacy, private=private, proven=proven, tuning_mode=tuning_mode)
+        # the mode each method ran under: a tuning-free one runs as "none" whatever the analysis's mode
+        modes[record["method"]] = record.get("tuning", {}).get("mode", tuning_mode)
+    summary = annotate(summarize(errors), privacy=privacy, private=private, proven=proven, tuning_mode=modes)
     summary.to_csv(out_summary, index=False, float_format="%.6g")
 
 

@@ -16,6 +16,10 @@ def main(dataset, summary_csv, meta_file, privacy, calibration, tuning, outputs,
     analysis = datasets.get(dataset)
     truth = json.loads(open(meta_file).read())["truth"]
     summary = pd.read_csv(summary_csv)
+    # a method that ran under another mode than the analysis's (a tuning-free one runs as "none") is named
+    modes = summary[summary.private].groupby("method").tuning_mode.first() if "tuning_mode" in summary else {}
+    others = sorted(f"{k}: {v}" for k, v in dict(modes).items() if v != tuning)
+    tuning = tuning + (f" ({'; '.join(others)})" if others else "")
     kw = dict(
         xlabel=analysis.xlabel,
         ylabel=analysis.ylabel,

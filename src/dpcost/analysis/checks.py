@@ -55,6 +55,8 @@ def check_setup(
         if name not in registry:
             raise ConfigError(f"{analysis.name}.methods: unknown method {name!r}; available: {sorted(registry)}")
         method = registry[name]
+        if mode == "none":
+            tuning_steps.check_none(method, tuning.get(name), f"{analysis.name}.tuning.{name}")
         resolved = method.resolve_tuning(tuning.get(name), f"{analysis.name}.tuning.{name}")
         where = f"{analysis.name}.search.{name}"
         tuning_steps.check_setup(analysis.family, mode, search.get(name), where)

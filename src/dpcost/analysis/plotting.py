@@ -21,8 +21,10 @@ _ALWAYS = ("baseline", "paper", "comparator")
 _BEST_OF = ("wang", "new")
 HEADLINE_NOTE = (
     "shown: the non-private baselines, the Cost of Privacy papers' estimators and the comparators they "
-    "name, and the best of Wang (2018)'s field and of the new estimators (every method: error_curves_all)"
+    "name, the best of Wang (2018)'s field and of the new estimators, and the best method private from end to end "
+    "(tuning none or private: no constant chose by looking at the data) (every method: error_curves_all)"
 )
+END_TO_END = ("none", "private")  # the tuning modes under which no constant looked at the data (analysis.tuning)
 
 # One style per method in every figure (error curves, attack, privacy map, LIBSVM, simulation), fixed by its place in
 # the registry: 12 markers × 4 line styles give every registry method its own (marker, line) pair, so two curves never
@@ -73,7 +75,12 @@ def headline(summary: pd.DataFrame) -> list[str]:
         members = [k for k, g in groups.items() if g == group]
         if members:
             chosen.append(score[members].idxmin())
-    return sorted(chosen)
+    if {"tuning_mode", "proven"} <= set(summary.columns):
+        # beside the best tuned ones, the best whose constants looked at no data: what tuning on data buys
+        ends = summary[summary.tuning_mode.isin(END_TO_END) & summary.proven].method.unique()
+        if len(ends):
+            chosen.append(score[list(ends)].idxmin())
+    return sorted(set(chosen))
 
 
 def heavy_tails(summary: pd.DataFrame, ratio: float = 3.0) -> str | None:
@@ -97,7 +104,10 @@ def heavy_tails(summary: pd.DataFrame, ratio: float = 3.0) -> str | None:
 def _draw(ax, summary: pd.DataFrame, *, bands: bool) -> None:
     for method, df in summary.sort_values("m").groupby("method", sort=True):
         style = method_style(method)
-        ax.plot(df["m"], df["mean"], label=method_label(method), ms=5, **style)
+        mode = df["tuning_mode"].iloc[0] if "tuning_mode" in df else None
+        end_to_end = bool(df["private"].iloc[0]) and mode in END_TO_END if "private" in df else False
+        label = method_label(method) + (f" [tuning {mode}: private end to end]" if end_to_end else "")
+        ax.plot(df["m"], df["mean"], label=label, ms=5, **style)
         if bands:
             ax.fill_between(df["m"], df["q05"], df["q95"], color=style["color"], alpha=0.08, lw=0)
     ax.set_xscale("log")

@@ -40,13 +40,14 @@ def annotate(
     privacy: Privacy,
     private: Mapping[str, bool],
     proven: Mapping[str, bool],
-    tuning_mode: str,
+    tuning_mode: str | Mapping[str, str],
 ) -> pd.DataFrame:
     """``summary`` with the setting of every row (:data:`SETTING`): whether the method is private (run with a privacy
     budget), whether its ledger entry proves that guarantee on a computer (``proven``: False for an unproven
     calibration or floating-point noise, and for a non-private method), and for a private one the ε, the δ resolved
     at the row's m (a formula in n is evaluated at n = m) and the calibration; a non-private row leaves those empty.
-    ``tuning_mode`` applies to every row."""
+    ``tuning_mode``: every row's, or each method's (its tuning record's mode: a tuning-free method runs as ``none``
+    under any mode)."""
     is_private = summary["method"].map(lambda k: bool(private[k]))
     delta = summary["m"].map(lambda m: privacy.at(int(m)).delta)
     return summary.assign(
@@ -55,7 +56,7 @@ def annotate(
         epsilon=np.where(is_private, privacy.epsilon, np.nan),
         delta=delta.where(is_private),
         calibration=np.where(is_private, privacy.calibration, ""),
-        tuning_mode=tuning_mode,
+        tuning_mode=summary["method"].map(tuning_mode) if isinstance(tuning_mode, Mapping) else tuning_mode,
     )
 
 

@@ -13,6 +13,10 @@ Three modes, the same for every method of an analysis (config key ``tuning_mode`
              kinds, radii, noise levels and range are public constants of the config.
 ``private``  the choice is made inside each repetition, on the repetition's own subsample, by private selection
              from private candidates (:mod:`dpcost.dp.selection`), charged inside the same (ε, δ).
+``none``     nothing is chosen by looking at data: only the tuning-free methods run (``Method.tuning_free``: every
+             constant a data-independent rule of (n, d, ε, δ) in their code, or chosen privately inside the release),
+             with no constant from the config. A tuning-free method whose config block sets none of its keys runs so
+             under any mode, and is recorded as ``none``.
 
 The evaluations of a candidate use their own streams (the dataset name carries the decoy), so tuning never shares
 noise or subsamples with the reported runs.
@@ -42,7 +46,10 @@ from .ledger import EXACT_RELEASES, STATED_REASONS
 
 log = logging.getLogger(__name__)
 
-MODES = ("fixed", "decoy", "private")
+MODES = ("fixed", "decoy", "private", "none")
+# the modes under which no constant looked at the data: the method's output is private from end to end (the
+# preprocessing aside, which the analysis's record states)
+END_TO_END = ("none", "private")
 
 
 def check_mode(mode: str) -> str:
@@ -216,14 +223,28 @@ LOOKED_AT = {
     "constants; never the real y",
     "private": "only each repetition's own subsample, through private selection charged inside the same "
     "(epsilon, delta)",
+    "none": "nothing: every constant is a data-independent rule of (n, d, epsilon, delta) in the method's code, or "
+    "chosen privately inside the release",
 }
 
 
 def check_setup(family: str, mode: str, search: Mapping | None, where: str) -> None:
     """Refuse a mode the analysis's family cannot run (decoys and validation losses are defined for regression)."""
     check_mode(mode)
-    if mode != "fixed" and search and family != "regression":
+    if mode in ("decoy", "private") and search and family != "regression":
         raise ConfigError(f"{where}: tuning_mode {mode!r} is defined for regression analyses only; use 'fixed'")
+
+
+def check_none(method: Method, tuning: Mapping | None, where: str) -> None:
+    """Refuse what tuning_mode none cannot run: a private method with constants someone chose (not tuning-free), or
+    a tuning-free one whose config block sets its constants."""
+    if method.private and not method.tuning_free:
+        raise ConfigError(
+            f"{where}: tuning_mode none runs only the tuning-free methods (their constants are rules of n, d, epsilon, "
+            f"delta); {method.name}'s constants are chosen, so run it under another mode"
+        )
+    if tuning:
+        raise ConfigError(f"{where}: tuning_mode none reads no constants from the config; remove {sorted(tuning)}")
 
 
 @dataclass(frozen=True)
@@ -270,9 +291,15 @@ def tune(
     mechanism, run the config's constants (recorded as ``fixed``, with the mode that was asked for and why)."""
     mode, tuning, search = spec.mode, spec.tuning, spec.search
     check_setup(analysis.family, mode, search, f"{analysis.name}.search.{method.name}")
+    none = mode == "none" or (method.tuning_free and not tuning)
+    if none:
+        check_none(method, tuning, f"{analysis.name}.tuning.{method.name}")
     base = method.resolve_tuning(tuning, f"{analysis.name}.tuning.{method.name}")
     record = {"dataset": analysis.name, "method": method.name, "mode": mode, "requested_mode": mode}
     empty = pd.DataFrame(columns=["candidate", "m", "error", "se", "score", "pooled"])
+    if none:
+        choices = {str(m): base for m in m_grid}
+        return {**record, "mode": "none", "looked_at": LOOKED_AT["none"], "choices": choices, "table": empty}
     why_fixed = None
     if mode != "fixed" and (not method.private or not search):
         why_fixed = "no search space for this method"

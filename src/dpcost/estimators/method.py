@@ -34,7 +34,9 @@ class Method:
     selected coordinates of a sparse estimate are read: ``"returned"`` or ``"nonzero"`` (None: not sparse).
     ``group`` is one of :data:`GROUPS`. ``simulation_only``: run by the simulation study alone (its designs give the
     constants these need, e.g. a known sparsity), not offered to the m-grid analyses of its family (the LIBSVM
-    knowledge-transfer study, :mod:`dpcost.analysis.transfer`, lists the methods it runs itself).
+    knowledge-transfer study, :mod:`dpcost.analysis.transfer`, lists the methods it runs itself). ``batch`` is
+    ``batch(*data, privacy=..., rngs=[...], tunings=[...], plans={}, **analysis_params)``: ``fn`` with many tuning
+    sets on the same data, returning the separate calls' estimates bit for bit (see :meth:`estimate_batch`).
     """
 
     name: str
@@ -47,6 +49,10 @@ class Method:
     group: str = "paper"
     simulation_only: bool = False
     also: tuple[str, ...] = ()  # further families whose problems the method runs on (with their analysis params)
+    # every constant a data-independent rule of (n, d, ε, δ) in code, or chosen privately inside the release: it runs
+    # under tuning_mode none, and as "none" under any mode when the config's tuning block sets none of its keys
+    tuning_free: bool = False
+    batch: Callable | None = None
 
     @property
     def private(self) -> bool:
@@ -95,11 +101,27 @@ class Method:
             raise ConfigError(f"{where}: {self.name} is missing required key(s) {missing}")
         return {**self.tuning_defaults(), **tuning}
 
+    def _params(self, params: Mapping) -> dict:
+        kw = {k: params[k] for k in self.analysis_params() if k in params}
+        return kw | {k: params[k] for k in self.calibration_params() if k in params}
+
     def estimate(self, *data, privacy: Privacy | None, rng: np.random.Generator, tuning: dict, params: dict):
         """Run the estimator; returns (estimate, selected indices or None)."""
-        kw = {**tuning, **{k: params[k] for k in self.analysis_params() if k in params}}
-        kw |= {k: params[k] for k in self.calibration_params() if k in params}
+        kw = {**tuning, **self._params(params)}
         out = self.fn(*data, privacy=privacy, rng=rng, **kw) if self.private else self.fn(*data, **kw)
+        return self._with_support(out)
+
+    def estimate_batch(self, *data, privacy: Privacy, rngs: list, tunings: list[dict], params: dict, plans: dict):
+        """[:meth:`estimate` with ``rngs[i]`` and ``tunings[i]`` for every i], on the same data: through ``batch``
+        when the method has one (the same numbers, with the runs' deterministic work shared and their plans kept in
+        ``plans``, a memo owned by the caller), else one call each. A PrivacyError of any run is raised."""
+        if self.batch is None:
+            return [self.estimate(*data, privacy=privacy, rng=r, tuning=t, params=params)
+                    for r, t in zip(rngs, tunings, strict=True)]  # fmt: skip
+        outs = self.batch(*data, privacy=privacy, rngs=rngs, tunings=tunings, plans=plans, **self._params(params))
+        return [self._with_support(out) for out in outs]
+
+    def _with_support(self, out) -> tuple:
         if isinstance(out, tuple):
             return out
         return out, (np.flatnonzero(out) if self.support == "nonzero" else None)

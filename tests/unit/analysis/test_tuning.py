@@ -198,3 +198,28 @@ def test_every_run_of_the_selection_draws_fresh_noise():
     for s in range(20):
         tuned.estimate(d.X, d.y, privacy=P, rng=np.random.default_rng(s), tuning={}, params={})
     assert len(seen) >= 20 and len(set(seen)) == len(seen)
+
+
+def test_tuning_mode_none_runs_only_tuning_free_methods_at_their_code_rules():
+    h = ANALYSES["housing"]
+    kw = dict(params={}, m_grid=[100, 200], seed=1, privacy=P)
+    # a method whose constants someone chose is refused, naming it and the key
+    with pytest.raises(ConfigError, match=r"housing.tuning.subsample_aggregate: tuning_mode none runs only the "):
+        tuning.tune(h, SA, {}, tuning.TuningSpec("none"), **kw)
+    from dpcost.estimators.subsample_aggregate import subsample_aggregate
+
+    def rule(X, y, *, privacy, rng, R_b=1.5, block_size=50):  # a stand-in whose constants are code defaults
+        return subsample_aggregate(X, y, privacy=privacy, rng=rng, R_b=R_b, block_size=block_size)
+
+    free = replace(SA, name="sa_free", fn=rule, tuning_free=True)
+    rec = tuning.tune(h, free, {}, tuning.TuningSpec("none"), **kw)
+    assert rec["mode"] == "none" and rec["looked_at"].startswith("nothing")
+    assert rec["choices"] == {"100": free.resolve_tuning(None), "200": free.resolve_tuning(None)}
+    # under any mode a tuning-free method without config constants runs its rules, recorded as none
+    rec = tuning.tune(h, free, {}, tuning.TuningSpec("decoy", None, {"R_b": [1.0, 2.0]}), **kw)
+    assert rec["mode"] == "none" and rec["requested_mode"] == "decoy"
+    # ... and with config constants under none it refuses rather than silently ignoring them
+    with pytest.raises(ConfigError, match=r"reads no constants from the config; remove \['R_b'\]"):
+        tuning.tune(h, free, {}, tuning.TuningSpec("none", {"R_b": 1.0}), **kw)
+    # the non-private baseline has no constants: it runs under none
+    assert tuning.tune(h, get("ols"), {}, tuning.TuningSpec("none"), **kw)["mode"] == "none"

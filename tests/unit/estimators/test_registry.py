@@ -322,3 +322,10 @@ def test_labels_of_the_default_runs_say_not_proven_exactly_when_the_plan_has_flo
             floating.add(name)
         assert (FLOAT in spec.label) == (name in floating), name
     assert floating == {"ops", "adaops", "objpert", "sheffet_jl", "diffprivlib"}
+
+
+@pytest.mark.parametrize("name", sorted(k for k, m in METHODS.items() if m.tuning_free))
+def test_a_tuning_free_method_runs_with_no_constant_given(name):
+    # tuning_mode none reads nothing from the config: every key must have its rule in code
+    method = METHODS[name]
+    assert method.private and method.required_tuning() == () and method.resolve_tuning(None) == method.tuning_defaults()
