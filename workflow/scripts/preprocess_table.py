@@ -21,8 +21,16 @@ def main(dataset, raw_file, manifest_file, spec, max_m, seed, out_table, out_met
 
 p = snakemake.params
 run(
-    lambda: main(snakemake.wildcards.dataset, snakemake.input.table, snakemake.input.manifest, dict(p.spec), p.max_m,
-                 p.seed, snakemake.output.table, snakemake.output.meta),  # fmt: skip
+    lambda: main(
+        snakemake.wildcards.dataset,
+        snakemake.input.table,
+        snakemake.input.manifest,
+        dict(p.spec),
+        p.max_m,
+        p.seed,
+        snakemake.output.table,
+        snakemake.output.meta,
+    ),  # fmt: skip
     snakemake.log[0],
     "preprocess_table",
 )
