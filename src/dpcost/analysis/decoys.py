@@ -8,9 +8,11 @@ it is NOT private with respect to X (the tuning record and the ledger say so).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -22,8 +24,8 @@ from ..errors import ConfigError, PrivacyError
 from ..estimators.ols import ols
 from ..estimators.registry import Method
 from .designs import RegressionDesign
-from .engine import run_grid
-from .streams import rng_for
+from .engine import plan_record
+from .streams import noise_rng, rng_for
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +120,7 @@ def decoy_search(
     the grid. The choice minimises ``pooled``."""
     rows = []
     fakes = decoys.designs(design.X, seed=seed, dataset=dataset)
-    engine_log = logging.getLogger(run_grid.__module__)
+    engine_log = logging.getLogger(plan_record.__module__)
     level = engine_log.level
     engine_log.setLevel(max(level, logging.WARNING))  # the tune log: one line per candidate, not one per m
     try:
@@ -145,18 +147,35 @@ def pooled(table: pd.DataFrame, pool: int) -> pd.DataFrame:
 
 
 def _evaluate(rows, method, cands, fakes, reps, params, m_grid, seed, privacy, dataset) -> None:
-    """Append every candidate's mean decoy error per m to ``rows`` (a candidate a calibration refuses is skipped)."""
-    for c, tuning in enumerate(cands):
-        errors = []
-        try:
-            for k, fake in enumerate(fakes):
-                table, _ = run_grid(fake, method, tuning=tuning, params=params, m_grid=m_grid, reps=reps,
-                                    seed=seed, privacy=privacy, dataset=f"{dataset}:decoy{k}")  # fmt: skip
-                errors.append(table[["m", "error"]])
-        except PrivacyError as exc:  # e.g. a paper calibration outside its range: never a choice
-            log.warning("%s: candidate %s refused (%s); it cannot be chosen", method.name, tuning, exc)
-            continue
-        err = pd.concat(errors)
+    """Append every candidate's mean decoy error per m to ``rows`` (a candidate a calibration refuses is skipped).
+
+    Each candidate's runs are those :func:`~dpcost.analysis.engine.run_grid` makes on each decoy (dataset
+    ``<dataset>:decoy<k>``): the subsample stream of (decoy, m, rep), the candidate's own noise stream, its plan at
+    every m. The loops are turned round so that what does not depend on the candidate is done once: each
+    subsample is drawn once and every candidate fit on it (:meth:`Method.estimate_batch`, which also shares e.g.
+    precond_gd's clipped X₀'X₀), and each plan is made and logged once per (candidate, m), not once per decoy.
+    The table is the per-candidate one bit for bit (tests/unit/analysis/test_decoy_batch.py)."""
+    live = _planned(method, cands, privacy, m_grid, fakes[0].d, params)
+    errors = {c: np.empty((len(fakes), len(m_grid), reps)) for c in live}
+    plans: dict = {}  # the estimators' plans, memoised for this search (each plan_record above gave its warnings)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PRIVACY WARNING")  # as in run_grid: said by the plan records
+        for k, fake in enumerate(fakes):
+            name = f"{dataset}:decoy{k}"
+            for j, m in enumerate(m_grid):
+                for rep in range(reps):
+                    data = fake.draw(m, rep, seed=seed, dataset=name)
+                    stream = functools.partial(noise_rng, seed, name, method.name, m, rep, privacy=privacy,
+                                               params=params)  # fmt: skip
+                    fits = _fit_all(method, data, privacy.at(m), stream, {c: cands[c] for c in errors}, params, plans)
+                    for c in [c for c in errors if c not in fits]:
+                        del errors[c]
+                    for c, fit in fits.items():
+                        errors[c][k, j, rep] = fake.score(*fit)[0]
+    grid = np.tile(np.repeat(np.asarray(m_grid), reps), len(fakes))  # the order of run_grid's rows, decoy by decoy
+    for c, errs in errors.items():
+        tuning = cands[c]
+        err = pd.DataFrame({"m": grid, "error": errs.ravel()})
         err["log"] = np.log(err.error)
         err = err.groupby("m").agg(
             mean=("error", "mean"), sd=("error", "std"), n=("error", "size"), score=("log", "mean")
@@ -165,3 +184,41 @@ def _evaluate(rows, method, cands, fakes, reps, params, m_grid, seed, privacy, d
             rows.append({"candidate": c, "m": int(m), "error": mean, "se": sd / math.sqrt(count), "score": score,
                          **tuning})  # fmt: skip
         log.info("%s: candidate %d/%d %s evaluated on %d decoys", method.name, c + 1, len(cands), tuning, len(fakes))
+
+
+def _refused(method: Method, tuning: dict, exc: PrivacyError) -> None:
+    log.warning("%s: candidate %s refused (%s); it cannot be chosen", method.name, tuning, exc)
+
+
+def _planned(method, cands, privacy, m_grid, d, params) -> list[int]:
+    """The candidates whose plan stands at every m, each plan logged with its PRIVACY WARNINGs as run_grid does (a
+    candidate whose plan is refused, e.g. a paper calibration outside its range, is never a choice)."""
+    live = []
+    for c, tuning in enumerate(cands):
+        try:
+            for m in m_grid:
+                plan_record(method, privacy.at(m), m, d, dict(tuning), dict(params))
+        except PrivacyError as exc:
+            _refused(method, tuning, exc)
+            continue
+        live.append(c)
+    return live
+
+
+def _fit_all(method, data, privacy, stream, tunings, params, plans) -> dict:
+    """{candidate: (estimate, support)} of every candidate in ``tunings`` on one subsample, candidate c with the noise
+    stream ``stream(tuning=...)``. A candidate whose run raises PrivacyError is logged as refused and left out:
+    the batch is then rerun one candidate at a time from fresh streams, to find it."""
+    try:
+        fits = method.estimate_batch(*data, privacy=privacy, rngs=[stream(tuning=t) for t in tunings.values()],
+                                     tunings=list(tunings.values()), params=params, plans=plans)  # fmt: skip
+        return dict(zip(tunings, fits, strict=True))
+    except PrivacyError:
+        pass  # some run refused: which one(s), below
+    out = {}
+    for c, tuning in tunings.items():
+        try:
+            out[c] = method.estimate(*data, privacy=privacy, rng=stream(tuning=tuning), tuning=tuning, params=params)
+        except PrivacyError as exc:
+            _refused(method, tuning, exc)
+    return out
