@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 from . import (
+    boosted_adassp,
     btl,
     dp_ight,
     dp_mean,
     frank_wolfe,
     glm,
+    hessian_mixing,
     knowledge_transfer,
     noisy_gd,
     noisy_sgd,
@@ -30,6 +32,7 @@ from . import (
     ssp,
     subsample_aggregate,
     truncated_ols,
+    tukey_em,
     two_stage,
 )
 from .method import ANALYSIS_PARAMS, CALIBRATION_PARAMS, Method  # noqa: F401 (re-exported)
@@ -79,6 +82,7 @@ METHODS: dict[str, Method] = {
             precond_gd.precond_gd,
             precond_gd.precond_gd_plan,
             group="new",
+            batch=precond_gd.precond_gd_batch,
         ),
         _M(
             "subsample_aggregate",
@@ -127,6 +131,34 @@ METHODS: dict[str, Method] = {
             sheffet.sheffet_jl_ols,
             sheffet.sheffet_jl_plan,
             group="comparator",
+        ),
+        # tuning-free: every constant a rule of (n, d, ε, δ) in code (tuning_mode none)
+        _M(
+            "boosted_adassp",
+            "regression",
+            "Boosted AdaSSP (Tang et al. 2024), data-free rules",
+            boosted_adassp.boosted_adassp,
+            boosted_adassp.boosted_adassp_plan,
+            group="new",
+            tuning_free=True,
+        ),
+        _M(
+            "hessian_mixing",
+            "regression",
+            f"Iterative Hessian Mixing (Lev et al. 2026; {FLOAT})",
+            hessian_mixing.hessian_mixing,
+            hessian_mixing.hessian_mixing_plan,
+            group="new",
+            tuning_free=True,
+        ),
+        _M(
+            "tukey_em",
+            "regression",
+            f"TukeyEM (Amin et al. 2023, Alg. 2; {FLOAT})",
+            tukey_em.tukey_em,
+            tukey_em.tukey_em_plan,
+            group="new",
+            tuning_free=True,
         ),
         # sparse linear regression (the simulation study)
         _M(
