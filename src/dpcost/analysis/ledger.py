@@ -48,6 +48,8 @@ EXACT_RELEASES: dict[str, str] = {
     "joint_ssp": "one Gaussian release of (X'X upper triangle, X'y); the ridge and the solve are post-processing",
     "precond_gd": "Gaussian releases of X'X and of T sums of clipped gradient terms; the rest is post-processing",
     "subsample_aggregate": "one Gaussian release of the mean of clipped block estimates",
+    "boosted_adassp": "Gaussian releases of X'X and of T sums of clipped residual terms; the ridge and the solves are "
+    "post-processing",
     "opendp_ssp": "one Gaussian release of (X'X upper triangle, X'y), on the exact sampler's grid",
     "dp_mean": "one Gaussian release of the coordinate-clipped mean",
     "dp_glm": "T Gaussian gradient steps; the clipping is in the sensitivity, the iterates are post-processing",
@@ -74,6 +76,10 @@ STATED_REASONS: dict[str, str] = {
     "karwa_vadhan": "its noisy histograms choose the clipping range of the mean: entered at the stated composition of "
     "its two steps",
     "diffprivlib": "diffprivlib's own accounting; no releases recorded",
+    "hessian_mixing": "its Gaussian sketches of the design are not additive-noise releases (their privacy is a Renyi "
+    "bound on the sketch's own randomness): entered at the plan's RDP composition",
+    "tukey_em": "a propose-test-release check and an exponential mechanism on Tukey depth are not additive-noise "
+    "releases: entered at the composition its proof states",
 }
 # the norm a release's sensitivity must be measured in for each additive mechanism (first word of its "norm")
 _NORMS = {"gaussian": ("l2", "absolute"), "laplace": ("l1", "absolute")}
@@ -376,7 +382,7 @@ def build_ledger(
     }
     by_choice = collections.defaultdict(list)
     for name, t in tuning.items():
-        if t["mode"] != "private":
+        if t["mode"] not in ("private", "none"):  # none: no constant looked at data; private: paid in the budget
             by_choice[(t["mode"], t["looked_at"])].append(name)
     tuning_notes = [
         f"NOT PRIVATE: the constants of {', '.join(sorted(names))} were chosen by {mode} tuning, which looked at {what}"

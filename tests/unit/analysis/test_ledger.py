@@ -455,3 +455,19 @@ def test_float_noise_does_not_hide_an_unproven_plan_or_the_float_unsafe_switch()
     assert t["float_noise"] == {} and set(t["void"]) == {"adaops", "ssp"}
     assert t["guarantee"].startswith("VOID: publishing adaops, ssp")
     assert method_entry(unproven)["guarantee"].startswith("NONE PROVEN")
+
+
+def test_a_method_run_under_tuning_none_gets_no_not_private_note():
+    # tuning mode none: no constant looked at any data, so nothing to confess beside the preprocessing
+    records = [_record("adassp"), _record("noisy_truncated_ols")]
+    records[0]["tuning"] = {"mode": "none", "looked_at": "nothing: every constant is a rule", "choices": {}}
+    records[1]["tuning"] = {"mode": "fixed", "looked_at": "the config's constants", "choices": {}}
+    ledger = build_ledger(
+        dataset="housing", records=records, privacy=PRIVACY.to_dict(), not_private=["standardization"], notes=[]
+    )
+    assert ledger["tuning"]["adassp"]["mode"] == "none"
+    assert ledger["not_private"] == [
+        "standardization",
+        "NOT PRIVATE: the constants of noisy_truncated_ols were chosen by fixed tuning, which looked at the config's "
+        "constants",
+    ]
