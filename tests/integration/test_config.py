@@ -99,7 +99,7 @@ BAD = {  # schema-level mistakes; the privacy and data cases of the issue list a
         "epsilon/T < 1",
     ),
     "unknown calibration": ({"calibration": "exact"}, "calibration: 'exact' is not one of ['paper', 'tight']"),
-    "unknown dataset": ({"datasets": ["housing", "mnist"]}, "datasets.1: 'mnist' is not one of"),
+    "unknown dataset": ({"datasets": ["housing", "mnist"]}, "datasets lists 'mnist', which is neither built in"),
     "snp unknown method": ({"snp": {"methods": ["lasso"]}}, "snp.methods.0: 'lasso' is not one of"),
     "snp url not a folder": ({"snp": {"matrix_url": "https://example.org/matrix"}}, "snp.matrix_url: "),
     "snp bad accession": ({"snp": {"accession": "106818"}}, "snp.accession: '106818' does not match"),

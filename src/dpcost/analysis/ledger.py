@@ -48,6 +48,7 @@ EXACT_RELEASES: dict[str, str] = {
     "joint_ssp": "one Gaussian release of (X'X upper triangle, X'y); the ridge and the solve are post-processing",
     "precond_gd": "Gaussian releases of X'X and of T sums of clipped gradient terms; the rest is post-processing",
     "subsample_aggregate": "one Gaussian release of the mean of clipped block estimates",
+    "precond_gd_free": "Gaussian releases of X'X and of T sums of clipped gradient terms; the rest is post-processing",
     "boosted_adassp": "Gaussian releases of X'X and of T sums of clipped residual terms; the ridge and the solves are "
     "post-processing",
     "opendp_ssp": "one Gaussian release of (X'X upper triangle, X'y), on the exact sampler's grid",

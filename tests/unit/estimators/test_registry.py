@@ -39,6 +39,7 @@ TUNING = {
     "noisy_sgd": dict(B_X=1.0, B_Y=2.0, C=2.0, passes=1, batch=1000),  # one full-batch step: a quick accountant call
     "sheffet_jl": dict(B_X=1.0, B_Y=2.0, r=50),
     "boosted_adassp": {},  # tuning-free: the rules of (n, d, ε, δ)
+    "precond_gd_free": {},
     "hessian_mixing": {},
     "tukey_em": {},
     "diffprivlib": dict(B_X=1.0, B_Y=2.0),
@@ -87,6 +88,16 @@ DEFAULTS = {
         "raw_residuals": True,
     },  # fmt: skip
     "hessian_mixing": {"B_X": None, "C": None, "T": 6, "k": None, "share": 0.3, "reuse_sketch": False},
+    "precond_gd_free": {
+        "B0": None,
+        "C": None,
+        "T": None,
+        "f0": 0.2,
+        "alpha": 1.0,
+        "eta": 1.0,
+        "floor": 0.1,
+        "rho": 0.05,
+    },
     "tukey_em": {"block_size": None, "ptr_share": 0.4},
     "karwa_vadhan": {"beta": 0.05, "range_fraction": 0.5},
     "iht": {"R": None, "C": None},
