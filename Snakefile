@@ -59,7 +59,8 @@ rule all:
         final_outputs(),
 
 
-# The simulation study (not in the default target: about 25 minutes on 2 cores, no data; docs/performance.md).
+# The simulation study (not in the default target: 1,500 s of CPU, at least 13 minutes on 2 cores, no data;
+# docs/performance.md).
 rule simulation:
     input:
         simulation_outputs(),

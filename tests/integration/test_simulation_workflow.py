@@ -105,7 +105,7 @@ def test_figure_4_draws_the_score_attack_problems_at_two_epsilons(run):
 
 def test_a_rerun_elsewhere_gives_the_same_numbers(run, tmp_path):
     # one job again, alone on one core in another directory: the same rows as inside the whole run
-    target = "results/simulation/runs/fig3d/n400.parquet"
+    target = "results/simulation/runs/fig3d/n400_reps0-2.parquet"
     res = run_workflow(tmp_path / "again", {}, target, cores=1, small=True)
     assert res.returncode == 0, res.stderr[-2000:]
     again = pd.read_parquet(tmp_path / "again" / target)

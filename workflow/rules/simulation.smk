@@ -1,18 +1,21 @@
-# The simulation study (Cai, Wang & Zhang 2021, §5): one job per (experiment, n), then one collecting job and one
-# job per figure. Not part of the default target: `snakemake --cores N simulation`.
+# The simulation study (Cai, Wang & Zhang 2021, §5): one job per (experiment, n, run of repetitions first-last:
+# simulation.reps_per_job), then one collecting job and one job per figure. Not part of the default target:
+# `snakemake --cores N simulation`.
 
 
 rule simulate:
     output:
-        table="results/simulation/runs/{experiment}/n{n}.parquet",
-        plans="results/simulation/runs/{experiment}/n{n}.plans.json",
+        table="results/simulation/runs/{experiment}/n{n}_reps{first}-{last}.parquet",
+        plans="results/simulation/runs/{experiment}/n{n}_reps{first}-{last}.plans.json",
     log:
-        "logs/simulation/{experiment}_n{n}.log",
+        "logs/simulation/{experiment}_n{n}_reps{first}-{last}.log",
     benchmark:
-        "results/benchmarks/simulate_{experiment}_n{n}.tsv"
+        "results/benchmarks/simulate_{experiment}_n{n}_reps{first}-{last}.tsv"
     wildcard_constraints:
         experiment="[A-Za-z0-9_]+",
         n="[0-9]+",
+        first="[0-9]+",
+        last="[0-9]+",
     conda:
         "../envs/dpcost.yaml"
     params:
@@ -29,8 +32,14 @@ rule simulate:
 
 rule simulation_aggregate:
     input:
-        tables=[f"results/simulation/runs/{e}/n{n}.parquet" for e, n in SIM_JOBS],
-        plans=[f"results/simulation/runs/{e}/n{n}.plans.json" for e, n in SIM_JOBS],
+        tables=[
+            f"results/simulation/runs/{e}/n{n}_reps{a}-{b}.parquet"
+            for e, n, a, b in SIM_JOBS
+        ],
+        plans=[
+            f"results/simulation/runs/{e}/n{n}_reps{a}-{b}.plans.json"
+            for e, n, a, b in SIM_JOBS
+        ],
     output:
         errors="results/simulation/errors.parquet",
         summary="results/simulation/summary.csv",

@@ -1,4 +1,4 @@
-"""Run every repetition of one (experiment, n) of the simulation study; write its tidy table and the plans used."""
+"""Run repetitions first-last of one (experiment, n) of the simulation study; write its tidy table and plans."""
 
 import os
 
@@ -13,6 +13,8 @@ run(
         p.block,
         experiment=snakemake.wildcards.experiment,
         n=int(snakemake.wildcards.n),
+        first=int(snakemake.wildcards.first),
+        last=int(snakemake.wildcards.last),
         calibration=p.calibration,
         on_invalid=p.on_invalid,
         sampler=p.sampler,

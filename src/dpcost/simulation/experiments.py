@@ -66,6 +66,7 @@ class Experiment:
     setting: tuple[tuple[str, int | float | str], ...] = ()  # (("p", 0.5),) or (("alpha", 2),): SETTING's value
     delta: float | str | None = None  # None: the study's simulation.privacy.delta
     tuning: tuple = ()  # ((method, ((key, value), ...)), ...): this experiment's constants, in place of the study's
+    reps_per_job: int | None = None  # None: the study's simulation.reps_per_job
 
     def tuning_for(self, method: str, study: Mapping) -> dict:
         """The method's constants here: this experiment's ``tuning`` entry for it if it has one — in place of the
@@ -111,7 +112,8 @@ class Experiment:
         own_tuning = tuple((m, tuple(sorted(dict(v or {}).items()))) for m, v in sorted(own.items()))
         exp = cls(name, int(block["figure"]), str(block["panel"]), problem, block["d"], s,
                   tuple(int(n) for n in block["n"]), tuple(curves), int(block.get("reps", reps)), setting,
-                  block.get("delta"), own_tuning)  # fmt: skip
+                  block.get("delta"), own_tuning,
+                  _reps_per_job(f"{where}.reps_per_job", block.get("reps_per_job")))  # fmt: skip
         for n in exp.n:
             exp.dims(n)  # every size must resolve
             exp.setting_at(n)
@@ -162,6 +164,12 @@ def _setting(where: str, problem: str, block: Mapping) -> tuple:
     return ((key, value),)
 
 
+def _reps_per_job(where: str, value) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ConfigError(f"{where} must be an integer >= 1, got {value!r}")
+    return value
+
+
 def _epsilons(where: str, value) -> tuple:
     """The experiment's ε list (numbers > 0, distinct), or (None,): the study's ε."""
     if value is None:
@@ -207,6 +215,7 @@ class SimulationSpec:
     experiments: dict
     tuning: dict
     s_tuning: STuning | None = None
+    reps_per_job: int | None = None  # None: all of an experiment's repetitions in one job
 
     @classmethod
     def from_config(cls, block: Mapping) -> SimulationSpec:
@@ -237,9 +246,16 @@ class SimulationSpec:
                     d, s = e.dims(n)
                     for s_j in s_tuning.candidates(s, d):
                         constants(get(c.method), e.tuning_for(c.method, tuning), n=n, d=d, s=s_j, sigma=1.0)
+        per_job = _reps_per_job("simulation.reps_per_job", block.get("reps_per_job"))
         return cls(reps, Design.from_config(block.get("design") or {}), block["theory_R"], share,
-                   dict(block["quantile_grid"]), exps, tuning, s_tuning)  # fmt: skip
+                   dict(block["quantile_grid"]), exps, tuning, s_tuning, per_job)  # fmt: skip
 
-    def jobs(self) -> list[tuple[str, int]]:
-        """Every (experiment, n): one job each."""
-        return [(name, n) for name, e in self.experiments.items() for n in e.n]
+    def jobs(self) -> list[tuple[str, int, int, int]]:
+        """Every (experiment, n, first, last): one job per size and run of at most ``reps_per_job`` repetitions
+        (first … last, inclusive; the experiment's own, else the study's, else all), in repetition order. Every
+        repetition draws from its own streams, so the split changes no number (only where the time goes)."""
+        out = []
+        for name, e in self.experiments.items():
+            size = e.reps_per_job or self.reps_per_job or e.reps
+            out += [(name, n, a, min(a + size, e.reps) - 1) for n in e.n for a in range(0, e.reps, size)]
+        return out

@@ -20,17 +20,21 @@ log = logging.getLogger(__name__)
 
 
 def simulate_job(block: Mapping, *, experiment: str, n: int, calibration: str, on_invalid: str, sampler: str,
-                 seed: int, out_table: str, out_plans: str) -> None:  # fmt: skip
+                 seed: int, out_table: str, out_plans: str, first: int = 0,
+                 last: int | None = None) -> None:  # fmt: skip
+    """Repetitions ``first`` … ``last`` (inclusive; default all) of one (experiment, n): one job of
+    :meth:`SimulationSpec.jobs`. Its plans file lists plans only if ``first`` is 0 (:func:`run_job`)."""
     spec = SimulationSpec.from_config(block)
     exp = spec.experiments[experiment]
+    last = exp.reps - 1 if last is None else last
     privacy = privacy_spec(block["privacy"], calibration, on_invalid, sampler)
-    log.info("%s n=%d: problem %s, d=%s, %d curves, %d repetitions", experiment, n, exp.problem, exp.dims(n)[0],
-             len(exp.curves), exp.reps)  # fmt: skip
+    log.info("%s n=%d: problem %s, d=%s, %d curves, repetitions %d-%d of %d", experiment, n, exp.problem,
+             exp.dims(n)[0], len(exp.curves), first, last, exp.reps)  # fmt: skip
     table, plans = run_job(exp, n, design=spec.design, tuning=spec.tuning, privacy=privacy, theory_R=spec.theory_R,
                            quantile_share=spec.quantile_share, quantile_grid=spec.quantile_grid, seed=seed,
-                           s_tuning=spec.s_tuning)  # fmt: skip
+                           s_tuning=spec.s_tuning, reps=range(first, last + 1))  # fmt: skip
     write_table_atomic(out_table, table)
-    write_json_atomic(out_plans, {"experiment": experiment, "n": n, "plans": plans})
+    write_json_atomic(out_plans, {"experiment": experiment, "n": n, "reps": [first, last], "plans": plans})
 
 
 def aggregate_job(block: Mapping, *, tables: Sequence[str], plans: Sequence[str], out_errors: str, out_summary: str,

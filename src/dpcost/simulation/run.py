@@ -1,4 +1,5 @@
-"""One job of the simulation study: every repetition of one (experiment, n), every curve on the same draw.
+"""One job of the simulation study: the repetitions of one (experiment, n) — all, or one run of them
+(``simulation.reps_per_job``) —, every curve on the same draw.
 
 Streams: the data of (problem, design, n, d, s*, setting, rep) from :func:`dpcost.simulation.designs.draw`; the
 noise of each release from :func:`dpcost.analysis.streams.noise_rng` with the curve's method, variant and ε, the
@@ -27,7 +28,7 @@ from ..analysis.formula import evaluate
 from ..analysis.streams import noise_rng
 from ..dp import quantiles
 from ..dp.spec import Privacy
-from ..errors import DPCostError
+from ..errors import ConfigError, DPCostError
 from ..estimators.registry import get
 from . import sparsity
 from .designs import FAMILY, KT_LOSS, Design, analysis_params, draw, error, plan_facts, public_features
@@ -61,11 +62,20 @@ def run_job(
     quantile_grid: Mapping,
     seed: int,
     s_tuning: sparsity.STuning | None = None,
+    reps: range | None = None,
 ) -> tuple[pd.DataFrame, list[dict]]:
     """The tidy rows of every (curve, rep) at this n, and one plan record per private curve (its first repetition's:
     under ``R=dp_quantile`` and ``R=none`` R changes with the data, and the record says so). ``s_used`` is the
     sparsity the estimate was made with (ŝ under the sparsity variants); ``epsilon_spent``/``delta_spent`` what the
-    whole procedure spends (above the stated level for ``s=cv_expmech``; NaN where not private)."""
+    whole procedure spends (above the stated level for ``s=cv_expmech``; NaN where not private).
+
+    ``reps``: the repetitions to run (default all), one job's share of them; the rows are those of the same
+    repetitions of the whole run. Only the share holding repetition 0 returns plan records, so that the ledger
+    lists each curve's plan once however the repetitions are split."""
+    reps = range(exp.reps) if reps is None else reps
+    if not (reps.step == 1 and 0 <= reps.start < reps.stop <= exp.reps):
+        raise ConfigError(f"{exp.name}: repetitions {reps.start}-{reps.stop - 1} are not among its 0-{exp.reps - 1}")
+    with_plans = reps.start == 0
     d, s = exp.dims(n)
     setting = exp.setting_at(n)
     grid = quantiles.geometric_grid(**quantile_grid)
@@ -80,7 +90,7 @@ def run_job(
         where += ":" + ":".join(f"{k}={v!r}" for k, v in setting.items())
     tuners = {c: _STuner(exp, c, n, d, s, spec[c].at(n), tuning, design.sigma, s_tuning, seed, where)
               for c in exp.curves if c.variant in sparsity.S_VARIANTS[1:]}  # fmt: skip
-    for rep in range(exp.reps):
+    for rep in reps:
         data, truth = draw(design, exp.problem, n=n, d=d, s=s, rep=rep, seed=seed, setting=setting)
         facts = plan_facts(exp.problem, data)
         # public data beside the draw (knowledge transfer's X̃): given to the estimators, not in the noise identity
@@ -94,7 +104,7 @@ def run_job(
             spent = (p_n.epsilon, p_n.delta) if method.private and curve.variant != "R=none" else (np.nan, np.nan)
             if curve in tuners:
                 est, s_used, spent, proven = tuners[curve].estimate(data, rep)
-                if curve not in plans:
+                if with_plans and curve not in plans:
                     plans[curve] = tuners[curve].plan()
                 rows.append(_row(exp, curve, True, n, d, s, setting, rep, p_n, tun.get("R", np.nan), s_used, spent,
                                  proven, error(exp.problem, est, truth)))  # fmt: skip
@@ -125,7 +135,7 @@ def run_job(
                 except DPCostError as exc:  # e.g. a paper calibration refused at this n: say which curve
                     raise type(exc)(f"{exp.name}, {curve.label}, n={n}: {exc}") from None
             proven = unwarned(caught)  # a PRIVACY WARNING: this release's guarantee is not proven
-            if method.private and curve not in plans:
+            if with_plans and method.private and curve not in plans:
                 plans[curve] = _plan(curve, method, p_est, n, d, tun, {**params, **facts, **public}, quantile_share)
                 if facts:  # e.g. the comparison graph's d_max, which the estimator reads from each draw's graph
                     plans[curve].setdefault("note", f"the plan shown is the first repetition's: {sorted(facts)} "
@@ -135,8 +145,10 @@ def run_job(
                              extra.get("R", tun.get("R", np.nan)), s, spent, proven,
                              error(exp.problem, est, truth)))  # fmt: skip
         del data
-        if (rep + 1) % max(1, exp.reps // 10) == 0:
-            log.info("%s n=%d: %d/%d repetitions, %.1f s", exp.name, n, rep + 1, exp.reps, time.perf_counter() - t0)
+        done = rep + 1 - reps.start
+        if done % max(1, len(reps) // 10) == 0:
+            log.info("%s n=%d: %d/%d repetitions (%d-%d), %.1f s", exp.name, n, done, len(reps), reps.start,
+                     reps.stop - 1, time.perf_counter() - t0)  # fmt: skip
     return pd.DataFrame(rows, columns=COLUMNS), list(plans.values())
 
 

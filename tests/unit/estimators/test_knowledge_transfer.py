@@ -225,3 +225,20 @@ def test_a_teacher_that_cannot_converge_is_refused():
     # and a converged one is a stationary point of F (the gradient of the package's loss, Huber inside the clip)
     t = kt.strongly_convex_teacher(X, y, loss="squared", lam=0.5, residual_clip=100.0, tau=1e-6)
     assert np.linalg.norm(gradient("squared", X, y, t, 0.5)) <= 0.5 * 1e-6
+
+
+def test_the_operator_norm_is_memoised_on_the_matrix_contents(monkeypatch):
+    computed = []
+    monkeypatch.setattr(kt, "_NORMS", {})
+    monkeypatch.setattr(kt, "_operator_norm", lambda X: computed.append(X.shape) or float(np.abs(X).sum()))
+    Xp = _public(m=40, d=7, seed=3)
+    first = kt.operator_norm(Xp)
+    assert kt.operator_norm(Xp.copy()) == first and computed == [(40, 7)]  # the same contents: asked once
+    changed = Xp.copy()
+    changed[5, 2] += 1e-12
+    assert kt.operator_norm(changed) != first and len(computed) == 2  # any other entry: asked again
+    assert kt.operator_norm(Xp[:, :6]) and kt.operator_norm(sparse.csr_matrix(Xp)) and len(computed) == 4
+    for k in range(10):  # the last 8 matrices are kept: the first is asked again
+        kt.operator_norm(_public(m=40, d=7, seed=10 + k))
+    kt.operator_norm(Xp)
+    assert len(computed) == 15 and len(kt._NORMS) == 8

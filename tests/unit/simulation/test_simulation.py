@@ -80,7 +80,7 @@ def test_experiments_are_checked_before_any_job():
         SimulationSpec.from_config({**block, "tuning": {}})
     with pytest.raises(ConfigError, match=r"unknown method\(s\) \['dp_maen'\]"):
         SimulationSpec.from_config({**block, "tuning": {"dp_mean": {"R": 1}, "dp_maen": {"R": 1}}})
-    assert SimulationSpec.from_config({**block, "tuning": {"dp_mean": {"R": 1}}}).jobs() == [("e", 100)]
+    assert SimulationSpec.from_config({**block, "tuning": {"dp_mean": {"R": 1}}}).jobs() == [("e", 100, 0, 1)]
 
 
 def _run(exp, n, seed=7, privacy=P):
