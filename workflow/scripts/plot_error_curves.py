@@ -2,6 +2,7 @@
 methods (at most ~7 curves, the title says why these) in one figure, the full field in a second; a curve whose mean
 is pulled up by a few repetitions is named in the title."""
 
+import collections
 import json
 
 import numpy as np
@@ -18,8 +19,8 @@ def main(dataset, summary_csv, meta_file, privacy, calibration, tuning, outputs,
     summary = pd.read_csv(summary_csv)
     # a method that ran under another mode than the analysis's (a tuning-free one runs as "none") is named
     modes = summary[summary.private].groupby("method").tuning_mode.first() if "tuning_mode" in summary else {}
-    others = sorted(f"{k}: {v}" for k, v in dict(modes).items() if v != tuning)
-    tuning = tuning + (f" ({'; '.join(others)})" if others else "")
+    counts = collections.Counter(v for v in dict(modes).values() if v != tuning)
+    tuning = ", ".join([tuning, *(f"{n} method{'s' * (n > 1)} {mode}" for mode, n in sorted(counts.items()))])
     kw = dict(
         xlabel=analysis.xlabel,
         ylabel=analysis.ylabel,

@@ -22,7 +22,7 @@ _BEST_OF = ("wang", "new")
 HEADLINE_NOTE = (
     "shown: the non-private baselines, the Cost of Privacy papers' estimators and the comparators they "
     "name, the best of Wang (2018)'s field and of the new estimators, and the best method private from end to end "
-    "(tuning none or private: no constant chose by looking at the data) (every method: error_curves_all)"
+    "(tuning none or private: no constant chosen by looking at the data) (every method: error_curves_all)"
 )
 END_TO_END = ("none", "private")  # the tuning modes under which no constant looked at the data (analysis.tuning)
 
