@@ -1,6 +1,7 @@
 """The benchmark's tables and figure: summary.csv (per data set, method, epsilon, m), wins.csv (per method and
 epsilon, counted across data sets), the figure, and errors.parquet (every repetition)."""
 
+import collections
 import json
 
 import pandas as pd
@@ -21,6 +22,9 @@ def main(tables, records, delta, calibration, tuning_mode, outputs):
     write_table_atomic(outputs["errors"], errors)
     summary.to_csv(outputs["summary"], index=False, float_format="%.6g")
     benchmark.wins(summary).to_csv(outputs["wins"], index=False, float_format="%.6g")
+    counts = collections.Counter(summary[summary.private & (summary.tuning_mode != tuning_mode)].groupby("method")
+                                 .tuning_mode.first())  # fmt: skip
+    tuning_mode = ", ".join([tuning_mode, *(f"{n} methods {mode}" for mode, n in sorted(counts.items()))])
     benchmark_figure(summary, [outputs["png"], outputs["pdf"]], delta=delta, calibration=calibration,
                      tuning=tuning_mode, reps=repetitions(summary.n_reps))  # fmt: skip
 

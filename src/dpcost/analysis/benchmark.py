@@ -68,8 +68,9 @@ def run_benchmark(analysis, method: Method, inputs: Mapping[str, str], spec: Tun
 
 def summarize(errors: pd.DataFrame, records: Sequence[Mapping], methods: Mapping[str, Method]) -> pd.DataFrame:
     """One row per (data set, method, ε, m): the mean relative error ‖β̂ − β‖/‖β‖ and its standard error, the mean
-    held-out R² and its standard error, the error relative to OLS's at the same (data set, m), and whether the
-    method is private and its plans proven (no unproven calibration, no floating-point noise)."""
+    held-out R² and its standard error, the error relative to OLS's at the same (data set, m), whether the
+    method is private and its plans proven (no unproven calibration, no floating-point noise), and the tuning mode it
+    ran under."""
     from .ledger import float_noise_reason
 
     norms = {r["dataset"]: r["truth_norm"] for r in records}
@@ -91,6 +92,9 @@ def summarize(errors: pd.DataFrame, records: Sequence[Mapping], methods: Mapping
     out["ratio_to_ols"] = [e / ols.get((d, m), np.nan) for d, m, e in zip(out.dataset, out.m, out.error, strict=True)]
     out["private"] = out.method.map(lambda k: methods[k].private)
     out["proven"] = [proven[(d, k)] for d, k in zip(out.dataset, out.method, strict=True)]
+    # the mode each (data set, method) ran under (a tuning-free method: none, whatever the benchmark's mode)
+    modes = {(r["dataset"], r["method"]): next(iter(r["tuning"].values()), {}).get("mode") for r in records}
+    out["tuning_mode"] = [modes[(d, k)] for d, k in zip(out.dataset, out.method, strict=True)]
     return out.sort_values(["dataset", "m", "epsilon", "error"]).reset_index(drop=True)
 
 
