@@ -3,14 +3,14 @@
     python benchmarks/sampler_overhead.py [--calls 2000] [--sizes 1 3 15 100 10000] [--baseline OLD_SAMPLERS.py]
 
 Times ``discrete_laplace(T, size)``, ``discrete_gaussian(T, size)`` and ``draw(kind, 1.0, size)`` one call at a time
-and prints the median time per call in microseconds. Small releases (1–15 coordinates) drawn tens of thousands of
-times are what the estimators' audits do, so the fixed cost of a call matters there; the largest size shows the cost
-per draw. Each cell is timed in ``--blocks`` blocks and the lowest block median is reported, which is robust to a
-shared machine's bursts of load.
+and prints the median time per call in microseconds, with numpy's float ``normal`` and ``laplace`` as references.
+Small releases (1–15 coordinates) drawn tens of thousands of times are what the estimators' audits do, so the fixed
+cost of a call matters there; the largest size shows the cost per draw. Each cell is timed in ``--blocks`` blocks
+and the lowest block median is reported, which is robust to a shared machine's bursts of load.
 
 ``--baseline`` loads another copy of ``samplers.py`` (e.g. ``git show HEAD:src/dpcost/dp/samplers.py > old.py``) and
 times it in alternating blocks with the current one, so that both see the same load; it also checks that both give
-the same draws from the same seed.
+the same draws from the same seed (they differ where a change of the samplers changed the draws on purpose).
 """
 
 import argparse
@@ -39,6 +39,8 @@ def _cases(M, rng):
         "discrete_gaussian": lambda n: M.discrete_gaussian(M.T, n, rng),
         "draw laplace": lambda n: M.draw("laplace", 1.0, n, rng),
         "draw gaussian": lambda n: M.draw("gaussian", 1.0, n, rng),
+        "numpy normal": lambda n: rng.normal(0.0, M.T, n),  # references in the same run (not private on a computer)
+        "numpy laplace": lambda n: rng.laplace(0.0, M.T, n),
     }
 
 

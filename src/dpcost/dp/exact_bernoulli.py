@@ -55,7 +55,12 @@ def exp_bounds(num: int, den: int, bits: int) -> tuple[int, int]:
 
 def uniform53(rng: np.random.Generator, n: int) -> np.ndarray:
     """n uniform integers in [0, 2^53): the top 53 bits of raw 64-bit words (int64)."""
-    return (rng.bit_generator.random_raw(n) >> _SHIFT).view(np.int64)
+    return top53(rng.bit_generator.random_raw(n))
+
+
+def top53(words: np.ndarray) -> np.ndarray:
+    """The top 53 bits of raw 64-bit words (uint64), as int64: uniform integers in [0, 2^53)."""
+    return (words >> _SHIFT).view(np.int64)
 
 
 class Prefix:
@@ -101,7 +106,7 @@ def _coins(c: np.ndarray, step: int, den: int, size: int, rng: np.random.Generat
     return heads
 
 
-def _dyadic_coins(r: np.ndarray, b: int, rng: np.random.Generator) -> np.ndarray:
+def _dyadic_coins(r: np.ndarray, b: int, rng: np.random.Generator, u: np.ndarray | None = None) -> np.ndarray:
     """One coin per element, heads with probability p = exp(−r/2^b) for 0 ≤ r < 2^b, from one uniform each.
 
     With r = h·2^m + l (m = b − 8 low bits, h < 256) and the table bounds L_j ≤ 2^53 exp(−j 2^m/2^b) ≤ H_j:
@@ -109,12 +114,12 @@ def _dyadic_coins(r: np.ndarray, b: int, rng: np.random.Generator) -> np.ndarray
     band of relative width 1 − e^{−2^{-8}}: 0.4 % of coins) is decided by p = p_h·e^{−x}, x = l/2^b ≤ 2^{-8}, and
     1 − x ≤ e^{−x} ≤ 1 − x + x²/2: 2^53 p ≥ L_h − L_h x and ≤ H_h − H_h x + 2^52 x². Those products are taken in
     float64, below 2^46 with relative error 2^{-52}, so each is widened by two units; a coin still undecided
-    (probability below 2^{-17} of the band) goes to :class:`Prefix`.
+    (probability below 2^{-17} of the band) goes to :class:`Prefix`. ``u``: the coins' 53-bit uniforms, if drawn.
     """
     m = max(b - 8, 0)
     low, high, _ = _table(1 << m, 1 << b, (1 << (b - m)) + 1)
     h = r >> m
-    u = uniform53(rng, r.size)
+    u = uniform53(rng, r.size) if u is None else u
     heads = u < low[h + 1]
     band = np.flatnonzero(~heads & (u < high[h]))
     if band.size:
@@ -146,12 +151,68 @@ def bernoulli_exp(num, den: int, rng: np.random.Generator) -> np.ndarray:
         for j in range(0, den.bit_length(), PIECE):  # the remainder: one coin per 11-bit piece
             width = min(PIECE, den.bit_length() - j)
             heads &= _coins((r >> j) & ((1 << width) - 1), 1 << j, den, 1 << width, rng)
+    return _integer_part(heads, q, rng)
+
+
+def _integer_part(heads: np.ndarray, q: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``heads`` and, where q > 0, fresh coins of e^{−q} in factors of at most e^{−Q_MAX} (q is consumed)."""
     idx = np.flatnonzero(q)
-    while idx.size:  # the integer part: e^{−q} in factors of at most e^{−Q_MAX}
+    while idx.size:
         step = np.minimum(q[idx], Q_MAX)
         heads[idx] &= _coins(step, 1, 1, Q_MAX + 1, rng)
         q[idx] -= step
         idx = idx[q[idx] > 0]
+    return heads
+
+
+# ---- the same coins with their uniforms drawn by the caller, in few numpy calls (dpcost.dp.samplers' rounds) ----
+
+LEAN = 10  # bits of h in the filter table of :func:`dyadic_coins`: 1,025 bounds a scale, a band of 0.1 % of coins
+
+
+_ZERO = np.int64(0)  # numpy scalars: a Python int in a ufunc call costs a conversion (0.3 µs on 100 elements)
+
+
+@functools.lru_cache(maxsize=16)
+def _dyadic_lean(b: int) -> tuple[np.ndarray, np.int64, np.uint64, np.int64]:
+    """Per-scale constants of :func:`dyadic_coins`: L_{h+1} of 2^53·exp(−h·2^m/2^b) for h = 0 … 2^{b−m} − 1,
+    m = max(b − LEAN, 0), read-only; m; the widest band w = max_h (H_h − L_{h+1}); and the mask 2^b − 1."""
+    m = max(b - LEAN, 0)
+    low, high, _ = _table(1 << m, 1 << b, (1 << (b - m)) + 1)
+    return low[1:], np.int64(m), np.uint64(np.max(high[:-1] - low[1:])), np.int64((1 << b) - 1)
+
+
+def dyadic_coins(r: np.ndarray, b: int, u: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Coins exp(−r/2^b), 0 ≤ r < 2^b, for given 53-bit uniforms u, by a finer filter table (h = r >> m):
+    p ≥ exp(−(h + 1)2^m/2^b) ≥ L_{h+1}/2^53, so d = u − L_{h+1} < 0 is heads; p ≤ H_h/2^53 ≤ (L_{h+1} + w)/2^53,
+    so d ≥ w is tails (one unsigned comparison sends d < 0 and d ≥ w to the same side); only 0 ≤ d < w (≈ 0.1 %)
+    goes to :func:`_dyadic_coins`, which decides it exactly with the same u."""
+    low1, m, w, _ = _dyadic_lean(b)
+    d = u - low1[r >> m]
+    heads = d < _ZERO
+    band = (d.view(np.uint64) < w).nonzero()[0]
+    if band.size:
+        heads[band] = _dyadic_coins(r[band], b, rng, u[band])
+    return heads
+
+
+def bernoulli_exp_dyadic(num: np.ndarray, b: int, u: np.ndarray, rng: np.random.Generator, u_int=None) -> np.ndarray:
+    """Bernoulli(exp(−num/2^b)) for int64 num ≥ 0: the remainder's coin takes the given uniforms u
+    (:func:`dyadic_coins`); the integer part q = ⌊num/2^b⌋ (> 0 for a few coins) fresh coins, or, given ``u_int``
+    and q ≤ Q_MAX throughout, one table coin e^{−q} on u_int (heads iff u_int < L_q; u_int = L_q, one integer in
+    2^53, by :class:`Prefix`; q = 0 gives L_0 = 2^53: heads). Independent coins: the product is exact."""
+    heads = dyadic_coins(num & _dyadic_lean(b)[3], b, u, rng)
+    q = num >> np.int64(b)
+    low, _, narrow = _table(1, 1, Q_MAX + 1)
+    # a narrow table: u_int = L_q is the only undecided value
+    if u_int is None or not narrow or not q.size or np.maximum.reduce(q) > Q_MAX:
+        return _integer_part(heads, q, rng)
+    low = low[q]
+    integer = u_int < low
+    if np.count_nonzero(u_int == low):
+        for i in (u_int == low).nonzero()[0]:
+            integer[i] = Prefix(u_int[i], BITS, rng).below_exp(int(q[i]), 1)
+    heads &= integer
     return heads
 
 
@@ -169,13 +230,13 @@ def _thresholds() -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
-def geometric_e(k: int, rng: np.random.Generator) -> np.ndarray:
+def geometric_e(k: int, rng: np.random.Generator, u: np.ndarray | None = None) -> np.ndarray:
     """k i.i.d. draws of A with P(A ≥ a) = e^{−a} (the successes of Bernoulli(e^{−1}) before the first failure):
     A = #{a ≥ 1 : V < e^{−a}} for one uniform V, read off the table of thresholds (the first four by comparison,
     the rest, 1.8 % of draws, by binary search). V within a threshold's band (u = L_a), or below the table
-    (V < e^{−36}, probability 2·10⁻¹⁶), is counted exactly by :class:`Prefix`."""
+    (V < e^{−36}, probability 2·10⁻¹⁶), is counted exactly by :class:`Prefix`. ``u``: V's first 53 bits, if drawn."""
     low, _ = _thresholds()  # ascending: low[-a] is L_a
-    u = uniform53(rng, k)
+    u = uniform53(rng, k) if u is None else u
     a = (u < low[-1]).astype(np.int64)
     for j in (2, 3, 4):
         a += u < low[-j]
@@ -183,7 +244,9 @@ def geometric_e(k: int, rng: np.random.Generator) -> np.ndarray:
     if deep.size:
         a[deep] = _A_TOP - np.searchsorted(low, u[deep], side="right")
     # u ≥ L_{a+1} holds; the comparison with e^{−(a+1)} is undecided iff u = L_{a+1} (bands are one integer wide)
-    unsure = (low[np.maximum(_A_TOP - 1 - a, 0)] == u) | (a == _A_TOP)
+    unsure = low[(_A_TOP - 1) - a] == u  # a = A_TOP reads low[−1] here: it is flagged below
+    if deep.size:
+        unsure[deep] |= a[deep] == _A_TOP
     if np.count_nonzero(unsure):
         for i in np.flatnonzero(unsure):
             v, count = Prefix(u[i], BITS, rng), 0
@@ -191,6 +254,37 @@ def geometric_e(k: int, rng: np.random.Generator) -> np.ndarray:
                 count += 1
             a[i] = count
     return a
+
+
+@functools.lru_cache(maxsize=16)
+def _geometric_lean(t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-scale constants of :func:`add_geometric` for few draws: edges 2L_a ∓ 1, sorted, so that the number c of
+    edges ≤ 2u is 2·#{L_a < u} + [u = some L_a]; for each c, t·A = t·(A_TOP − c/2) and whether c is undecided
+    (odd: u on a threshold; 0: u < L_{A_TOP})."""
+    low = _thresholds()[0]
+    if not np.all(np.diff(low) >= 2):  # not the case (2^53 e^{−36} ≈ 2.1, 2^53 e^{−35} ≈ 5.7): edges would tie
+        raise AssertionError("geometric thresholds closer than 2")
+    c = np.arange(2 * _A_TOP + 1)
+    edges = np.sort(np.concatenate([2 * low - 1, 2 * low + 1]))
+    return edges, t * (_A_TOP - c // 2), (c % 2 == 1) | (c == 0)
+
+
+def add_geometric(x: np.ndarray, t: int, u: np.ndarray, rng: np.random.Generator) -> None:
+    """x += t·A in place, A drawn as by :func:`geometric_e` from the given 53-bit uniforms u (one per element). Many:
+    where u > L_1, u ≥ H_1 = L_1 + 1 proves V ≥ e^{−1}, A = 0; the rest (37 %) are counted by :func:`geometric_e`.
+    Few: A = #{a : L_a > u} (each such a has V < (u + 1)/2^53 ≤ e^{−a}; each L_a < u has V ≥ H_a/2^53 ≥ e^{−a}),
+    unless some L_a = u or u < L_{A_TOP}: then :func:`geometric_e` (:func:`_geometric_lean`)."""
+    if u.size <= 256:  # few: one binary search and two table reads (few numpy calls)
+        edges, add, unsure = _geometric_lean(t)
+        c = edges.searchsorted(u + u, side="right")
+        if np.count_nonzero(unsure[c]):
+            x += t * geometric_e(u.size, rng, u)
+        else:
+            x += add[c]
+        return
+    sub = (u <= _thresholds()[0][-1]).nonzero()[0]
+    if sub.size:
+        x[sub] += t * geometric_e(sub.size, rng, u[sub])
 
 
 # ---- the same coins one at a time, in Python integers: small requests, where numpy's per-call cost dominates -------
