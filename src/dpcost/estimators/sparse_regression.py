@@ -28,9 +28,9 @@ from ..dp.plan import PrivacyPlan, Release
 from ..dp.samplers import describe, draw
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
-from .base import check_count, check_design, check_s, project_l2_ball, require_replace
+from .base import check_count, check_design, check_s, extremes, frozen, project_l2_ball, require_replace
 from .frank_wolfe import vertex_selections
-from .losses import as_design, check_loss, clip_entries, gradient, residual
+from .losses import as_design, check_loss, clip_entries, gradient, gram_columns, residual
 from .sparse_mean import hard_threshold, peel_from_noise, peeling_plan
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -44,7 +44,7 @@ def clip_design_linf(X: np.ndarray, y: np.ndarray, x_bound: float, R: float | No
     Public bounds only. X is returned itself, not copied, when no coordinate lies outside the bound (the result is
     the same either way); otherwise one clipped copy is made. The caller must not modify the result in place.
     """
-    if X.size and (X.max() > x_bound or X.min() < -x_bound):
+    if X.size and (extremes(X)[1] > x_bound or extremes(X)[0] < -x_bound):
         X = np.clip(X, -x_bound, x_bound)
     return X, (y if R is None else np.clip(y, -R, R))
 
@@ -386,14 +386,28 @@ def private_frank_wolfe_regression(
         Xc = Xc.tocsc()  # column reads below
     noise = draw("laplace", b, (T, 2 * d), rng, privacy.sampler)
     theta = np.zeros(d)
-    fit = np.zeros(n)  # X θ_t, kept up to date from the one column each step adds
+    # fit: X θ_t, kept up to date from the one column each step adds. Least squares on a frozen X: X'Xθ_t instead,
+    # from the Gram column of that coordinate (cached per X, shared by Figure 5's five ε, which pick the same few
+    # coordinates), not one pass over X a step; the scores agree to round-off and are released on the noise's grid
+    Xty = Xc.T @ yt if loss == "squared" and frozen(Xc) else None
+    fit = np.zeros(n if Xty is None else d)
     for t in range(1, T + 1):
         # noisy scores on the grid, ties to the lowest index (still ε₀-DP)
-        k = int(np.argmin(noise[t - 1].add(vertex_scores(Xc, yt, fit, radius, loss))))
+        scores = vertex_scores(Xc, yt, fit, radius, loss) if Xty is None else _gram_scores(fit, Xty, radius, n)
+        k = int(np.argmin(noise[t - 1].add(scores)))
         j, sign = k % d, (1.0 if k < d else -1.0)
         mu = 2 / (t + 2)
         theta *= 1 - mu
         theta[j] += mu * sign * radius
         fit *= 1 - mu
-        fit += (mu * sign * radius) * (Xc[:, [j]].toarray().ravel() if sparse.issparse(Xc) else Xc[:, j])
+        if Xty is not None:  # fit holds X'Xθ here
+            fit += (mu * sign * radius) * gram_columns(Xc, [j])[:, 0]
+        else:
+            fit += (mu * sign * radius) * (Xc[:, [j]].toarray().ravel() if sparse.issparse(Xc) else Xc[:, j])
     return theta
+
+
+def _gram_scores(gram_fit: np.ndarray, Xty: np.ndarray, radius: float, n: int) -> np.ndarray:
+    """:func:`vertex_scores` of the squared loss from X'Xθ and X'y: ∇L(θ) = (X'Xθ − X'y)/n."""
+    grad = (gram_fit - Xty) / n
+    return np.concatenate([radius * grad, -radius * grad])

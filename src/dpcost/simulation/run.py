@@ -97,6 +97,9 @@ def run_job(
         # (it is a function of the draw's identity, which is)
         public = {"X_public": public_features(design, exp.problem, n=n, d=d, s=s, rep=rep, seed=seed)
                   } if exp.problem in KT_LOSS else {}  # fmt: skip
+        for a in (*data, *public.values()):  # shared by every curve: read-only, so work on it is memoised by identity
+            if isinstance(a, np.ndarray):  # (losses.frozen: e.g. one clipped copy and one ||X~||_op a repetition)
+                a.flags.writeable = False
         for curve in exp.curves:
             method, p_c = get(curve.method), spec[curve]
             p_n = p_c.at(n)

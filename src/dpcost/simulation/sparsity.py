@@ -143,7 +143,7 @@ def cv_expmech(method: Method, problem: str, data: tuple, *, grid: Sequence[int]
     losses = np.empty((len(grid), n))
     for k in range(spec.folds):  # each fold's split copied once, for every candidate (noise streams name (s, k))
         train, val = fold != k, fold == k
-        fit_on, check_on = tuple(a[train] for a in data), tuple(a[val] for a in data)
+        fit_on, check_on = tuple(_read_only(a[train]) for a in data), tuple(a[val] for a in data)
         for j, s in enumerate(grid):
             est, _ = method.estimate(*fit_on, privacy=privacy, rng=stream("cv-fit", s, k), tuning=tuning_at(s),
                                      params={"s": s})  # fmt: skip
@@ -157,6 +157,12 @@ def cv_expmech(method: Method, problem: str, data: tuple, *, grid: Sequence[int]
     est, _ = method.estimate(*data, privacy=privacy, rng=stream("final", grid[j]), tuning=tuning_at(grid[j]),
                              params={"s": grid[j]})  # fmt: skip
     return est, grid[j]
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A fold's copy, read-only: its candidates' fits check and clip it once (``estimators.base.frozen``)."""
+    a.flags.writeable = False
+    return a
 
 
 def cv_expmech_total(privacy: Privacy, J: int, folds: int) -> tuple[float, float]:
