@@ -82,14 +82,44 @@ def tune_job(
     privacy: Privacy,
     out_json: str,
     out_table: str,
+    parts: Sequence[str] = (),
 ) -> None:
     """One (dataset, method) tuning job: the constants of every m (:mod:`dpcost.analysis.tuning`) to ``out_json``,
-    and every candidate's decoy score (decoy mode; an empty table otherwise) to ``out_table``."""
+    and every candidate's decoy score (decoy mode; an empty table otherwise) to ``out_table``. ``parts``: the files
+    of :func:`tune_part_job` over consecutive parts of ``m_grid`` (a split job), chosen from instead of searching."""
     analysis = datasets.get(dataset)
+    errors = [read_part(path) for path in parts]
+    held = [m for ms, _ in errors for m in ms]
+    if parts and held != list(m_grid):
+        raise DPCostError(f"tune {dataset}/{method}: its parts hold m = {held}, not the m grid {list(m_grid)}")
     record = tuning_mod.tune(analysis, methods_of(analysis.family)[method], inputs, spec, params=dict(params),
-                             m_grid=m_grid, seed=seed, privacy=privacy)  # fmt: skip
+                             m_grid=m_grid, seed=seed, privacy=privacy, parts=[e for _, e in errors])  # fmt: skip
     record.pop("table").to_csv(out_table, index=False)
     write_json_atomic(out_json, record)
+
+
+def tune_part_job(*, dataset: str, method: str, inputs: Mapping[str, str], spec: tuning_mod.TuningSpec,
+                  params: Mapping, m_grid: Sequence[int], part: Sequence[int], seed: int, privacy: Privacy,
+                  out: str) -> None:  # fmt: skip
+    """One part of a split tune job: every candidate's decoy errors at the m of ``part`` to ``out`` (.npz; none
+    when the method's tuning makes no decoy search), for :func:`tune_job` to merge."""
+    import numpy as np
+
+    analysis = datasets.get(dataset)
+    errors = tuning_mod.decoy_part(analysis, methods_of(analysis.family)[method], inputs, spec, params=dict(params),
+                                   m_grid=m_grid, part=part, seed=seed, privacy=privacy)  # fmt: skip
+    tmp = Path(out).with_name(Path(out).name + ".tmp.npz")
+    np.savez(tmp, m=np.asarray(part, dtype=np.int64), **{f"candidate{c}": e for c, e in errors.items()})
+    os.replace(tmp, out)
+
+
+def read_part(path: str) -> tuple[list[int], dict]:
+    """(the m of a tune part, {candidate: its decoy errors}) from a :func:`tune_part_job` file."""
+    import numpy as np
+
+    with np.load(path) as f:
+        errors = {int(k.removeprefix("candidate")): f[k] for k in f.files if k.startswith("candidate")}
+        return [int(m) for m in f["m"]], dict(sorted(errors.items()))
 
 
 def _tuned(analysis, method: str, tuning_file: str, m_grid: Sequence[int]):
@@ -113,28 +143,28 @@ def estimate_job(
     privacy: Privacy,
     out_table: str,
     out_plans: str,
+    parts: Sequence[str] = (),
 ) -> None:
     """One (dataset, method) job: every m and repetition; the tidy table to ``out_table`` and the plans it used,
     one per m, to ``out_plans`` (the ledger is built from them). ``tuning_file`` is the tuning job's record (the
     constants of every m, or the candidates of a private selection); ``params`` the analysis parameters (e.g.
-    ``{"s": 20}``)."""
+    ``{"s": 20}``). ``parts``: the tables of :func:`estimate_part_job` over consecutive parts of ``m_grid`` (a split
+    job), joined instead of run: each (m, rep) has its own streams, so the table is the same bit for bit."""
+    import pandas as pd
+
     analysis = datasets.get(dataset)
     spec, tuned, runner, tuning, by_m = _tuned(analysis, method, tuning_file, m_grid)
     params = dict(params)
     t0 = time.perf_counter()
-    design = analysis.load(inputs, params)
-    table, plans = run_grid(
-        design,
-        runner,
-        tuning=tuning,
-        tuning_by_m=by_m,
-        params=params,
-        m_grid=m_grid,
-        reps=reps,
-        seed=seed,
-        privacy=privacy,
-        dataset=dataset,
-    )
+    if parts:
+        table = pd.concat([pd.read_parquet(path) for path in parts], ignore_index=True)
+        plans = [p for path in parts for p in json.loads(Path(path + ".plans.json").read_text())]
+        held = [int(m) for m in dict.fromkeys(table.m)]
+        if held != list(m_grid):
+            raise DPCostError(f"estimate {dataset}/{method}: its parts hold m = {held}, not the m grid {list(m_grid)}")
+    else:
+        table, plans = run_grid(analysis.load(inputs, params), runner, tuning=tuning, tuning_by_m=by_m, params=params,
+                                m_grid=m_grid, reps=reps, seed=seed, privacy=privacy, dataset=dataset)  # fmt: skip
     logging.getLogger("estimate").info("%s: %d rows in %.2f s", method, len(table), time.perf_counter() - t0)
     table.to_parquet(out_table, index=False)
     record = {
@@ -148,6 +178,20 @@ def estimate_job(
         "plans": plans,
     }
     write_json_atomic(out_plans, record)
+
+
+def estimate_part_job(*, dataset: str, method: str, inputs: Mapping[str, str], tuning_file: str, params: Mapping,
+                      m_grid: Sequence[int], part: Sequence[int], reps: int, seed: int, privacy: Privacy,
+                      out: str) -> None:  # fmt: skip
+    """One part of a split estimate job: the rows of the m of ``part`` (of ``m_grid``, whose tuning record it reads)
+    to ``out`` (parquet) and their plans beside it (``out`` + .plans.json), for :func:`estimate_job` to join."""
+    analysis = datasets.get(dataset)
+    _, _, runner, tuning, by_m = _tuned(analysis, method, tuning_file, m_grid)
+    table, plans = run_grid(analysis.load(inputs, dict(params)), runner, tuning=tuning, tuning_by_m=by_m,
+                            params=dict(params), m_grid=part, reps=reps, seed=seed, privacy=privacy,
+                            dataset=dataset)  # fmt: skip
+    write_table_atomic(out, table)
+    write_json_atomic(out + ".plans.json", plans)
 
 
 def attack_job(

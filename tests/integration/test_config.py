@@ -28,6 +28,8 @@ def test_default_config_is_valid_and_plans_the_analysis(tmp_path):
         "plot",
         "attack_method",
         "attack",
+        "tune_part",  # m_parts: housing's precond_gd and noisy_sgd decoy searches, snp_logistic's dp_sparse_glm
+        "estimate_part",
     ):
         assert f"rule {rule}:" in res.stdout + res.stderr or f"{rule} " in res.stdout
     # the paper's delta = 10/n^1.1 exceeds 1/n: said by the ledger job of a run and kept in the ledger
@@ -106,6 +108,11 @@ BAD = {  # schema-level mistakes; the privacy and data cases of the issue list a
     "housing source with url and path": (
         {"housing": {"sources": [{"url": "https://example.org/houses.zip", "format": "statlib", "path": "h.zip"}]}},
         "housing.sources.0: give either url (to download) or path",
+    ),
+    "m_parts of an unknown analysis": ({"m_parts": {"housin": {"tune": {"ssp": 2}}}}, "m_parts.housin: no analysis"),
+    "m_parts of an unknown method": (
+        {"m_parts": {"housing": {"estimate": {"ada_ssp": 2}}}},
+        "m_parts.housing.estimate.ada_ssp: housing has no method 'ada_ssp'",
     ),
     "housing path of unknown format": (
         {"housing": {"sources": [{"path": "housing.xlsx"}]}},

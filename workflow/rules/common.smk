@@ -145,6 +145,21 @@ for _ds in DATASETS:
 
 METHODS = {ds: config[ds]["methods"] for ds in DATASETS}
 
+# m_parts names analyses and methods that exist: a misspelt name would leave its job unsplit without a word. An
+# analysis not run (not in datasets) or a method it does not run is allowed: the default config names both.
+for _ds, _steps in config.get("m_parts", {}).items():
+    if _ds not in ANALYSES and _ds not in TABLES:
+        _fail(
+            f"m_parts.{_ds}: no analysis of that name (built in: {', '.join(ANALYSES)}; or a kind: table block)"
+        )
+    _known = methods_of(analysis_of(_ds).family)
+    for _step, _methods in _steps.items():
+        for _name in _methods:
+            if _name not in _known:
+                _fail(
+                    f"m_parts.{_ds}.{_step}.{_name}: {_ds} has no method {_name!r} (see {_ds}.methods)"
+                )
+
 # delta first, so that a formula that does not parse or leaves (0, 1) at some m names its key.
 for _ds in DATASETS:
     try:
@@ -235,6 +250,31 @@ def tune_params(dataset, method):
         "seed": config["seed"],
         "privacy": privacy(dataset).to_dict(),
     }
+
+
+def m_parts(dataset, step, method):
+    """The m grid of a tune or estimate job in the consecutive parts config m_parts asks for (one: not split), as
+    even in length as they go."""
+    grid = config[dataset]["m"]
+    k = config.get("m_parts", {}).get(dataset, {}).get(step, {}).get(method, 1)
+    q, r = divmod(len(grid), min(k, len(grid)))
+    ends = [0]
+    while ends[-1] < len(grid):
+        ends.append(ends[-1] + q + (len(ends) <= r))
+    return [grid[a:b] for a, b in zip(ends, ends[1:])]
+
+
+def part_files(dataset, step, method, ext):
+    """The files of a split job's parts (none when it is not split), merged by its tune or estimate job."""
+    parts = m_parts(dataset, step, method)
+    searched = config[dataset].get("tuning_mode") == "decoy" and config[dataset].get(
+        "search", {}
+    ).get(method)
+    if len(parts) < 2 or (step == "tune" and not searched):
+        return []
+    return [
+        f"results/{dataset}/parts/{step}_{method}.{k}.{ext}" for k in range(len(parts))
+    ]
 
 
 def final_outputs():

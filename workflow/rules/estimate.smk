@@ -1,6 +1,7 @@
 # One job per (dataset, method): it loops over the m grid and the repetitions, with the constants its tune job chose. Each (m, rep) draws from its own
 # stream, so splitting or merging jobs never changes a number. Beside its table each job writes the privacy plans
-# it used (one per m); the ledger is built from them.
+# it used (one per m); the ledger is built from them. A job that m_parts splits joins the tables of its
+# estimate_part jobs, one per part of the m grid.
 
 
 rule estimate_housing:
@@ -8,6 +9,7 @@ rule estimate_housing:
         table="results/housing/data.parquet",
         meta="results/housing/preprocessing.json",
         tuning="results/housing/tuning/{method}.json",
+        parts=lambda wc: part_files("housing", "estimate", wc.method, "parquet"),
     output:
         table="results/housing/estimates/{method}.parquet",
         plans="results/housing/estimates/{method}.plans.json",
@@ -31,6 +33,7 @@ rule estimate_snp:
         genotypes="results/snp/genotypes.parquet",
         meta="results/snp/preprocessing.json",
         tuning="results/snp/tuning/{method}.json",
+        parts=lambda wc: part_files("snp", "estimate", wc.method, "parquet"),
     output:
         table="results/snp/estimates/{method}.parquet",
         plans="results/snp/estimates/{method}.plans.json",
@@ -54,6 +57,7 @@ rule estimate_snp_logistic:
         genotypes="results/snp/genotypes.parquet",
         meta="results/snp_logistic/preprocessing.json",
         tuning="results/snp_logistic/tuning/{method}.json",
+        parts=lambda wc: part_files("snp_logistic", "estimate", wc.method, "parquet"),
     output:
         table="results/snp_logistic/estimates/{method}.parquet",
         plans="results/snp_logistic/estimates/{method}.plans.json",
@@ -77,6 +81,7 @@ rule estimate_table:
     input:
         unpack(data_inputs),
         tuning="results/{dataset}/tuning/{method}.json",
+        parts=lambda wc: part_files(wc.dataset, "estimate", wc.method, "parquet"),
     output:
         table="results/{dataset}/estimates/{method}.parquet",
         plans="results/{dataset}/estimates/{method}.plans.json",
@@ -97,3 +102,30 @@ rule estimate_table:
         dataset=lambda wc: wc.dataset,
     script:
         "../scripts/estimate.py"
+
+
+rule estimate_part:
+    input:
+        unpack(data_inputs),
+        tuning="results/{dataset}/tuning/{method}.json",
+    output:
+        table="results/{dataset}/parts/estimate_{method}.{part}.parquet",
+        plans="results/{dataset}/parts/estimate_{method}.{part}.parquet.plans.json",
+    log:
+        "logs/{dataset}/estimate_{method}.{part}.log",
+    benchmark:
+        "results/benchmarks/estimate_{dataset}_{method}.{part}.tsv"
+    wildcard_constraints:
+        dataset=one_of(DATASETS),
+        part="[0-9]+",
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        params=lambda wc: estimate_params(wc.dataset)["params"],
+        m=lambda wc: config[wc.dataset]["m"],
+        part=lambda wc: m_parts(wc.dataset, "estimate", wc.method)[int(wc.part)],
+        reps=config["reps"],
+        seed=config["seed"],
+        privacy=lambda wc: privacy(wc.dataset).to_dict(),
+    script:
+        "../scripts/estimate_part.py"

@@ -1,10 +1,12 @@
 # One job per (dataset, method): the constants the method runs with at every m (tuning_mode fixed, decoy or private;
-# dpcost.analysis.tuning). The estimate job reads its record; the ledger says which data the choice looked at.
+# dpcost.analysis.tuning). The estimate job reads its record; the ledger says which data the choice looked at. A job
+# that m_parts splits runs its decoy search as tune_part jobs, one per part of the m grid, and chooses from theirs.
 
 
 rule tune:
     input:
         unpack(data_inputs),
+        parts=lambda wc: part_files(wc.dataset, "tune", wc.method, "npz"),
     output:
         record="results/{dataset}/tuning/{method}.json",
         table="results/{dataset}/tuning/{method}.csv",
@@ -20,3 +22,24 @@ rule tune:
         tune=lambda wc: tune_params(wc.dataset, wc.method),
     script:
         "../scripts/tune.py"
+
+
+rule tune_part:
+    input:
+        unpack(data_inputs),
+    output:
+        "results/{dataset}/parts/tune_{method}.{part}.npz",
+    log:
+        "logs/{dataset}/tune_{method}.{part}.log",
+    benchmark:
+        "results/benchmarks/tune_{dataset}_{method}.{part}.tsv"
+    wildcard_constraints:
+        dataset=one_of(DATASETS),
+        part="[0-9]+",
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        tune=lambda wc: tune_params(wc.dataset, wc.method),
+        part=lambda wc: m_parts(wc.dataset, "tune", wc.method)[int(wc.part)],
+    script:
+        "../scripts/tune_part.py"

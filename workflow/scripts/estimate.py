@@ -8,7 +8,7 @@ run(
     lambda: estimate_job(
         dataset=p.dataset,
         method=snakemake.wildcards.method,
-        inputs={k: v for k, v in snakemake.input.items()},
+        inputs={k: v for k, v in snakemake.input.items() if k != "parts"},
         tuning_file=snakemake.input.tuning,
         params=dict(p.params),
         m_grid=list(p.m),
@@ -17,6 +17,7 @@ run(
         privacy=Privacy(**p.privacy),
         out_table=snakemake.output.table,
         out_plans=snakemake.output.plans,
+        parts=list(snakemake.input.parts),
     ),
     snakemake.log[0],
     "estimate",

@@ -9,7 +9,7 @@ run(
     lambda: tune_job(
         dataset=snakemake.wildcards.dataset,
         method=snakemake.wildcards.method,
-        inputs={k: v for k, v in snakemake.input.items()},
+        inputs={k: v for k, v in snakemake.input.items() if k != "parts"},
         spec=TuningSpec(**p["spec"]),
         params=dict(p["params"]),
         m_grid=list(p["m"]),
@@ -17,6 +17,7 @@ run(
         privacy=Privacy(**p["privacy"]),
         out_json=snakemake.output.record,
         out_table=snakemake.output.table,
+        parts=list(snakemake.input.parts),
     ),
     snakemake.log[0],
     "tune",

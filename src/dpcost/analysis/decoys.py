@@ -117,16 +117,73 @@ def decoy_search(
 
     ``score`` is the mean log error over the decoy runs (a geometric mean: every decoy counts by its relative error,
     so the hardest decoy does not decide alone); ``pooled`` averages it over m and its ``decoys.pool`` neighbours in
-    the grid. The choice minimises ``pooled``."""
-    rows = []
+    the grid. The choice minimises ``pooled``. The same as :func:`decoy_choice` of the :func:`decoy_errors` of the
+    parts of the m grid (the tune job split over parts does that)."""
+    errors = decoy_errors(design, method, cands, decoys, params=params, m_grid=m_grid, seed=seed, privacy=privacy,
+                          dataset=dataset)  # fmt: skip
+    return decoy_choice(errors, method, cands, decoys, m_grid=m_grid, dataset=dataset)
+
+
+def decoy_errors(
+    design: RegressionDesign,
+    method: Method,
+    cands: Sequence[dict],
+    decoys: Decoys,
+    *,
+    params: Mapping,
+    m_grid: Sequence[int],
+    seed: int,
+    privacy: Privacy,
+    dataset: str,
+    part: Sequence[int] | None = None,
+) -> dict[int, np.ndarray]:
+    """{candidate: its decoy errors (decoy, m, rep)} at the m of ``part`` (None: the whole grid), for every candidate
+    that no plan of the whole grid and no run refused. A run's subsample and noise streams are named by (decoy, m,
+    rep), so the errors at an m do not depend on which other m are evaluated: the parts of a grid, put side by side
+    (:func:`merge_errors`), are the errors of the whole grid bit for bit."""
+    part = list(m_grid if part is None else part)
     fakes = decoys.designs(design.X, seed=seed, dataset=dataset)
     engine_log = logging.getLogger(plan_record.__module__)
     level = engine_log.level
     engine_log.setLevel(max(level, logging.WARNING))  # the tune log: one line per candidate, not one per m
     try:
-        _evaluate(rows, method, cands, fakes, decoys.reps, params, m_grid, seed, privacy, dataset)
+        live = _planned(method, cands, privacy, m_grid, fakes[0].d, params)  # the whole grid: as the unsplit search
+        return _evaluate(method, cands, live, fakes, decoys.reps, params, part, seed, privacy, dataset)
     finally:
         engine_log.setLevel(level)
+
+
+def merge_errors(parts: Sequence[Mapping[int, np.ndarray]]) -> dict[int, np.ndarray]:
+    """The errors of a grid from those of its consecutive parts: a candidate refused in any part is left out (as the
+    unsplit search drops it), the others' arrays joined along the m axis."""
+    kept = [c for c in parts[0] if all(c in p for p in parts[1:])]
+    return {c: np.concatenate([p[c] for p in parts], axis=1) for c in kept}
+
+
+def decoy_choice(
+    errors: Mapping[int, np.ndarray],
+    method: Method,
+    cands: Sequence[dict],
+    decoys: Decoys,
+    *,
+    m_grid: Sequence[int],
+    dataset: str,
+) -> tuple[dict[int, dict], pd.DataFrame]:
+    """The choices and table of :func:`decoy_search` from the candidates' errors over the whole grid."""
+    rows = []
+    for c, errs in errors.items():
+        n_decoys, _, reps = errs.shape
+        grid = np.tile(np.repeat(np.asarray(m_grid), reps), n_decoys)  # the order of run_grid's rows, decoy by decoy
+        tuning = cands[c]
+        err = pd.DataFrame({"m": grid, "error": errs.ravel()})
+        err["log"] = np.log(err.error)
+        err = err.groupby("m").agg(
+            mean=("error", "mean"), sd=("error", "std"), n=("error", "size"), score=("log", "mean")
+        )
+        for m, (mean, sd, count, score) in err.iterrows():
+            rows.append({"candidate": c, "m": int(m), "error": mean, "se": sd / math.sqrt(count), "score": score,
+                         **tuning})  # fmt: skip
+        log.info("%s: candidate %d/%d %s evaluated on %d decoys", method.name, c + 1, len(cands), tuning, n_decoys)
     if not rows:
         raise ConfigError(f"{dataset}.search.{method.name}: every candidate was refused (see the log)")
     table = pooled(pd.DataFrame(rows), decoys.pool)
@@ -146,8 +203,9 @@ def pooled(table: pd.DataFrame, pool: int) -> pd.DataFrame:
     return out
 
 
-def _evaluate(rows, method, cands, fakes, reps, params, m_grid, seed, privacy, dataset) -> None:
-    """Append every candidate's mean decoy error per m to ``rows`` (a candidate a calibration refuses is skipped).
+def _evaluate(method, cands, live, fakes, reps, params, m_grid, seed, privacy, dataset) -> dict[int, np.ndarray]:
+    """Every live candidate's decoy errors (decoy, m, rep) at the m of ``m_grid`` (a candidate a run refuses is
+    dropped).
 
     Each candidate's runs are those :func:`~dpcost.analysis.engine.run_grid` makes on each decoy (dataset
     ``<dataset>:decoy<k>``): the subsample stream of (decoy, m, rep), the candidate's own noise stream, its plan at
@@ -155,7 +213,6 @@ def _evaluate(rows, method, cands, fakes, reps, params, m_grid, seed, privacy, d
     subsample is drawn once and every candidate fit on it (:meth:`Method.estimate_batch`, which also shares e.g.
     precond_gd's clipped X₀'X₀), and each plan is made and logged once per (candidate, m), not once per decoy.
     The table is the per-candidate one bit for bit (tests/unit/analysis/test_decoy_batch.py)."""
-    live = _planned(method, cands, privacy, m_grid, fakes[0].d, params)
     errors = {c: np.empty((len(fakes), len(m_grid), reps)) for c in live}
     plans: dict = {}  # the estimators' plans, memoised for this search (each plan_record above gave its warnings)
     with warnings.catch_warnings():
@@ -172,18 +229,7 @@ def _evaluate(rows, method, cands, fakes, reps, params, m_grid, seed, privacy, d
                         del errors[c]
                     for c, fit in fits.items():
                         errors[c][k, j, rep] = fake.score(*fit)[0]
-    grid = np.tile(np.repeat(np.asarray(m_grid), reps), len(fakes))  # the order of run_grid's rows, decoy by decoy
-    for c, errs in errors.items():
-        tuning = cands[c]
-        err = pd.DataFrame({"m": grid, "error": errs.ravel()})
-        err["log"] = np.log(err.error)
-        err = err.groupby("m").agg(
-            mean=("error", "mean"), sd=("error", "std"), n=("error", "size"), score=("log", "mean")
-        )
-        for m, (mean, sd, count, score) in err.iterrows():
-            rows.append({"candidate": c, "m": int(m), "error": mean, "se": sd / math.sqrt(count), "score": score,
-                         **tuning})  # fmt: skip
-        log.info("%s: candidate %d/%d %s evaluated on %d decoys", method.name, c + 1, len(cands), tuning, len(fakes))
+    return errors
 
 
 def _refused(method: Method, tuning: dict, exc: PrivacyError) -> None:

@@ -41,7 +41,7 @@ from ..dp.selection import candidate_mu_for, check_eta, check_mean_K, select_bes
 from ..dp.spec import Privacy
 from ..errors import ConfigError, PrivacyError
 from ..estimators.registry import Method
-from .decoys import Decoys, decoy_search
+from .decoys import Decoys, decoy_choice, decoy_errors, decoy_search, merge_errors
 from .ledger import EXACT_RELEASES, STATED_REASONS
 
 log = logging.getLogger(__name__)
@@ -283,12 +283,15 @@ def tune(
     m_grid: Sequence[int],
     seed: int,
     privacy: Privacy,
+    parts: Sequence[Mapping[int, np.ndarray]] | None = None,
 ) -> dict:
     """The tuning record of one (analysis, method): mode, what the choice looked at, the constants of every m (or the
     candidates of a private selection), and under ``table`` every candidate's decoy score (empty otherwise).
 
     A non-private method, one without a search space, and under ``private`` one whose releases are not its whole
-    mechanism, run the config's constants (recorded as ``fixed``, with the mode that was asked for and why)."""
+    mechanism, run the config's constants (recorded as ``fixed``, with the mode that was asked for and why).
+    ``parts``: the decoy errors of consecutive parts of the m grid (:func:`decoy_part`, one job each); the decoy
+    search then chooses from them instead of running, and the record is the same bit for bit."""
     mode, tuning, search = spec.mode, spec.tuning, spec.search
     check_setup(analysis.family, mode, search, f"{analysis.name}.search.{method.name}")
     none = mode == "none" or (method.tuning_free and not tuning)
@@ -313,9 +316,12 @@ def tune(
     record.update(looked_at=LOOKED_AT[mode], search=dict(search))
     if mode == "decoy":
         decoys = Decoys.from_config(spec.decoys or {})
-        design = analysis.load(inputs, params)
-        choices, table = decoy_search(design, method, cands, decoys, params=params, m_grid=m_grid, seed=seed,
-                                      privacy=privacy, dataset=analysis.name)  # fmt: skip
+        if parts:
+            choices, table = decoy_choice(merge_errors(parts), method, cands, decoys, m_grid=m_grid,
+                                          dataset=analysis.name)  # fmt: skip
+        else:
+            choices, table = decoy_search(analysis.load(inputs, params), method, cands, decoys, params=params,
+                                          m_grid=m_grid, seed=seed, privacy=privacy, dataset=analysis.name)  # fmt: skip
         return {
             **record,
             "decoys": dict(spec.decoys),
@@ -325,6 +331,30 @@ def tune(
     selection = PrivateTuning.from_config(spec.private_tuning or {})
     PrivatelyTuned(method, cands, selection).make_plan(privacy.at(min(m_grid)), min(m_grid), 1, {}, params)  # checks
     return {**record, "private_tuning": selection.to_dict(), "candidates": cands, "table": empty}
+
+
+def decoy_part(
+    analysis,
+    method: Method,
+    inputs: Mapping[str, str],
+    spec: TuningSpec,
+    *,
+    params: Mapping,
+    m_grid: Sequence[int],
+    part: Sequence[int],
+    seed: int,
+    privacy: Privacy,
+) -> dict[int, np.ndarray]:
+    """One part of a tune job split over its m grid: the decoy errors at the m of ``part`` (as :func:`tune` would
+    compute them; it merges the parts), or {} when the method's tuning makes no decoy search."""
+    check_setup(analysis.family, spec.mode, spec.search, f"{analysis.name}.search.{method.name}")
+    none = spec.mode == "none" or (method.tuning_free and not spec.tuning)
+    if spec.mode != "decoy" or none or not method.private or not spec.search:
+        return {}
+    cands = candidates(method, spec.tuning, spec.search, f"{analysis.name}.search.{method.name}")
+    return decoy_errors(analysis.load(inputs, params), method, cands, Decoys.from_config(spec.decoys or {}),
+                        params=params, m_grid=m_grid, seed=seed, privacy=privacy, dataset=analysis.name,
+                        part=part)  # fmt: skip
 
 
 def runner(method: Method, record: Mapping, m_grid: Sequence[int]):

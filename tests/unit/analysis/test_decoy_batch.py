@@ -97,3 +97,17 @@ def test_row_norms_are_numpys_bit_for_bit(d):
     for m in (1, 2, 7, 8, 9, 1000, 20001):
         U = rng.normal(size=(m, d)) * rng.lognormal(0, 3, size=(m, 1))
         assert np.array_equal(pgd.row_norms(U), np.linalg.norm(U, axis=1))
+
+
+def test_a_search_split_over_parts_of_the_m_grid_gives_the_same_choices_and_table():
+    """The tune job split over parts of its m grid (one job per part, then a merge): each part plans the whole grid
+    and runs its own m; a candidate a run refuses in one part (T < average) is dropped from the merge."""
+    method = get("precond_gd")
+    cands = tuning.candidates(method, {"B0": 2.0, "C": 2.0, "T": 4}, {"T": [2, 6], "average": [1, 3], "f0": [0.2, 1.5]},
+                              "w")  # fmt: skip
+    whole = decoys.decoy_search(design(), method, cands, DECOYS, **KW)
+    parts = [decoys.decoy_errors(design(), method, cands, DECOYS, **KW, part=p) for p in ([400], [1200, 2500])]
+    split = decoys.decoy_choice(decoys.merge_errors(parts), method, cands, DECOYS, m_grid=KW["m_grid"], dataset="d")
+    pd.testing.assert_frame_equal(split[1], whole[1], check_exact=True)
+    assert split[0] == whole[0]
+    assert set(parts[0]) == set(parts[1]) and 0 < whole[1].candidate.nunique() < len(cands)  # some were refused
