@@ -49,6 +49,9 @@ EXACT_RELEASES: dict[str, str] = {
     "precond_gd": "Gaussian releases of X'X and of T sums of clipped gradient terms; the rest is post-processing",
     "subsample_aggregate": "one Gaussian release of the mean of clipped block estimates",
     "precond_gd_free": "Gaussian releases of X'X and of T sums of clipped gradient terms; the rest is post-processing",
+    "precond_gd_adaptive": "Gaussian releases of a row-norm histogram, of X'X/B0^2, of J gradient-norm histograms "
+    "and of T sums of clipped gradient terms (in units of C_t); the bounds, the solve and the steps are "
+    "post-processing",
     "boosted_adassp": "Gaussian releases of X'X and of T sums of clipped residual terms; the ridge and the solves are "
     "post-processing",
     "opendp_ssp": "one Gaussian release of (X'X upper triangle, X'y), on the exact sampler's grid",

@@ -205,6 +205,7 @@ RECIPES: dict[str, Recipe] = {
     # the tuning-free methods at their rules of (n, d, ε, δ): nothing to give
     "boosted_adassp": (OLS, lambda D: {}),
     "precond_gd_free": (OLS, lambda D: {}),
+    "precond_gd_adaptive": (OLS, lambda D: {}),
     "hessian_mixing": (OLS, lambda D: {}),
     "tukey_em": (OLS, lambda D: {}),
     "dp_iht": (SPARSE_OLS, lambda D: {"R": theory_R(D.n), "C": 1.0, "c_x": math.sqrt(D.s / D.d), "eta0": D.d,
