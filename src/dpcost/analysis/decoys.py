@@ -138,16 +138,18 @@ def decoy_errors(
     part: Sequence[int] | None = None,
 ) -> dict[int, np.ndarray]:
     """{candidate: its decoy errors (decoy, m, rep)} at the m of ``part`` (None: the whole grid), for every candidate
-    that no plan of the whole grid and no run refused. A run's subsample and noise streams are named by (decoy, m,
-    rep), so the errors at an m do not depend on which other m are evaluated: the parts of a grid, put side by side
-    (:func:`merge_errors`), are the errors of the whole grid bit for bit."""
+    that no plan and no run at those m refused. A run's subsample and noise streams are named by (decoy, m, rep), so
+    the errors at an m do not depend on which other m are evaluated: the parts of a grid, put side by side
+    (:func:`merge_errors`, which drops a candidate refused in any part), are the errors of the whole grid bit for
+    bit. Each part plans only its own m: planning is most of noisy SGD's search (an RDP calibration per candidate
+    and m), and three parts that each planned the whole grid took three times the unsplit job's time."""
     part = list(m_grid if part is None else part)
     fakes = decoys.designs(design.X, seed=seed, dataset=dataset)
     engine_log = logging.getLogger(plan_record.__module__)
     level = engine_log.level
     engine_log.setLevel(max(level, logging.WARNING))  # the tune log: one line per candidate, not one per m
     try:
-        live = _planned(method, cands, privacy, m_grid, fakes[0].d, params)  # the whole grid: as the unsplit search
+        live = _planned(method, cands, privacy, part, fakes[0].d, params)
         return _evaluate(method, cands, live, fakes, decoys.reps, params, part, seed, privacy, dataset)
     finally:
         engine_log.setLevel(level)

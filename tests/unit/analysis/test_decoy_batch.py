@@ -111,3 +111,24 @@ def test_a_search_split_over_parts_of_the_m_grid_gives_the_same_choices_and_tabl
     pd.testing.assert_frame_equal(split[1], whole[1], check_exact=True)
     assert split[0] == whole[0]
     assert set(parts[0]) == set(parts[1]) and 0 < whole[1].candidate.nunique() < len(cands)  # some were refused
+
+
+def test_a_plan_refused_at_one_m_drops_the_candidate_from_the_split_search_too(monkeypatch):
+    """Each part plans only its own m; a candidate whose plan is refused at an m of another part is still dropped,
+    by the merge, exactly as the unsplit search drops it."""
+    method = get("ssp")
+    cands = tuning.candidates(method, {"B_X": 2.0, "B_Y": 2.0}, {"B_X": [1.0, 3.0]}, "w")
+    real = decoys.plan_record
+
+    def refuse_b3_at_1200(method, privacy, m, d, tuning, params):  # planted: an m-dependent refusal
+        if m == 1200 and tuning["B_X"] == 3.0:
+            raise PrivacyError("planted refusal")
+        return real(method, privacy, m, d, tuning, params)
+
+    monkeypatch.setattr(decoys, "plan_record", refuse_b3_at_1200)
+    whole = decoys.decoy_search(design(), method, cands, DECOYS, **KW)
+    parts = [decoys.decoy_errors(design(), method, cands, DECOYS, **KW, part=p) for p in ([400], [1200, 2500])]
+    assert set(parts[0]) == {0, 1} and set(parts[1]) == {0}  # the first part did not see the refusal
+    split = decoys.decoy_choice(decoys.merge_errors(parts), method, cands, DECOYS, m_grid=KW["m_grid"], dataset="d")
+    pd.testing.assert_frame_equal(split[1], whole[1], check_exact=True)
+    assert split[0] == whole[0] and set(whole[1].candidate) == {0}
