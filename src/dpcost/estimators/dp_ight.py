@@ -21,7 +21,7 @@ Assumption, enforced in code whatever the data: each record's gradient has ‖�
   supremum, approached (x′ → x with θ steep enough that x'θ and x′'θ sit at opposite clips), not attained: equal
   rows give equal predictors.
 
-Calibrations (:func:`dp_ight_plan`): "tight" σ = (2G/n)·z, z the PLD noise multiplier of T Gaussian steps at the total
+Calibrations (:func:`dp_ight_plan`): "tight" σ = (2G/n)·z, z the exact (Gaussian-DP) noise multiplier of T Gaussian steps at the total
 (ε, δ); "paper": classic Gaussian mechanisms composed — the 2019 paper's printed σ (of order G̃√(T log(1/δ))/(nε),
 seed-002 notes §2) was not found in any stored source, so the plan reconstructs it and says so.
 """
@@ -124,7 +124,7 @@ def dp_ight_plan(
 ) -> PrivacyPlan:
     """T Gaussian releases of the gradient, ℓ2 sensitivity Δ = 2G/n (:func:`gradient_sensitivity`), d coordinates.
 
-    tight: σ = Δ·z, z = gaussian_noise_multiplier(T, ε, δ) (PLD accounting of T Gaussian steps, dp-accounting).
+    tight: σ = Δ·z, z = gaussian_noise_multiplier(T, ε, δ) (exact Gaussian-DP composition of T Gaussian steps).
     paper: the 2019 paper's own formula was not available (``PAPER_FORMULA_FOUND``); reconstructed as T classic
            Gaussian mechanisms σ = Δ√(2 log(1.25/δ_step))/ε_step composed by basic composition (ε/T, δ/T) or advanced
            composition (ε₀, δ/(2T)) + slack δ/2 (:func:`_paper_candidates`), whichever needs less noise among those
@@ -152,7 +152,7 @@ def dp_ight_plan(
         z = gaussian_noise_multiplier(T, eps, delta)
         sigma = grid_scale(sens * z, sens, d, "l2", "gaussian", p.sampler)
         rel = Release("gaussian", sens, "l2", sigma, T, sampler=how)
-        comp = f"PLD accounting of {T} Gaussian releases of the gradient (dp-accounting)"
+        comp = f"exact Gaussian-DP composition of {T} Gaussian releases of the gradient (closed form)"
         params |= {"noise multiplier z": z, "noise on the step eta*sigma": eta * sigma}
         return PrivacyPlan(METHOD, eps, delta, "tight", comp, assumption, (rel,), p.relation, params)
     cands = _paper_candidates(sens, eps, delta, T)

@@ -213,7 +213,7 @@ def dp_glm_plan(privacy: Privacy, n: int, d: int, *, family: str | GLMFamily, T:
     paper: each step the Gaussian mechanism of Example 2.1 at (ε/T, δ/T) on the paper's bound η⁰B√d/n, B =
            4(R + c1)σ_x by default (Prop. 3.3; at least 2Δn/(η⁰√d)), i.e. σ = η⁰B√(2d log(2T/δ))/(nε/T) as printed;
            basic composition; proven for ε/T < 1 (outside: refused or warned, ``on_invalid``).
-    tight: σ = Δ × the PLD noise multiplier of T Gaussian steps at the total (ε, δ). B is checked, not used.
+    tight: σ = Δ × the exact (Gaussian-DP) noise multiplier of T Gaussian steps at the total (ε, δ). B is checked, not used.
     Both refuse B below 2ρσ_x and a family with unbounded ψ' without ``psi_bound``. ``beta0`` does not enter the
     noise, so the plan does not take it.
     """
@@ -231,7 +231,7 @@ def dp_glm_plan(privacy: Privacy, n: int, d: int, *, family: str | GLMFamily, T:
     if p.calibration == "tight":
         sigma = grid_scale(sens * gaussian_noise_multiplier(T, epsilon, delta), sens, d, "l2", "gaussian", p.sampler)
         rel = Release("gaussian", sens, "l2", sigma, T, sampler=how)
-        comp = f"PLD accounting of {T} Gaussian steps (dp-accounting)"
+        comp = f"exact Gaussian-DP composition of {T} Gaussian steps (closed form)"
         return PrivacyPlan("dp_glm", epsilon, delta, "tight", comp, t.assumption(), (rel,), p.relation, params)
     if epsilon / T >= 1:
         p.outside_validity(f"Alg. 1's per-step Gaussian mechanism needs epsilon/T < 1, got epsilon={epsilon}, T={T}")

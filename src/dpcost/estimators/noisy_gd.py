@@ -33,7 +33,7 @@ def noisy_gd_plan(
 
     paper: each step a Gaussian mechanism at (ε/T, δ/T) with the paper's B = 4(R + C c_x)c_x (twice the sensitivity;
            ``B=None``) and σ = η⁰B√(2 log(2T/δ))/(nε/T), proven for ε/T < 1; basic composition.
-    tight: σ = sensitivity × the PLD noise multiplier of T composed Gaussian steps at total (ε, δ).
+    tight: σ = sensitivity × the noise multiplier of T composed Gaussian steps at total (ε, δ), exact (Gaussian DP).
     """
     p = privacy.at(n)
     require_replace(p, "noisy_gd", "its noise scale is set for gradients averaged over the public sample size n")
@@ -52,7 +52,7 @@ def noisy_gd_plan(
     if p.calibration == "tight":
         sigma = grid_scale(sens * gaussian_noise_multiplier(T, epsilon, delta), sens, d, "l2", "gaussian", p.sampler)
         rel = Release("gaussian", sens, "l2", sigma, T, sampler=how)
-        comp = f"PLD accounting of {T} Gaussian steps (dp-accounting)"
+        comp = f"exact Gaussian-DP composition of {T} Gaussian steps (closed form)"
         return PrivacyPlan("noisy_gd", epsilon, delta, "tight", comp, assumption, (rel,), p.relation)
     if epsilon / T >= 1:
         p.outside_validity(f"Alg. 4.1's per-step calibration needs epsilon/T < 1, got epsilon={epsilon}, T={T}")
@@ -104,7 +104,7 @@ def noisy_gradient_descent_ols(
 
     Privacy: (ε, δ)-DP under replace-one neighbours. Sensitivity per step 2η⁰(R + C c_x)c_x/n. Calibration
     "paper": basic composition of T Gaussian mechanisms at (ε/T, δ/T) with the paper's B (Lemma 4.2), proven for
-    ε/T < 1 (outside it: refused, or run with a warning if ``on_invalid="warn"``); "tight": PLD accounting.
+    ε/T < 1 (outside it: refused, or run with a warning if ``on_invalid="warn"``); "tight": exact Gaussian-DP composition.
     Assumption (D1) ‖x_i‖₂ ≤ c_x is *enforced* here by clipping each row to the c_x ball (a standardized design
     is not bounded by itself); |Π_R(y)| ≤ R by truncation and ‖β^t‖₂ ≤ C by the projection Π_C, so the guarantee
     holds for every input.

@@ -44,7 +44,7 @@ def gaussian_releases_plan(
 
     paper: each at (ε/k, δ/k) with Wang's σ = Δ√(log(2/δ′))/ε′ — which is NOT (ε′, δ′)-DP for moderate ε′ (see
     ../shared/notes/seed-001.md §1); its exact δ is checked here and a violation refused or warned about.
-    tight: one noise multiplier ρ for all k, from the PLD of k composed Gaussians (dp-accounting), σ_i = ρ Δ_i.
+    tight: one noise multiplier ρ for all k, from the exact Gaussian-DP composition of k Gaussians, σ_i = ρ Δ_i.
     """
     epsilon, delta = p.epsilon, p.delta
     k = len(releases)
@@ -59,7 +59,7 @@ def gaussian_releases_plan(
     if p.calibration == "tight":
         rho = gaussian_noise_multiplier(k, epsilon, delta)
         rels = tuple(release(name, sens, norm, dims, rho * sens) for name, sens, norm, dims in releases)
-        comp = f"PLD accounting of {k} Gaussian releases with a common noise multiplier (dp-accounting)"
+        comp = f"exact Gaussian-DP composition of {k} Gaussian releases with a common noise multiplier (closed form)"
     else:
         e_k, d_k = epsilon / k, delta / k
         multiplier = math.sqrt(math.log(2 / d_k)) / e_k

@@ -14,11 +14,28 @@ from dpcost.estimators.sparse_mean import peeling_plan
 
 @pytest.mark.parametrize("T,golden", [(10, 22.237), (20, 31.447), (50, 49.723)])
 def test_pld_noise_multipliers_are_pinned(T, golden):
-    # σ/Δ that makes T Gaussian steps (0.5, 1e-5)-DP, as dp-accounting's PLD accountant computes it
+    # σ/Δ that makes T Gaussian steps (0.5, 1e-5)-DP (dp-accounting's PLD accountant gave the same numbers)
     assert accountant.gaussian_noise_multiplier(T, 0.5, 1e-5) == pytest.approx(golden, abs=2e-3)
     # basic composition of the classic formula needs 106, 217, 560: 5–11 times more noise
     basic = math.sqrt(2 * math.log(1.25 * T / 1e-5)) * T / 0.5
     assert basic / golden > 4.7
+
+
+@pytest.mark.parametrize("T,epsilon,delta", [(2, 8.0, 1e-4), (10, 0.5, 2.3e-3), (100, 1.0, 1e-6), (30, 0.1, 1e-8)])
+def test_the_closed_form_is_dp_accountings_pld_calibration(T, epsilon, delta):
+    """T Gaussians compose exactly as one of sensitivity √T (Gaussian DP): the closed form is dp-accounting's PLD
+    calibration (grid 1e-4, root-finder tolerance) to a relative 1e-5, and spends ε at δ, not more."""
+    lib, pld, _ = accountant.dpa()
+    z = accountant.gaussian_noise_multiplier(T, epsilon, delta)
+    z_pld = lib.calibrate_dp_mechanism(
+        lambda: pld.PLDAccountant(value_discretization_interval=1e-4),
+        lambda s: lib.SelfComposedDpEvent(lib.GaussianDpEvent(s), T),
+        epsilon,
+        delta,
+    )
+    assert z == pytest.approx(z_pld, rel=1e-5)
+    assert accountant.gaussian_epsilon(math.sqrt(T) / z, delta) <= epsilon
+    assert accountant.gaussian_epsilon(math.sqrt(T) / (z * (1 - 1e-6)), delta) > epsilon  # the smallest such σ
 
 
 def test_single_release_is_the_analytic_gaussian():
