@@ -98,3 +98,34 @@ def test_every_analysis_has_its_attack_and_the_logistic_branch_runs(run):
         assert (run / f"results/{dataset}/attack.png").stat().st_size > 0
     errors = pd.read_parquet(run / "results/snp_logistic/errors.parquet")
     assert len(errors) == 2 * len(SMALL["snp_logistic"]["m"]) * SMALL["reps"]
+
+
+# Wang (2018)'s family and the comparators (moved here from a workflow run of their own in test_workflow.py: this run
+# has every housing method, so the same checks need no second run)
+NEW_METHODS = ["ops", "adaops", "objpert", "noisy_sgd", "sheffet_jl"]
+
+
+def test_wang_family_and_comparators_run_in_the_workflow(run):
+    errors = pd.read_parquet(run / "results/housing/errors.parquet")
+    errors = errors[errors.method.isin(NEW_METHODS)]
+    assert sorted(errors.method.unique()) == sorted(NEW_METHODS) and errors.error.notna().all()
+    assert len(errors) == len(NEW_METHODS) * len(SMALL["housing"]["m"]) * SMALL["reps"]
+    text = (run / "results/housing/privacy_ledger.json").read_text()
+    ledger = json.loads(text, parse_constant=lambda c: pytest.fail(f"the ledger holds {c}, which is not JSON"))
+    for name in NEW_METHODS:
+        entry = ledger["methods"][name]
+        assert entry["warnings"] == [] and "replace one record" in entry["guarantee"]
+        # all but noisy SGD draw part of their noise by float samplers: NOT PROVEN (floating point)
+        assert entry["private"] == (name == "noisy_sgd"), entry["guarantee"]
+        assert entry["private"] != entry["guarantee"].startswith("NOT PROVEN (floating point)")
+    # summary.csv says the same: run with a budget (private) but proven only where the ledger proves it
+    summary = pd.read_csv(run / "results/housing/summary.csv")
+    summary = summary[summary.method.isin(NEW_METHODS)]
+    assert summary.private.all()
+    assert summary.groupby("method").proven.all().to_dict() == {k: ledger["methods"][k]["private"] for k in NEW_METHODS}
+    # OPS and AdaOPS are proven for add/remove: the ledger says how the budget was converted
+    assert "group privacy" in ledger["methods"]["ops"]["composition"]
+    assert "group privacy" in ledger["methods"]["adaops"]["composition"]
+    assert (run / "results/housing/error_curves.png").stat().st_size > 10_000
+    attack = pd.read_csv(run / "results/housing/attack.csv")
+    assert set(NEW_METHODS) <= set(attack.method)

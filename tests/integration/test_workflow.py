@@ -219,36 +219,3 @@ def test_workflow_profiles_plan_the_run(tmp_path):
     for name in ("default", "slurm"):
         res = run_workflow(tmp_path / name, {}, "-n", "--workflow-profile", str(REPO / "workflow/profiles" / name))
         assert res.returncode == 0, (name, res.stderr[-2000:])
-
-
-NEW_METHODS = ["ops", "adaops", "objpert", "noisy_sgd", "sheffet_jl"]
-
-
-def test_wang_family_and_comparators_run_in_the_workflow(mirror, housing_archives, tmp_path):
-    cfg = override(mirror.base, housing_archives, methods=NEW_METHODS, m=[500, 5000])
-    # the outputs of these methods' jobs (tune, estimate, attack, aggregate, plot, ledger); the map (ols and adassp),
-    # the comparison and the config snapshot do not involve them and run in the module's run above
-    targets = ("errors.parquet", "privacy_ledger.json", "error_curves.png", "attack.csv")
-    res = run_workflow(tmp_path, cfg, *(f"results/housing/{t}" for t in targets))
-    assert res.returncode == 0, res.stderr[-3000:]
-    errors = pd.read_parquet(tmp_path / "results/housing/errors.parquet")
-    assert sorted(errors.method.unique()) == sorted(NEW_METHODS)
-    assert len(errors) == len(NEW_METHODS) * 2 * REPS and errors.error.notna().all()
-    text = (tmp_path / "results/housing/privacy_ledger.json").read_text()
-    ledger = json.loads(text, parse_constant=lambda c: pytest.fail(f"the ledger holds {c}, which is not JSON"))
-    for name in NEW_METHODS:
-        entry = ledger["methods"][name]
-        assert entry["warnings"] == [] and "replace one record" in entry["guarantee"]
-        # all but noisy SGD draw part of their noise by float samplers: NOT PROVEN (floating point)
-        assert entry["private"] == (name == "noisy_sgd"), entry["guarantee"]
-        assert entry["private"] != entry["guarantee"].startswith("NOT PROVEN (floating point)")
-    # summary.csv says the same: run with a budget (private) but proven only where the ledger proves it
-    summary = pd.read_csv(tmp_path / "results/housing/summary.csv")
-    assert summary.private.all()
-    assert summary.groupby("method").proven.all().to_dict() == {k: ledger["methods"][k]["private"] for k in NEW_METHODS}
-    # OPS and AdaOPS are proven for add/remove: the ledger says how the budget was converted
-    assert "group privacy" in ledger["methods"]["ops"]["composition"]
-    assert "group privacy" in ledger["methods"]["adaops"]["composition"]
-    assert (tmp_path / "results/housing/error_curves.png").stat().st_size > 10_000
-    attack = pd.read_csv(tmp_path / "results/housing/attack.csv")
-    assert sorted(attack.method.unique()) == sorted(NEW_METHODS) and (attack.n_reps == REPS).all()
