@@ -1,9 +1,9 @@
 """Wrappers around Google's dp-accounting: the numerics every tight calibration shares.
 
-Composed Gaussian mechanisms in closed form (Gaussian DP), the analytic Gaussian for a single release, zCDP/RDP accounting of
-pure-DP steps, advanced composition, RDP accounting of sampled Gaussian steps, and the composition of a whole
-table's releases that the privacy ledger reports. Results are cached: they depend
-on public parameters only. Which of them an estimator uses is its plan's business (in its own module).
+Composed Gaussian mechanisms in closed form (Gaussian DP), the analytic Gaussian for a single release, zCDP/RDP
+accounting of pure-DP steps, advanced composition, RDP accounting of sampled Gaussian steps, and the composition of
+a whole table's releases that the privacy ledger reports. Results are cached: they depend on public parameters only.
+Which of them an estimator uses is its plan's business (in its own module).
 """
 
 from __future__ import annotations

@@ -21,9 +21,10 @@ Assumption, enforced in code whatever the data: each record's gradient has ‖�
   supremum, approached (x′ → x with θ steep enough that x'θ and x′'θ sit at opposite clips), not attained: equal
   rows give equal predictors.
 
-Calibrations (:func:`dp_ight_plan`): "tight" σ = (2G/n)·z, z the exact (Gaussian-DP) noise multiplier of T Gaussian steps at the total
-(ε, δ); "paper": classic Gaussian mechanisms composed — the 2019 paper's printed σ (of order G̃√(T log(1/δ))/(nε),
-seed-002 notes §2) was not found in any stored source, so the plan reconstructs it and says so.
+Calibrations (:func:`dp_ight_plan`): "tight" σ = (2G/n)·z, z the exact (Gaussian-DP) noise multiplier of T
+Gaussian steps at the total (ε, δ); "paper": classic Gaussian mechanisms composed — the 2019 paper's printed σ (of
+order G̃√(T log(1/δ))/(nε), seed-002 notes §2) was not found in any stored source, so the plan reconstructs it and
+says so.
 """
 
 from __future__ import annotations

@@ -213,7 +213,8 @@ def dp_glm_plan(privacy: Privacy, n: int, d: int, *, family: str | GLMFamily, T:
     paper: each step the Gaussian mechanism of Example 2.1 at (ε/T, δ/T) on the paper's bound η⁰B√d/n, B =
            4(R + c1)σ_x by default (Prop. 3.3; at least 2Δn/(η⁰√d)), i.e. σ = η⁰B√(2d log(2T/δ))/(nε/T) as printed;
            basic composition; proven for ε/T < 1 (outside: refused or warned, ``on_invalid``).
-    tight: σ = Δ × the exact (Gaussian-DP) noise multiplier of T Gaussian steps at the total (ε, δ). B is checked, not used.
+    tight: σ = Δ × the exact (Gaussian-DP) noise multiplier of T Gaussian steps at the total (ε, δ). B is checked,
+    not used.
     Both refuse B below 2ρσ_x and a family with unbounded ψ' without ``psi_bound``. ``beta0`` does not enter the
     noise, so the plan does not take it.
     """

@@ -104,7 +104,8 @@ def noisy_gradient_descent_ols(
 
     Privacy: (ε, δ)-DP under replace-one neighbours. Sensitivity per step 2η⁰(R + C c_x)c_x/n. Calibration
     "paper": basic composition of T Gaussian mechanisms at (ε/T, δ/T) with the paper's B (Lemma 4.2), proven for
-    ε/T < 1 (outside it: refused, or run with a warning if ``on_invalid="warn"``); "tight": exact Gaussian-DP composition.
+    ε/T < 1 (outside it: refused, or run with a warning if ``on_invalid="warn"``); "tight": exact Gaussian-DP
+    composition.
     Assumption (D1) ‖x_i‖₂ ≤ c_x is *enforced* here by clipping each row to the c_x ball (a standardized design
     is not bounded by itself); |Π_R(y)| ≤ R by truncation and ‖β^t‖₂ ≤ C by the projection Π_C, so the guarantee
     holds for every input.
