@@ -41,3 +41,16 @@ def test_the_headline_figure_holds_the_papers_their_comparators_and_the_best_of_
         ["ols", "noisy_gd", "noisy_truncated_ols", "noisy_sgd", "sheffet_jl", "adassp", "precond_gd"]
     )
     assert len(chosen) <= 7  # peers and the rest of the field: the full figure
+
+
+def test_a_tuning_free_method_best_overall_still_stands_beside_the_best_tuned_one():
+    """When the best new estimator is private from end to end (tuning none), the best tuned new one is drawn too:
+    the figure shows what tuning on data buys (or does not)."""
+    rows = []
+    for name, level, mode in (("ols", 0.05, "fixed"), ("adassp", 0.5, "decoy"), ("precond_gd", 0.2, "decoy"),
+                              ("joint_ssp", 0.4, "decoy"), ("precond_gd_adaptive", 0.1, "none"),
+                              ("boosted_adassp", 0.3, "none")):  # fmt: skip
+        for m in (100, 1000):
+            rows.append((name, m, level, name != "ols", True, mode))
+    summary = pd.DataFrame(rows, columns=["method", "m", "mean", "private", "proven", "tuning_mode"])
+    assert headline(summary) == ["adassp", "ols", "precond_gd", "precond_gd_adaptive"]
