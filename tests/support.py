@@ -225,3 +225,16 @@ def recovery_errors(estimator, epsilons=(0.5, 8.0), n=20000, reps=20):
     return {eps: np.mean([np.linalg.norm(estimator(X, y, privacy=Privacy(eps, 10 / n**1.1, "tight"),
                                                    rng=np.random.default_rng(r)) - b_ols) for r in range(reps)])
             for eps in epsilons}  # fmt: skip
+
+
+def chi2_lumped(observed, probabilities) -> float:
+    """Chi-square p-value of counts against probabilities (cells expecting fewer than 5 lumped into one)."""
+    from scipy import stats
+
+    observed = np.asarray(observed, dtype=float)
+    expected = np.asarray(probabilities, dtype=float) / np.sum(probabilities) * observed.sum()
+    keep = expected > 5
+    obs, exp = observed[keep], expected[keep]
+    if expected[~keep].sum() > 0:
+        obs, exp = np.append(obs, observed[~keep].sum()), np.append(exp, expected[~keep].sum())
+    return stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue

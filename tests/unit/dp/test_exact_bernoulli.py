@@ -12,6 +12,8 @@ from scipy import stats
 from dpcost.dp import exact_bernoulli as EB
 from dpcost.dp import samplers as S
 
+from support import chi2_lumped
+
 
 def _exp_bracket(x: Fraction, bits: int) -> tuple[Fraction, Fraction]:
     """An independent bracket of e^{−x}, 0 ≤ x ≤ 1, by the alternating Taylor series (partial sums alternate around
@@ -96,17 +98,6 @@ def test_the_geometric_slow_path_counts_exactly():
             assert EB.geometric_one(EB.Words(ScriptedBits([u << 11], seed))) == want
 
 
-def _chi2(observed, probabilities) -> float:
-    """Chi-square p-value of counts against probabilities (cells expecting fewer than 5 lumped into one)."""
-    observed = np.asarray(observed, dtype=float)
-    expected = np.asarray(probabilities, dtype=float) / np.sum(probabilities) * observed.sum()
-    keep = expected > 5
-    obs, exp = observed[keep], expected[keep]
-    if expected[~keep].sum() > 0:
-        obs, exp = np.append(obs, observed[~keep].sum()), np.append(exp, expected[~keep].sum())
-    return stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue
-
-
 @pytest.mark.parametrize("den", [2**20, 2**41, 1000])
 def test_coins_have_the_exact_probability_even_when_every_coin_takes_the_slow_path(den, monkeypatch):
     """Widened table bounds (L − 2^52, H + 2^52) send most coins through the refinement and Prefix: the heads rate
@@ -138,10 +129,10 @@ def test_geometric_has_the_exact_distribution():
     k = np.arange(12)
     expected = np.exp(-k) * (1 - math.exp(-1))
     observed = np.array([np.sum(a == j) for j in k])
-    assert _chi2(observed, expected) > 1e-3
+    assert chi2_lumped(observed, expected) > 1e-3
     words = EB.Words(np.random.default_rng(4))
     one = np.array([EB.geometric_one(words) for _ in range(40_000)])
-    assert _chi2(np.array([np.sum(one == j) for j in k]), expected) > 1e-3
+    assert chi2_lumped(np.array([np.sum(one == j) for j in k]), expected) > 1e-3
 
 
 def _laplace_pmf(t, support):
@@ -168,8 +159,8 @@ def test_both_paths_draw_the_exact_pmf(kind, t):
         expected = pmf(t, support) / full.sum()
         expected[0] += full[: 32 * t].sum() / full.sum()  # the clipped tails
         expected[-1] += full[-32 * t :].sum() / full.sum()
-        assert _chi2(counts, expected) > 1e-3
-        assert _chi2(counts, pmf(1.05 * t, support)) < 1e-6 or len(z) < 100_000
+        assert chi2_lumped(counts, expected) > 1e-3
+        assert chi2_lumped(counts, pmf(1.05 * t, support)) < 1e-6 or len(z) < 100_000
 
 
 @pytest.mark.parametrize("kind", ["laplace", "gaussian"])
@@ -183,7 +174,7 @@ def test_the_production_grid_tails_and_low_bits(kind):
     cdf = np.concatenate([[0.0], np.cumsum(w) / w.sum()])
     expected = np.diff(cdf[np.clip(np.searchsorted(grid, edges, side="left"), 0, grid.size)])
     observed = np.histogram(z, bins=np.where(np.isinf(edges), np.sign(edges) * 1e18, edges - 0.5))[0]
-    assert _chi2(observed, expected) > 1e-3
+    assert chi2_lumped(observed, expected) > 1e-3
     low_bits = np.bincount(z & 15, minlength=16)
     assert stats.chisquare(low_bits).pvalue > 1e-3
 

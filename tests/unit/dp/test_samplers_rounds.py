@@ -11,16 +11,7 @@ from scipy import stats
 from dpcost.dp import exact_bernoulli as EB
 from dpcost.dp import samplers as S
 
-
-def _chi2(observed, probabilities) -> float:
-    """Chi-square p-value of counts against probabilities (cells expecting fewer than 5 lumped into one)."""
-    observed = np.asarray(observed, dtype=float)
-    expected = np.asarray(probabilities, dtype=float) / np.sum(probabilities) * observed.sum()
-    keep = expected > 5
-    obs, exp = observed[keep], expected[keep]
-    if expected[~keep].sum() > 0:
-        obs, exp = np.append(obs, observed[~keep].sum()), np.append(exp, expected[~keep].sum())
-    return stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue
+from support import chi2_lumped
 
 
 def _pmf(kind, t, support):
@@ -50,8 +41,8 @@ def test_small_rounds_draw_the_exact_pmf(kind, t):
     expected = _pmf(kind, t, support) / full.sum()
     expected[0] += full[: 32 * t].sum() / full.sum()  # the clipped tails
     expected[-1] += full[-32 * t :].sum() / full.sum()
-    assert _chi2(counts, expected) > 1e-3
-    assert _chi2(counts, _pmf(kind, 1.05 * t, support)) < 1e-6
+    assert chi2_lumped(counts, expected) > 1e-3
+    assert chi2_lumped(counts, _pmf(kind, 1.05 * t, support)) < 1e-6
 
 
 @pytest.mark.parametrize("size", [32, 200_000])
@@ -67,7 +58,7 @@ def test_the_production_grid_tails_and_low_bits_on_both_rounds(kind, size):
     cdf = np.concatenate([[0.0], np.cumsum(w) / w.sum()])
     expected = np.diff(cdf[np.clip(np.searchsorted(grid, edges, side="left"), 0, grid.size)])
     observed = np.histogram(z, bins=np.where(np.isinf(edges), np.sign(edges) * 1e18, edges - 0.5))[0]
-    assert _chi2(observed, expected) > 1e-3
+    assert chi2_lumped(observed, expected) > 1e-3
     assert stats.chisquare(np.bincount(z & 15, minlength=16)).pvalue > 1e-3
     assert stats.chisquare(np.bincount(z & 4095, minlength=4096)).pvalue > 1e-3
 
