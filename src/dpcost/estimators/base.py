@@ -15,7 +15,8 @@ from ..errors import DataError, PrivacyError
 def frozen(X) -> bool:
     """True for a dense array whose contents cannot change behind its users: read-only and owning its data (the
     simulation marks every draw so, :func:`dpcost.simulation.run.run_job`). Only such arrays are memoised by
-    identity (:class:`FrozenMemo`); any other input is recomputed at every call."""
+    identity (:class:`FrozenMemo`); any other input is recomputed at every call. A frozen array must stay frozen:
+    numpy lets the owner of the data make it writeable again, and a memo would then serve its old contents."""
     return isinstance(X, np.ndarray) and X.flags.owndata and not X.flags.writeable
 
 
