@@ -52,7 +52,7 @@ try:
     from dpcost.analysis.checks import check_setup
     from dpcost.analysis.datasets import ANALYSES
     from dpcost.analysis.datasets import get as analysis_of
-    from dpcost.analysis.tuning import TuningSpec
+    from dpcost.analysis.tuning import TuningSpec, searches_decoys
     from dpcost.errors import DPCostError
     from dpcost.estimators.peers import available as peers_available
     from dpcost.estimators.registry import methods_of
@@ -269,10 +269,12 @@ def m_parts(dataset, step, method):
 def part_files(dataset, step, method, ext):
     """The files of a split job's parts (none when it is not split), merged by its tune or estimate job."""
     parts = m_parts(dataset, step, method)
-    searched = config[dataset].get("tuning_mode") == "decoy" and config[dataset].get(
-        "search", {}
-    ).get(method)
-    if len(parts) < 2 or (step == "tune" and not searched):
+    if len(parts) < 2:
+        return []
+    if step == "tune" and not searches_decoys(
+        methods_of(analysis_of(dataset).family)[method],
+        TuningSpec.of(config[dataset], method),
+    ):
         return []
     return [
         f"results/{dataset}/parts/{step}_{method}.{k}.{ext}" for k in range(len(parts))

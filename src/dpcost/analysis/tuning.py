@@ -294,7 +294,7 @@ def tune(
     search then chooses from them instead of running, and the record is the same bit for bit."""
     mode, tuning, search = spec.mode, spec.tuning, spec.search
     check_setup(analysis.family, mode, search, f"{analysis.name}.search.{method.name}")
-    none = mode == "none" or (method.tuning_free and not tuning)
+    none = runs_as_none(method, spec)
     if none:
         check_none(method, tuning, f"{analysis.name}.tuning.{method.name}")
     base = method.resolve_tuning(tuning, f"{analysis.name}.tuning.{method.name}")
@@ -333,6 +333,16 @@ def tune(
     return {**record, "private_tuning": selection.to_dict(), "candidates": cands, "table": empty}
 
 
+def runs_as_none(method: Method, spec: TuningSpec) -> bool:
+    """Whether :func:`tune` runs ``method`` under mode none: asked for, or tuning-free with no constants set."""
+    return spec.mode == "none" or (method.tuning_free and not spec.tuning)
+
+
+def searches_decoys(method: Method, spec: TuningSpec) -> bool:
+    """Whether :func:`tune` runs a decoy search for ``method`` (the only tuning a tune job can split over parts)."""
+    return spec.mode == "decoy" and not runs_as_none(method, spec) and method.private and bool(spec.search)
+
+
 def decoy_part(
     analysis,
     method: Method,
@@ -348,8 +358,7 @@ def decoy_part(
     """One part of a tune job split over its m grid: the decoy errors at the m of ``part`` (as :func:`tune` would
     compute them; it merges the parts), or {} when the method's tuning makes no decoy search."""
     check_setup(analysis.family, spec.mode, spec.search, f"{analysis.name}.search.{method.name}")
-    none = spec.mode == "none" or (method.tuning_free and not spec.tuning)
-    if spec.mode != "decoy" or none or not method.private or not spec.search:
+    if not searches_decoys(method, spec):
         return {}
     cands = candidates(method, spec.tuning, spec.search, f"{analysis.name}.search.{method.name}")
     return decoy_errors(analysis.load(inputs, params), method, cands, Decoys.from_config(spec.decoys or {}),
