@@ -238,3 +238,24 @@ def chi2_lumped(observed, probabilities) -> float:
     if expected[~keep].sum() > 0:
         obs, exp = np.append(obs, observed[~keep].sum()), np.append(exp, expected[~keep].sum())
     return stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue
+
+
+def alternating_pair(n: int, big: float = 1e6):
+    """The audits' worst pair for clipped gradient or residual sums on one feature: n rows x = 1 and y = ±big
+    alternating (n odd: their clipped terms cancel but for the first), and the neighbour with y₀ flipped to −big.
+    Returns (X, y, y2)."""
+    X = np.ones((n, 1))
+    y = big * (-1.0) ** np.arange(n)
+    y2 = y.copy()
+    y2[0] = -big
+    return X, y, y2
+
+
+def pair_audit(fit, X, y, y2, *, n: int, seed: int, delta: float) -> float:
+    """Clopper–Pearson lower bound on ε from the first coordinate of ``fit(X, y, rng)`` against ``fit(X, y2, rng)``,
+    n draws a side, from the generators seed … seed + 2n − 1 (disjoint between the sides)."""
+    from dpcost.dp.audit import epsilon_lower_bound
+
+    a = np.array([fit(X, y, np.random.default_rng(seed + r))[0] for r in range(n)])
+    b = np.array([fit(X, y2, np.random.default_rng(seed + n + r))[0] for r in range(n)])
+    return epsilon_lower_bound(a, b, delta)

@@ -9,7 +9,6 @@ import pytest
 from test_hostile_records import hostile_variants
 
 from dpcost.dp import accountant
-from dpcost.dp.audit import epsilon_lower_bound
 from dpcost.dp.samplers import rounding_cost
 from dpcost.dp.spec import Privacy
 from dpcost.errors import PrivacyError
@@ -17,7 +16,7 @@ from dpcost.estimators import boosted_adassp as module
 from dpcost.estimators.base import clip_rows
 from dpcost.estimators.boosted_adassp import boosted_adassp, boosted_adassp_plan, default_constants
 
-from support import recovery_errors
+from support import alternating_pair, pair_audit, recovery_errors
 
 
 def _plan(privacy, n, d, **tuning):
@@ -130,20 +129,14 @@ def test_default_rules_grow_with_n_and_epsilon():
 # round's X'clip_R(r) is ±R·(that row) whatever θ, so the output θ ≈ Γ(±T·R + Σw) is, up to the Gram noise (sd 9 %
 # change of Γ here), one Gaussian with Δ/σ = 2√T·R/σ_r = μ√(1 − f): a pair that sees the rounds' composed budget.
 # float-unsafe noise for speed (the exact sampler is audited in tests/unit/dp; here the calibration is the target).
-N_A, T_A = 101, 16
-X_A = np.ones((N_A, 1))
-Y_A = 1e6 * (-1.0) ** np.arange(N_A)
-Y_A[0] = 1e6
-Y2_A = Y_A.copy()
-Y2_A[0] = -1e6
+T_A = 16
+X_A, Y_A, Y2_A = alternating_pair(101)
 P_A = Privacy(1.0, 1e-5, "tight", sampler="float-unsafe")
 
 
 def _audit(n, seed):
-    kw = dict(privacy=P_A, B_X=1.0, R=1.0, T=T_A)
-    a = np.array([boosted_adassp(X_A, Y_A, rng=np.random.default_rng(seed + r), **kw)[0] for r in range(n)])
-    b = np.array([boosted_adassp(X_A, Y2_A, rng=np.random.default_rng(seed + n + r), **kw)[0] for r in range(n)])
-    return epsilon_lower_bound(a, b, P_A.delta)
+    fit = lambda X, y, rng: boosted_adassp(X, y, privacy=P_A, rng=rng, B_X=1.0, R=1.0, T=T_A)  # noqa: E731
+    return pair_audit(fit, X_A, Y_A, Y2_A, n=n, seed=seed, delta=P_A.delta)
 
 
 # Measured with 6,000 draws a side on three disjoint seed sets: correct 0.12 / 0.20 / 0.12; rounds calibrated as if

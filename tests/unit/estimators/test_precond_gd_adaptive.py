@@ -1,16 +1,14 @@
 """Preconditioned clipped noisy GD with privately chosen clip bounds: the sensitivities of every release hold on random
 and adversarial neighbours, plan = estimator (both calibrations), the tight plan composes to the target, an audit
-that catches a halved step sensitivity, the bounds grow as the noise shrinks, recovery, hostile rows and the
-add/remove refusal."""
+that catches a halved step sensitivity, the bounds grow as the noise shrinks, recovery and the add/remove refusal.
+Hostile rows: the registry-wide tests/unit/estimators/test_hostile_records.py, both calibrations."""
 
 import math
 
 import numpy as np
 import pytest
-from test_hostile_records import hostile_variants
 
 from dpcost.dp import accountant
-from dpcost.dp.audit import epsilon_lower_bound
 from dpcost.dp.mechanisms import classic_gaussian_sigma
 from dpcost.dp.samplers import rounding_cost
 from dpcost.dp.spec import Privacy
@@ -18,7 +16,7 @@ from dpcost.errors import PrivacyError
 from dpcost.estimators import precond_gd_adaptive as mod
 from dpcost.estimators.precond_gd_adaptive import precond_gd_adaptive, precond_gd_adaptive_plan
 
-from support import recovery_errors
+from support import alternating_pair, pair_audit, recovery_errors
 
 # the estimator's defaults, which the plan takes explicitly (the registry keeps defaults in the estimator only)
 DEFAULTS = dict(T=mod.STEPS, clip_updates=mod.CLIP_UPDATES, f_rows=mod.ROW_SHARE, f0=mod.PRECOND_SHARE,
@@ -146,19 +144,13 @@ def test_estimator_draws_the_plans_sigmas(calibration, monkeypatch):
 # step's sum is then ±C whatever b, so the output is monotone in the steps' Gaussians, Δ/σ = 2√T·C/σ_s (the Gram
 # noise and B0 only rescale it by M > 0).
 # Float-unsafe noise for speed (the exact sampler is audited in tests/unit/dp; here the calibration is the target).
-N_A = 301
-X_A = np.ones((N_A, 1))
-Y_A = 1e6 * (-1.0) ** np.arange(N_A)
-Y2_A = Y_A.copy()
-Y2_A[0] = -1e6
+X_A, Y_A, Y2_A = alternating_pair(301)
 P_A = Privacy(0.5, 0.03, "tight", sampler="float-unsafe")
 
 
 def _audit(n, seed):
-    a = np.array([precond_gd_adaptive(X_A, Y_A, privacy=P_A, rng=np.random.default_rng(seed + r))[0] for r in range(n)])
-    b = np.array([precond_gd_adaptive(X_A, Y2_A, privacy=P_A, rng=np.random.default_rng(seed + n + r))[0]
-                  for r in range(n)])  # fmt: skip
-    return epsilon_lower_bound(a, b, P_A.delta)
+    fit = lambda X, y, rng: precond_gd_adaptive(X, y, privacy=P_A, rng=rng)  # noqa: E731
+    return pair_audit(fit, X_A, Y_A, Y2_A, n=n, seed=seed, delta=P_A.delta)
 
 
 def test_audit_passes_and_catches_a_halved_step_sensitivity(monkeypatch):
@@ -171,14 +163,3 @@ def test_recovers_ols_at_large_n_and_epsilon():
     err = recovery_errors(precond_gd_adaptive)
     # OLS's own sampling error here is about 0.006: at ε = 8 the private estimate is well inside it
     assert err[8.0] < 0.006 and err[8.0] < err[0.5]
-
-
-@pytest.mark.parametrize("calibration", ["paper", "tight"])
-def test_hostile_rows_give_finite_estimates(calibration):
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(200, 4))
-    data = (X, X @ np.ones(4) + rng.normal(size=200))
-    p = Privacy(0.5, 1e-6, calibration)
-    for name, (Xh, yh) in hostile_variants("regression", data).items():
-        est = precond_gd_adaptive(Xh, yh, privacy=p, rng=np.random.default_rng(1))
-        assert est.shape == (4,) and np.isfinite(est).all(), name

@@ -7,14 +7,13 @@ import pytest
 from test_hostile_records import hostile_variants
 
 from dpcost.dp import accountant
-from dpcost.dp.audit import epsilon_lower_bound
 from dpcost.dp.samplers import rounding_cost
 from dpcost.dp.spec import Privacy
 from dpcost.errors import PrivacyError
 from dpcost.estimators import precond_gd as pgd_module
 from dpcost.estimators.precond_gd_free import default_constants, precond_gd_free, precond_gd_free_plan
 
-from support import recovery_errors
+from support import alternating_pair, pair_audit, recovery_errors
 
 
 def _plan(privacy, n, d, B0=None, C=None, T=None, f0=0.2):
@@ -99,19 +98,13 @@ def test_estimator_draws_the_plans_sigmas(calibration, monkeypatch):
 # sum is ±C whatever b, so the output M·b = M(±T·C + Σw_t)/n is monotone in one Gaussian with Δ/σ = 2√T·C/σ_s =
 # μ√(1 − f0) (the Gram noise only rescales it by M > 0). Default constants; float-unsafe noise for speed (the exact
 # sampler is audited in tests/unit/dp; here the calibration is the target).
-N_A = 101
-X_A = np.ones((N_A, 1))
-Y_A = 1e6 * (-1.0) ** np.arange(N_A)
-Y2_A = Y_A.copy()
-Y2_A[0] = -1e6
+X_A, Y_A, Y2_A = alternating_pair(101)
 P_A = Privacy(0.5, 0.03, "tight", sampler="float-unsafe")
 
 
 def _audit(n, seed):
-    a = np.array([precond_gd_free(X_A, Y_A, privacy=P_A, rng=np.random.default_rng(seed + r))[0] for r in range(n)])
-    b = np.array([precond_gd_free(X_A, Y2_A, privacy=P_A, rng=np.random.default_rng(seed + n + r))[0]
-                  for r in range(n)])  # fmt: skip
-    return epsilon_lower_bound(a, b, P_A.delta)
+    fit = lambda X, y, rng: precond_gd_free(X, y, privacy=P_A, rng=rng)  # noqa: E731
+    return pair_audit(fit, X_A, Y_A, Y2_A, n=n, seed=seed, delta=P_A.delta)
 
 
 def test_audit_passes_and_catches_a_halved_step_sensitivity(monkeypatch):
