@@ -10,6 +10,9 @@ rule estimate_housing:
         meta="results/housing/preprocessing.json",
         tuning="results/housing/tuning/{method}.json",
         parts=lambda wc: part_files("housing", "estimate", wc.method, "parquet"),
+        part_plans=lambda wc: part_files(
+            "housing", "estimate", wc.method, "parquet.plans.json"
+        ),
     output:
         table="results/housing/estimates/{method}.parquet",
         plans="results/housing/estimates/{method}.plans.json",
@@ -34,6 +37,9 @@ rule estimate_snp:
         meta="results/snp/preprocessing.json",
         tuning="results/snp/tuning/{method}.json",
         parts=lambda wc: part_files("snp", "estimate", wc.method, "parquet"),
+        part_plans=lambda wc: part_files(
+            "snp", "estimate", wc.method, "parquet.plans.json"
+        ),
     output:
         table="results/snp/estimates/{method}.parquet",
         plans="results/snp/estimates/{method}.plans.json",
@@ -58,6 +64,9 @@ rule estimate_snp_logistic:
         meta="results/snp_logistic/preprocessing.json",
         tuning="results/snp_logistic/tuning/{method}.json",
         parts=lambda wc: part_files("snp_logistic", "estimate", wc.method, "parquet"),
+        part_plans=lambda wc: part_files(
+            "snp_logistic", "estimate", wc.method, "parquet.plans.json"
+        ),
     output:
         table="results/snp_logistic/estimates/{method}.parquet",
         plans="results/snp_logistic/estimates/{method}.plans.json",
@@ -82,6 +91,9 @@ rule estimate_table:
         unpack(data_inputs),
         tuning="results/{dataset}/tuning/{method}.json",
         parts=lambda wc: part_files(wc.dataset, "estimate", wc.method, "parquet"),
+        part_plans=lambda wc: part_files(
+            wc.dataset, "estimate", wc.method, "parquet.plans.json"
+        ),
     output:
         table="results/{dataset}/estimates/{method}.parquet",
         plans="results/{dataset}/estimates/{method}.plans.json",

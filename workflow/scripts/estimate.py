@@ -8,7 +8,7 @@ run(
     lambda: estimate_job(
         dataset=p.dataset,
         method=snakemake.wildcards.method,
-        inputs={k: v for k, v in snakemake.input.items() if k != "parts"},
+        inputs={k: v for k, v in snakemake.input.items() if k not in ("parts", "part_plans")},
         tuning_file=snakemake.input.tuning,
         params=dict(p.params),
         m_grid=list(p.m),
