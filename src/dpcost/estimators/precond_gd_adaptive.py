@@ -219,7 +219,7 @@ def precond_gd_adaptive(
     s_rows, s_gram, s_hist, s_step = (r.noise_scale for r in plan.releases)
     edges, sampler = grid_edges(d), privacy.sampler
     with np.errstate(over="ignore"):  # a norm may overflow: it counts in the top bin
-        x_norm = np.linalg.norm(X, axis=1)
+        x_norm = row_norms(X)
     nu_gram = GRAM_WEIGHT * s_gram * noise_norm_bound(1.0, d, rho)
     B0 = _bound(x_norm, edges, s_rows, rng, sampler, 2, nu_gram, (1 - ROW_LEVEL) * n)
     X0 = clip_rows(X, B0) / B0  # in units of B0: rows of norm ≤ 1
