@@ -12,7 +12,6 @@ from ..dp.delta import resolve_delta
 from ..estimators.registry import METHODS
 from ..scripting import privacy_spec, write_json_atomic, write_table_atomic
 from . import rates as rates_mod
-from . import report
 from .experiments import SimulationSpec
 from .run import run_job
 
@@ -39,6 +38,8 @@ def simulate_job(block: Mapping, *, experiment: str, n: int, calibration: str, o
 
 def aggregate_job(block: Mapping, *, tables: Sequence[str], plans: Sequence[str], out_errors: str, out_summary: str,
                   out_rates: str, out_ledger: str) -> None:  # fmt: skip
+    from . import report  # imported here: matplotlib (~0.45 s) is not for the simulate jobs
+
     spec = SimulationSpec.from_config(block)
     errors = pd.concat([pd.read_parquet(t) for t in tables], ignore_index=True)
     summary = report.summarize(errors)
@@ -62,6 +63,7 @@ def plot_job(*, summary: str, rates: str, number: int, paths: Sequence[str], pri
     """Figure ``number``; its title carries ε, δ, the calibration, the tuning (fixed: ``simulation.tuning``) and the
     repetitions; ``deltas``: the δ of every experiment that has its own (named in its panel's title)."""
     from ..analysis.plotting import caption, repetitions
+    from . import report
 
     table = pd.read_csv(summary, keep_default_na=True, dtype={"variant": "string"}).fillna({"variant": ""})
     eps = sorted(table.loc[table.figure == number, "epsilon"].dropna().unique())
