@@ -14,9 +14,12 @@ data when it is handed, for free and in the clear, what the real ones must pay f
 
 The only cost left is one Gaussian release of the whitened gradient sum at that fixed point: sensitivity 2C under
 replace-one, the whole (ε, δ) budget, σ = 2C·gaussian_noise_multiplier(1, ε, δ). The error of the result against the
-full-data OLS is a floor for that family (precond_gd, precond_gd_adaptive, Boosted AdaSSP, noisy GD: each pays more),
-not a lower bound for every private estimator. Prints per ε: OLS's own error, the floor with its best C, and the
-floor's two parts (clipping bias alone, noise alone); first, the rows that make clipping costly here.
+full-data OLS is a floor for estimators that release the clipped problem's fixed point with noise (run to
+convergence, precond_gd, precond_gd_adaptive, Boosted AdaSSP and noisy GD each pay more). It is not a lower bound
+for every private estimator, nor strictly for early-stopped ones, which stop short of the fixed point (at ε = 0.5
+precond_gd_adaptive comes within its noise of this floor: docs/results.md). Prints per ε: OLS's own error, the floor
+with its best C, and the floor's two parts (clipping bias alone, noise alone); first, the rows that make clipping
+costly here.
 """
 
 import argparse
