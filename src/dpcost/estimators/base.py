@@ -56,6 +56,14 @@ def extremes(X) -> tuple[float, float]:
     return _FACTS.get(X, "extremes", lambda: (X.min(), X.max()))
 
 
+def beyond(X, bound: float) -> bool:
+    """Whether some entry of a dense X lies outside [−bound, bound] (one min and one max, by :func:`extremes`)."""
+    if not X.size:
+        return False
+    lo, hi = extremes(X)
+    return bool(hi > bound or lo < -bound)
+
+
 def check_design(X, y) -> tuple[np.ndarray, np.ndarray]:
     """X of shape (n, d) and y of shape (n,), finite, n ≥ 2, as float arrays."""
     X = np.asarray(X, dtype=float)

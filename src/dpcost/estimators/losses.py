@@ -16,7 +16,7 @@ from scipy import sparse, special
 
 from ..dp.mechanisms import check_positive
 from ..errors import DataError, PrivacyError
-from .base import FrozenMemo, all_finite, ball_factor, check_count, check_s, extremes, frozen
+from .base import FrozenMemo, all_finite, ball_factor, beyond, check_count, check_s, frozen
 from .sparse_mean import hard_threshold
 
 LOSSES = ("squared", "logistic")
@@ -122,7 +122,7 @@ def clip_entries(X, K: float):
         X = X.copy()
         np.clip(X.data, -K, K, out=X.data)
         return X
-    if X.size and (extremes(X)[1] > K or extremes(X)[0] < -K):
+    if beyond(X, K):
         return np.clip(X, -K, K)
     return X
 

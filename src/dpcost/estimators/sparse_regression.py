@@ -28,7 +28,7 @@ from ..dp.plan import PrivacyPlan, Release
 from ..dp.samplers import describe, draw
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
-from .base import check_count, check_design, check_s, extremes, frozen, project_l2_ball, require_replace
+from .base import beyond, check_count, check_design, check_s, frozen, project_l2_ball, require_replace
 from .frank_wolfe import vertex_selections
 from .losses import as_design, check_loss, clip_entries, gradient, gram_columns, residual
 from .sparse_mean import hard_threshold, peel_from_noise, peeling_plan
@@ -44,7 +44,7 @@ def clip_design_linf(X: np.ndarray, y: np.ndarray, x_bound: float, R: float | No
     Public bounds only. X is returned itself, not copied, when no coordinate lies outside the bound (the result is
     the same either way); otherwise one clipped copy is made. The caller must not modify the result in place.
     """
-    if X.size and (extremes(X)[1] > x_bound or extremes(X)[0] < -x_bound):
+    if beyond(X, x_bound):
         X = np.clip(X, -x_bound, x_bound)
     return X, (y if R is None else np.clip(y, -R, R))
 
