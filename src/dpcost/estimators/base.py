@@ -6,7 +6,7 @@ import numbers
 import weakref
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, sparse
 
 from ..dp.mechanisms import check_positive
 from ..errors import DataError, PrivacyError
@@ -102,25 +102,130 @@ def check_count(name: str, value: int) -> int:
 
 
 def clip_factor(norms: np.ndarray, bound: float) -> np.ndarray:
-    """min(1, bound/norm): the factor that brings a vector of the given norm into the ball of radius ``bound``."""
-    return np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+    """min(1, bound/norm): the factor that brings a vector of the given norm into the ball of radius ``bound``. Only
+    for norms that can be trusted: every clip in the package reaches it through :func:`row_norm_parts`."""
+    with np.errstate(over="ignore"):  # bound/norm overflows for a tiny norm: the factor is 1, as it should be
+        return np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+
+
+def row_norms(U) -> np.ndarray:
+    """‖u_i‖₂ of every row of a dense or sparse U, plain √Σu² (use :func:`row_norm_parts` for a clip). Dense: equal bit
+    for bit to ``np.linalg.norm(U, axis=1)`` (test_decoy_batch.py pins it): with fewer than 8 columns numpy adds a
+    row's squares left to right, which a sum over columns repeats without numpy's slow reduction over a short axis
+    (3× faster at d = 5); from 8 columns on numpy sums pairwise, so its norm."""
+    if sparse.issparse(U):
+        return np.sqrt(np.asarray(U.multiply(U).sum(axis=1)).ravel())
+    if U.shape[1] >= 8:
+        return np.linalg.norm(U, axis=1)
+    sq = U * U
+    s = sq[:, 0].copy()
+    for j in range(1, U.shape[1]):
+        s += sq[:, j]
+    return np.sqrt(s, out=s)
+
+
+# √Σv² is exact to a few ulps while the computed norm lies in [2^-480, 2^480]: then no square overflowed, and the
+# squares that underflowed (each below 2^-1022, at most d of them) are below 2^-62·d of the sum. Outside that range
+# (0 for a non-zero row, inf, or merely imprecise) a row's norm is recomputed from the row scaled by its largest entry.
+_TRUSTED = (2.0**-480, 2.0**480)
+
+
+def row_norm_parts(V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(s, q) with ‖v‖₂ = s·q for every row v of V (last axis), both finite for every finite row, whatever its scale.
+
+    The one place where a norm that feeds a clip factor is computed. √Σv² fails at both ends of the float range:
+    with entries below ~1e-154 the squares underflow and the norm comes out 0 or too small (a clip factor of 1, so
+    the row's product with a large residual enters a released sum unclipped); above ~1e154 they overflow to inf. A row
+    whose norm lies in the trusted range gets s = 1 and q = numpy's norm, bit for bit as before; a zero row s = 1,
+    q = 0; any other row s = max_j |v_j| and q = ‖v/s‖₂ ∈ [1, √d]. Rows with a non-finite entry keep q = NaN or inf
+    (the caller has set such rows aside). V may be a scipy sparse matrix (its rows)."""
+    shape = V.shape[:-1]
+    if not sparse.issparse(V):
+        V = V.reshape(-1, V.shape[-1])  # a single vector, or a batch over leading axes, as rows
+    with np.errstate(over="ignore", under="ignore"):
+        q = row_norms(V)
+    s = np.ones_like(q)
+    odd = ~((q >= _TRUSTED[0]) & (q <= _TRUSTED[1]))
+    if odd.any():
+        idx = np.flatnonzero(odd)
+        W = V[idx]
+        m = abs(W).max(axis=1).toarray().ravel() if sparse.issparse(W) else np.max(np.abs(W), axis=1)
+        rescale = (m > 0) & np.isfinite(m)  # a zero row keeps q = 0; a non-finite one its inf or NaN
+        if rescale.any():
+            idx, W, m = idx[rescale], W[np.flatnonzero(rescale)], m[rescale]
+            s[idx] = m
+            q[idx] = row_norms(sparse.diags(1 / m) @ W if sparse.issparse(W) else W / m[:, None])
+    return s.reshape(shape), q.reshape(shape)
 
 
 def ball_factor(V: np.ndarray, bound: float) -> np.ndarray:
-    """min(1, bound/‖v‖₂) for every row v of V (last axis), finite and in [0, 1] for every finite V.
+    """min(1, bound/‖v‖₂) for every row v of V (last axis; dense, or the rows of a sparse matrix), shape (…, 1),
+    finite and in [0, 1] for every finite V.
 
-    ‖v‖₂ overflows to inf once the squares do (|v_j| ≳ 1e154), which made the factor 0 and sent the row to the
-    origin rather than to the sphere; those rows alone are recomputed as (bound/m)/‖v/m‖₂ with m = max_j |v_j|.
-    Every row whose norm is finite gets exactly the factor :func:`clip_factor` gave before, bit for bit."""
-    with np.errstate(over="ignore"):  # an overflow is expected here and handled below
-        norms = np.linalg.norm(V, axis=-1, keepdims=True)
-    factor = clip_factor(norms, bound)
-    over = np.isinf(norms[..., 0])
-    if over.any():
-        W = V[over]
-        m = np.max(np.abs(W), axis=-1, keepdims=True)  # > 0: the norm of these rows overflowed
-        factor[over] = np.minimum(1.0, (bound / m) / np.linalg.norm(W / m, axis=-1, keepdims=True))
-    return factor
+    The norm comes from :func:`row_norm_parts`: a row whose squares overflow (|v_j| ≳ 1e154) lands on the sphere,
+    not at the origin, and one whose squares underflow gets its true norm, not 0. Every row whose norm lies in the
+    trusted range gets exactly the factor :func:`clip_factor` gave before, bit for bit."""
+    s, q = row_norm_parts(V)
+    factor = clip_factor(q, bound)
+    odd = s != 1.0
+    if odd.any():
+        with np.errstate(over="ignore"):  # bound/s overflows for a tiny row: its factor is 1
+            factor[odd] = np.minimum(1.0, (bound / s[odd]) / q[odd])
+    return factor[..., None]
+
+
+class JointClip:
+    """Per-example terms u_i·r_i clipped jointly, ‖u_i r_i‖₂ ≤ C, for fixed rows u_i and residuals r that change at
+    every step (clipped noisy gradient descent). Rows are split as u_i = s_i·v_i (:func:`row_norm_parts`) so that no
+    norm or product underflows into a factor of 1 or overflows into a spurious 0:
+
+    * ``V``: the rows to sum with — U itself when every row's norm is trusted, else U with the other rows divided by
+      their s_i (only those rows differ);
+    * :meth:`weights` ``(r, C)``: w with Σ_i v_i w_i = Σ_i clip_C(u_i r_i), so each term v_i w_i has norm ≤ C (to
+      rounding);
+    * :meth:`separate` ``(r, C, R)``: w with v_i w_i = clip_C(u_i)·clip_R(r_i);
+    * :meth:`norms` ``(r)``: ‖u_i r_i‖₂ (inf where it exceeds the float range).
+
+    On rows whose norm is trusted and whose |r_i|·‖u_i‖ is finite the arithmetic is the plain one, bit for bit. A
+    term that is not finite (a residual that overflowed, inf − inf) is the public 0, inside the ball. U must be
+    finite (rows that overflowed are set to 0 by the caller)."""
+
+    def __init__(self, U: np.ndarray):
+        self.s, self.q = row_norm_parts(U)
+        self.odd = self.s != 1.0
+        self.V = U / self.s[:, None] if self.odd.any() else U  # dividing by 1.0 leaves the other rows' bits
+
+    def norms(self, r: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore"):
+            g = np.abs(r) * self.q
+            if self.odd.any():
+                g[self.odd] = (np.abs(r[self.odd]) * self.s[self.odd]) * self.q[self.odd]
+        return g
+
+    def weights(self, r: np.ndarray, C: float) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore"):
+            g = np.abs(r) * self.q
+            w = r * clip_factor(g, C)
+            # rows whose norm was rescaled, or whose product overflowed: r_i·s_i clipped to ±C/q_i directly, which
+            # no overflow of r_i·s_i can break (±inf clips to the sphere)
+            redo = self.odd | ~np.isfinite(g)
+            if redo.any():
+                cap = C / self.q[redo]
+                w[redo] = np.clip(r[redo] * self.s[redo], -cap, cap)
+        return _finite_or_zero(w)
+
+    def separate(self, r: np.ndarray, C: float, R: float) -> np.ndarray:
+        f = clip_factor(self.q, C)
+        if self.odd.any():
+            with np.errstate(over="ignore"):  # C/s overflows for a tiny row: its factor is 1
+                f[self.odd] = self.s[self.odd] * np.minimum(1.0, (C / self.s[self.odd]) / self.q[self.odd])
+        with np.errstate(invalid="ignore"):
+            return _finite_or_zero(f * np.clip(r, -R, R))
+
+
+def _finite_or_zero(w: np.ndarray) -> np.ndarray:
+    """w with every non-finite entry set to the public 0 (a term inside every ball)."""
+    return w if np.isfinite(w).all() else np.where(np.isfinite(w), w, 0.0)
 
 
 def clip_rows(X: np.ndarray, c_x: float) -> np.ndarray:

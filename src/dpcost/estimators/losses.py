@@ -76,41 +76,28 @@ def gradient(loss: str, X, y: np.ndarray, theta: np.ndarray, lam: float = 0.0) -
     return g + lam * theta if lam else np.asarray(g)
 
 
-def row_norms(X) -> np.ndarray:
-    """‖x_i‖₂ of every row; inf where the squares overflow (|x_ij| ≳ 1e154), which :func:`clip_rows_l2` handles."""
-    with np.errstate(over="ignore"):
-        if sparse.issparse(X):
-            return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-        return np.linalg.norm(X, axis=1)
-
-
 _CLIPPED = FrozenMemo(4)
 
 
 def clip_rows_l2(X, c_x: float):
     """Every row scaled to ‖x_i‖₂ ≤ c_x (a public bound); X itself when none is longer. Sparse stays sparse.
 
-    A row whose norm overflows is scaled by (c_x/m)/‖x_i/m‖₂, m = max_j |x_ij|, so it lands on the sphere, not at
-    the origin (:func:`~.base.ball_factor`); every other row gets the same factor as before, bit for bit. A
+    Norms by :func:`~.base.row_norm_parts` (through :func:`~.base.ball_factor`): a row whose squares overflow lands
+    on the sphere, not at the origin; every row whose norm is in the trusted range gets the plain factor, bit for bit. A
     :func:`frozen` X is clipped once per c_x (memoised; the copy is read-only, as X is)."""
     c_x = check_positive("c_x", c_x)
     return _CLIPPED.get(X, c_x, lambda: _clip_rows_l2(X, c_x))
 
 
 def _clip_rows_l2(X, c_x: float):
-    norms = row_norms(X)
-    if not (norms > c_x).any():
+    factor = ball_factor(X, c_x)
+    if not (factor < 1.0).any():
         return X
     if not sparse.issparse(X):
-        out = X * ball_factor(X, c_x)
+        out = X * factor
         out.flags.writeable = not frozen(X)
         return out
-    factor = np.minimum(1.0, c_x / np.maximum(norms, np.finfo(float).tiny))
-    over = np.flatnonzero(np.isinf(norms))
-    if over.size:
-        m = abs(X[over]).max(axis=1).toarray().ravel()
-        factor[over] = np.minimum(1.0, (c_x / m) / row_norms(sparse.diags(1 / m) @ X[over]))
-    return sparse.diags(factor) @ X
+    return sparse.diags(factor[:, 0]) @ X
 
 
 def clip_entries(X, K: float):

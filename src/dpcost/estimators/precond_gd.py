@@ -19,7 +19,7 @@ from ..dp.plan import PrivacyPlan, Release
 from ..dp.samplers import describe, draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
-from .base import check_count, check_design, clip_factor, clip_rows, require_replace
+from .base import JointClip, check_count, check_design, clip_rows, require_replace
 from .ssp import noise_norm_bound, noisy_symmetric, xx_xy_sensitivities
 
 
@@ -124,11 +124,12 @@ def precond_gd(
 
     Privacy: (ε, δ)-DP under replace-one (or add/remove) neighbours by composing 1 + T Gaussian releases
     (:func:`precond_gd_plan`). Every term's norm bound is enforced here by clipping, so it holds for every finite
-    input; y needs no bound. Where a record is so extreme that u_i = Mx_i or its residual overflows (no finite
-    value to clip), its term is the public 0, which is inside the ball, so the sensitivity stands and the release
-    is finite; on every other row the arithmetic is the unguarded one, bit for bit. B0, C, R, T, f0 are public
-    constants (the tuning step chooses them without the real y); α, η, the eigenvalue floor, ρ and ``average`` act
-    on utility only. :func:`precond_gd_batch` runs many sets of constants on one subsample.
+    input; y needs no bound. Norms and products go through :class:`~.base.JointClip`, so a row of tiny entries
+    cannot hide a huge residual (its norm does not underflow to 0) and a huge product lands on the sphere. Where
+    u_i = Mx_i overflows, or the residual does (inf − inf), the term is the public 0, inside the ball, so the
+    sensitivity stands and the release is finite; on ordinary rows the arithmetic is the plain one, bit for bit.
+    B0, C, R, T, f0 are public constants (the tuning step chooses them without the real y); α, η, the eigenvalue
+    floor, ρ and ``average`` act on utility only. :func:`precond_gd_batch` runs many sets of constants on one subsample.
     """
     tuning = dict(B0=B0, C=C, T=T, R=R, f0=f0, alpha=alpha, eta=eta, average=average, floor=floor, rho=rho)
     return precond_gd_batch(X, y, privacy=privacy, rngs=[rng], tunings=[tuning], plans={})[0]
@@ -165,41 +166,24 @@ def _run(X, y, privacy, rng, grams, plans, *, B0, C, T, R, f0, alpha, eta, avera
         X0 = clip_rows(X, B0)
         grams[B0] = X0.T @ X0
     M, H_inv = preconditioner(noisy_symmetric(grams[B0], sig1, rng, privacy.sampler), n, sig1, alpha, floor, rho)
-    with np.errstate(over="ignore", invalid="ignore"):  # extreme rows overflow here; caught below
-        U = X @ M
-        u_norm = row_norms(U)
-    if not math.isfinite(u_norm.max()):  # some ||u_i|| is inf or NaN: find the rows where u_i itself overflowed
-        finite = np.isfinite(U).all(axis=1)
-        if not finite.all():  # a row whose u_i overflowed: u_i = 0, so all its terms are 0, inside the ball
-            U, u_norm = np.where(finite[:, None], U, 0.0), np.where(finite, u_norm, 0.0)
-    # Σ_i g_i as one matrix-vector product U'w: clip_C(u_i r_i) = u_i·r_i·min(1, C/(|r_i|‖u_i‖)) and
-    # clip_C(u_i)·clip_R(r_i) = u_i·min(1, C/‖u_i‖)·clip_R(r_i), with the row norms ‖u_i‖ computed once
-    u_scale = clip_factor(u_norm, C) if R is not None else None
+    U = whitened_rows(X, M)
+    clip = JointClip(U)
     noise = draw("gaussian", sig2, (T, d), rng, privacy.sampler)
     b, tail = np.zeros(d), np.zeros(d)
     for t in range(T):
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):  # a residual may overflow: its term is clipped or 0
             r = y - U @ b
-            if R is None:
-                w = r * clip_factor(np.abs(r) * u_norm, C)
-            else:
-                w = u_scale * np.clip(r, -R, R)
-        if not np.isfinite(w).all():  # r overflowed (inf, or inf − inf): that term is 0, inside the ball
-            w = np.where(np.isfinite(w), w, 0.0)
-        b = b + eta * (H_inv @ noise[t].add(U.T @ w))
+        w = clip.weights(r, C) if R is None else clip.separate(r, C, R)
+        b = b + eta * (H_inv @ noise[t].add(clip.V.T @ w))
         if t >= T - average:
             tail += b / average
     return M @ tail
 
 
-def row_norms(U: np.ndarray) -> np.ndarray:
-    """‖u_i‖₂ of every row, equal bit for bit to ``np.linalg.norm(U, axis=1)`` (test_decoy_batch.py pins it): with
-    fewer than 8 columns numpy adds a row's squares left to right, which a sum over columns repeats without numpy's
-    slow reduction over a short axis (3× faster at d = 5); from 8 columns on numpy sums pairwise, so its norm."""
-    if U.shape[1] >= 8:
-        return np.linalg.norm(U, axis=1)
-    sq = U * U
-    s = sq[:, 0].copy()
-    for j in range(1, U.shape[1]):
-        s += sq[:, j]
-    return np.sqrt(s, out=s)
+def whitened_rows(X: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """U = XM with every row that overflowed (an inf or NaN entry) set to the public 0: its terms are then 0, inside
+    every ball, so the sensitivity stands and the release is finite."""
+    with np.errstate(over="ignore", invalid="ignore"):  # extreme rows overflow here; set to 0 below
+        U = X @ M
+    finite = np.isfinite(U).all(axis=1)
+    return U if finite.all() else np.where(finite[:, None], U, 0.0)

@@ -28,9 +28,9 @@ from ..dp.plan import PrivacyPlan, Release
 from ..dp.samplers import add_noise, describe, draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
-from .base import check_count, check_design, clip_factor, clip_rows, require_replace
+from .base import JointClip, check_count, check_design, clip_rows, require_replace, row_norms
 from .boosted_adassp import gdp_mu
-from .precond_gd import preconditioner, row_norms
+from .precond_gd import preconditioner, whitened_rows
 from .ssp import noise_norm_bound, noisy_symmetric
 
 # Shares of μ² (tight) or of ε (paper), chosen on the benchmark's real tables other than housing.
@@ -55,7 +55,7 @@ AVERAGE = 2  # β̂ from the mean of the last AVERAGE iterates
 # Public histogram grid: edges √d·2^j, j = GRID_LO, GRID_LO + GRID_STEP, … GRID_HI, plus a bin below and one above.
 GRID_LO, GRID_HI, GRID_STEP = -3, 7, 0.5
 HIST_SENSITIVITY = math.sqrt(2)  # replace-one: one count leaves a bin, one enters another (histogram_counts)
-STEP_SENSITIVITY = 2.0  # replace-one: one term of norm ≤ 1 out, another in (unit_terms)
+STEP_SENSITIVITY = 2.0  # replace-one: one term of norm ≤ 1 out, another in (JointClip.weights(r, C)/C)
 
 
 def grid_edges(d: int) -> np.ndarray:
@@ -218,39 +218,25 @@ def precond_gd_adaptive(
     plan = precond_gd_adaptive_plan(privacy, n, d, T=T, clip_updates=clip_updates, f_rows=f_rows, f0=f0, f_clip=f_clip)
     s_rows, s_gram, s_hist, s_step = (r.noise_scale for r in plan.releases)
     edges, sampler = grid_edges(d), privacy.sampler
-    with np.errstate(over="ignore"):  # a norm may overflow: it counts in the top bin
+    with np.errstate(over="ignore", under="ignore"):  # a norm may overflow (the top bin) or underflow (the bottom)
         x_norm = row_norms(X)
     nu_gram = GRAM_WEIGHT * s_gram * noise_norm_bound(1.0, d, rho)
     B0 = _bound(x_norm, edges, s_rows, rng, sampler, 2, nu_gram, (1 - ROW_LEVEL) * n)
     X0 = clip_rows(X, B0) / B0  # in units of B0: rows of norm ≤ 1
     G = B0**2 * noisy_symmetric(X0.T @ X0, s_gram, rng, sampler)
     M, H_inv = preconditioner(G, n, B0**2 * s_gram, alpha, floor, rho)
-    with np.errstate(over="ignore", invalid="ignore"):  # extreme rows overflow here; set to 0 below
-        U = X @ M
-    finite = np.isfinite(U).all(axis=1)
-    if not finite.all():  # a row whose u_i overflowed: u_i = 0, so its terms are 0, inside the ball
-        U = np.where(finite[:, None], U, 0.0)
-    with np.errstate(over="ignore"):  # a finite u_i whose norm overflows: its terms are clipped (or 0) below
-        u_norm = row_norms(U)
+    U = whitened_rows(X, M)
+    clip = JointClip(U)
     b, tail = np.zeros(d), np.zeros(d)
     for t in range(T):
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):  # a residual may overflow: its term is clipped or 0
             r = y - U @ b
-            g_norm = np.abs(r) * u_norm
         if t < clip_updates:
-            C = _bound(g_norm, edges, s_hist, rng, sampler, 1, s_step * math.sqrt(d))
-        b = b + eta * C * (H_inv @ draw("gaussian", s_step, d, rng, sampler).add(U.T @ unit_terms(r, g_norm, C)))
+            C = _bound(clip.norms(r), edges, s_hist, rng, sampler, 1, s_step * math.sqrt(d))
+        b = b + eta * C * (H_inv @ draw("gaussian", s_step, d, rng, sampler).add(clip.V.T @ (clip.weights(r, C) / C)))
         if t >= T - average:
             tail += b / average
     return M @ tail
-
-
-def unit_terms(r: np.ndarray, g_norm: np.ndarray, C: float) -> np.ndarray:
-    """w with u_i·w_i = clip_C(u_i r_i)/C, of norm ≤ 1 (so U'w moves by ≤ 2 when one record is replaced); a term
-    whose residual overflowed (inf, or inf − inf) is the public 0."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        w = r * clip_factor(g_norm, C) / C
-    return np.where(np.isfinite(w), w, 0.0)
 
 
 def _bound(norms, edges, sigma: float, rng, sampler: str, power: int, nu: float, most_above=math.inf) -> float:

@@ -12,10 +12,9 @@ from dpcost.dp.audit import epsilon_lower_bound
 from dpcost.dp.mechanisms import gaussian_sigma
 from dpcost.dp.spec import Privacy
 from dpcost.errors import PrivacyError
-from dpcost.estimators import precond_gd as pgd_module
 from dpcost.estimators import ssp as ssp_module
 from dpcost.estimators import subsample_aggregate as sa_module
-from dpcost.estimators.base import clip_rows
+from dpcost.estimators.base import JointClip, clip_rows
 from dpcost.estimators.ols import ols
 from dpcost.estimators.precond_gd import precond_gd, precond_gd_plan, step_sensitivity
 from dpcost.estimators.ssp import joint_sensitivity, joint_ssp, joint_ssp_plan, xx_xy_sensitivities
@@ -186,7 +185,7 @@ AUDITED = {
 PLANTED = {
     "joint_ssp": (ssp_module, "clip_design", lambda X, y, B_X, B_Y: (clip_rows(X, B_X), y), 8.0),
     # the per-example gradient terms unclipped (u = Mx is shrunk by the preconditioner: a far y)
-    "precond_gd": (pgd_module, "clip_factor", lambda norms, bound: np.ones_like(norms), 30.0),
+    "precond_gd": (JointClip, "weights", lambda self, r, C: r.copy(), 30.0),
     "subsample_aggregate": (sa_module, "project_l2_ball", lambda b, R: b, 8.0),
 }
 

@@ -14,6 +14,8 @@ from dpcost.dp.samplers import rounding_cost
 from dpcost.dp.spec import Privacy
 from dpcost.errors import PrivacyError
 from dpcost.estimators import precond_gd_adaptive as mod
+from dpcost.estimators.base import JointClip
+from dpcost.estimators.precond_gd import whitened_rows
 from dpcost.estimators.precond_gd_adaptive import precond_gd_adaptive, precond_gd_adaptive_plan
 
 from support import alternating_pair, pair_audit, recovery_errors
@@ -56,14 +58,12 @@ def test_every_release_moves_by_at_most_its_sensitivity():
         M, b, C = rng.normal(size=(d, d)), rng.normal(size=d) * 10, float(edges[rng.integers(edges.size)])
         sums, hists = [], []
         for Z, t in ((X, y), (X2, y2)):
-            with np.errstate(over="ignore", invalid="ignore"):
-                U = Z @ M
-            U = np.where(np.isfinite(U).all(axis=1)[:, None], U, 0.0)
+            U = whitened_rows(Z, M)
+            clip = JointClip(U)
             with np.errstate(over="ignore", invalid="ignore"):
                 r = t - U @ b
-                g = np.abs(r) * np.linalg.norm(U, axis=1)
-            sums.append(U.T @ mod.unit_terms(r, g, C))
-            hists.append(mod.histogram_counts(g, edges))
+            sums.append(clip.V.T @ (clip.weights(r, C) / C))
+            hists.append(mod.histogram_counts(clip.norms(r), edges))
         assert np.linalg.norm(sums[0] - sums[1]) <= mod.STEP_SENSITIVITY * (1 + 1e-12)
         assert np.linalg.norm(hists[0] - hists[1]) <= mod.HIST_SENSITIVITY + 1e-12
 
