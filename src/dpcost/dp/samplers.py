@@ -96,6 +96,7 @@ def _round(t: int, m: int, rng: np.random.Generator, gaussian: bool) -> np.ndarr
     v = exact_bernoulli.top53(rng.bit_generator.random_raw(2 * k if gaussian else k))
     X = U[keep]  # |Y| = U + t·A
     exact_bernoulli.add_geometric(X, t, v[:k], rng)
+    _no_wrap(X)
     sign = (w0[keep] & np.uint64(1)).view(np.int64)
     if gaussian:
         a = _excess(X, np.int64(t))
@@ -121,6 +122,7 @@ def _small_round(t: int, bits: int, m: int, rng: np.random.Generator, gaussian: 
     X = v[0] >> shift  # U, the top bits of w0
     heads = exact_bernoulli.dyadic_coins(X, bits, v[1], rng)
     exact_bernoulli.add_geometric(X, t, v[2], rng)  # |Y| = U + t·A
+    _no_wrap(X)
     if gaussian:
         heads &= exact_bernoulli.bernoulli_exp_dyadic(_excess(X, t64), 2 * bits + 1, v[3], rng, v[4])
     accepted = heads.nonzero()[0]
@@ -131,6 +133,12 @@ def _small_round(t: int, bits: int, m: int, rng: np.random.Generator, gaussian: 
 def _scalars(t: int) -> tuple[np.int64, np.int64]:
     """Per-scale numpy scalars of :func:`_small_round` (a Python int in a ufunc call costs a conversion)."""
     return np.int64(54 - t.bit_length()), np.int64(t)
+
+
+def _no_wrap(X: np.ndarray) -> None:
+    """|Y| = U + t·A is ≥ 0 unless the int64 sum wrapped (A ≥ 2^63/t: probability below exp(−2^31) at t ≤ 2^32)."""
+    if np.count_nonzero(X < 0):
+        raise RuntimeError("discrete Laplace: a geometric draw beyond 2^63/t (probability < exp(-2^31))")
 
 
 def _excess(X: np.ndarray, t: np.int64) -> np.ndarray:
@@ -201,12 +209,27 @@ def _scalar(one, t: int, size: int, rng: np.random.Generator) -> np.ndarray | No
     return np.array([one(t, bits, words) for _ in range(size)], dtype=np.int64)
 
 
+# The scales at which the int64 samplers are exact. Laplace: |Y| = U + t·A fits while A < 2^63/t − 1; at t ≤ 2^32 a
+# larger A has probability below exp(−2^31), and is refused, not wrapped. Gaussian: its coin needs (|Y| − t)² < 2^62,
+# i.e. |Y| < t + 2^31; at t ≤ 2^24 a Laplace proposal beyond that has probability below exp(−2^7) ≈ 3e-56 (refused).
+LAPLACE_T_MAX, GAUSSIAN_T_MAX = 1 << 32, 1 << 24
+
+
+def _check_t(t, limit: int, law: str) -> int:
+    """t as an int in [1, limit]: outside it the sampler's integers would wrap or its refusals be likely."""
+    if not (isinstance(t, (int, np.integer)) and not isinstance(t, bool) and 1 <= t <= limit):
+        top = limit.bit_length() - 1
+        raise PrivacyError(f"the exact discrete {law} sampler takes an integer scale t in [1, 2^{top}], got {t!r}")
+    return int(t)
+
+
 def discrete_laplace(t: int, size: int, rng: np.random.Generator) -> np.ndarray:
     """``size`` exact draws of the discrete Laplace P(z) ∝ exp(−|z|/t) on the integers (CKS Algorithm 2, s = 1):
     U uniform on {0, …, t − 1} kept with probability exp(−U/t), plus t·A with P(A ≥ a) = e^{−a}, a uniform sign,
     −0 rejected. For t a power of two, U is the top bits and the sign one low bit of one raw 64-bit word. Requests
-    of ≤ SMALL draws take the scalar path, larger ones rounds of proposals (:func:`_round`)."""
-    t = int(t)
+    of ≤ SMALL draws take the scalar path, larger ones rounds of proposals (:func:`_round`). Exact for integer
+    1 ≤ t ≤ :data:`LAPLACE_T_MAX`; any other t is refused."""
+    t = _check_t(t, LAPLACE_T_MAX, "Laplace")
     if (small := _scalar(_laplace_one, t, size, rng)) is not None:
         return small
     return _rounds(t, size, rng, False)
@@ -214,8 +237,9 @@ def discrete_laplace(t: int, size: int, rng: np.random.Generator) -> np.ndarray:
 
 def discrete_gaussian(t: int, size: int, rng: np.random.Generator) -> np.ndarray:
     """``size`` exact draws of the discrete Gaussian P(z) ∝ exp(−z²/(2t²)) (CKS Algorithm 3 with its Laplace scale
-    equal to σ = t: a discrete Laplace(t) draw Y is kept with probability exp(−(|Y| − t)²/(2t²)))."""
-    t = int(t)
+    equal to σ = t: a discrete Laplace(t) draw Y is kept with probability exp(−(|Y| − t)²/(2t²))). Exact for integer
+    1 ≤ t ≤ :data:`GAUSSIAN_T_MAX`; any other t is refused."""
+    t = _check_t(t, GAUSSIAN_T_MAX, "Gaussian")
     if (small := _scalar(_gaussian_one, t, size, rng)) is not None:
         return small
     return _rounds(t, size, rng, True)

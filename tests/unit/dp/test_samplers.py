@@ -41,6 +41,28 @@ def test_discrete_gaussian_has_the_exact_distribution(t):
     assert _chi2_pvalue(z, lambda k: -(k**2) / (2 * (1.1 * t) ** 2), np.arange(-4 * t, 4 * t + 1)) < 1e-6
 
 
+@pytest.mark.parametrize("law, limit", [("laplace", S.LAPLACE_T_MAX), ("gaussian", S.GAUSSIAN_T_MAX)])
+def test_a_scale_outside_the_exact_range_is_refused(law, limit):
+    draw = S.discrete_laplace if law == "laplace" else S.discrete_gaussian
+    for t in (0, -4, limit + 1, 2**62, 1.5, 2.0, True):
+        with pytest.raises(PrivacyError, match="integer scale t in"):
+            draw(t, 10, np.random.default_rng(0))
+    assert draw(np.int64(limit), 3, np.random.default_rng(0)).shape == (3,)
+
+
+@pytest.mark.parametrize("law", ["laplace", "gaussian"])
+def test_the_law_holds_at_the_top_of_the_range(law):
+    # at t = 2^62 the Laplace sampler's t·A wrapped int64 and no draw lay beyond 2t (13.5 % expected); at the largest
+    # scale allowed the tail beyond 2t has its mass: 2e^{-2}/(1 + e^{-1/t}) -> e^{-2} (Laplace), 2(1 - Φ(2)) (Gaussian)
+    t = S.LAPLACE_T_MAX if law == "laplace" else S.GAUSSIAN_T_MAX
+    n = 40_000
+    z = (S.discrete_laplace if law == "laplace" else S.discrete_gaussian)(t, n, np.random.default_rng(35))
+    p = math.exp(-2) if law == "laplace" else 2 * stats.norm.sf(2)
+    share = np.mean(np.abs(z) > 2 * t)
+    assert abs(share - p) < 4 * math.sqrt(p * (1 - p) / n)  # four standard errors: ±0.007 (Laplace)
+    assert abs(np.mean(z < 0) - 0.5) < 4 * math.sqrt(0.25 / n)
+
+
 def test_small_and_large_batches_agree():
     # the batching (8 trials a round under 1,000 draws, 1 above) must not change the distribution
     rng = np.random.default_rng(5)
