@@ -7,8 +7,9 @@
     ‖x_i‖₂ ≤ c_x and, for the squared loss, the residual clipped at ``residual_clip`` (the Huber loss, whose
     derivative is the clipped residual; logistic: |σ(u) − y| < 1). Every record's gradient then has ℓ2 norm ≤ G =
     c_x·c_r (c_r = 1 for logistic) at every θ, and for replace-one neighbours ‖θ̂ − θ̂′‖₂ ≤ 2G/(nλ) (Chaudhuri,
-    Monteleoni & Sarwate 2011, Cor. 8: strong convexity against the one changed gradient). The solver stops only when
-    ‖∇F(θ)‖₂ ≤ λτ, which puts θ within τ of the minimiser (strong convexity), τ = ``tol``·2G/(nλ); so the released
+    Monteleoni & Sarwate 2011, Cor. 8: strong convexity against the one changed gradient). The solver ends within τ
+    of the minimiser, τ = ``tol``·2G/(nλ), certified by ‖∇F(θ)‖₂ ≤ λτ or by a gradient descent's contraction
+    (:func:`strongly_convex_teacher`: total, whatever the responses); so the released
     X̃θ moves by at most Δ = ‖X̃‖_op(2G/(nλ) + 2τ) — the ℓ2 sensitivity, with the public X̃'s largest singular value.
     The Gaussian mechanism at (ε, δ) on Δ: (ε, δ)-DP for every input.
 
@@ -159,23 +160,46 @@ def _teacher_objective(loss: str, X, y: np.ndarray, lam: float, c_r: float):
     return fg
 
 
-def strongly_convex_teacher(X, y, *, loss: str, lam: float, residual_clip: float, tau: float,
+def strongly_convex_teacher(X, y, *, loss: str, lam: float, residual_clip: float, tau: float, c_x: float,
                             max_iter: int = 5000) -> np.ndarray:  # fmt: skip
-    """argmin F, F(θ) = (1/n) Σ ℓ(x_i'θ, y_i) + λ‖θ‖²/2 (ℓ Huber at c_r for squared, logistic), to ‖θ − θ*‖ ≤ τ:
-    L-BFGS until ‖∇F(θ)‖₂ ≤ λτ (then ‖θ − θ*‖ ≤ ‖∇F(θ)‖/λ ≤ τ by λ-strong convexity). A solver that cannot reach
-    it is refused (PrivacyError): the sensitivity would not hold."""
+    """argmin F, F(θ) = (1/n) Σ ℓ(x_i'θ, y_i) + λ‖θ‖²/2 (ℓ Huber at c_r for squared, logistic), to ‖θ − θ*‖ ≤ τ, for
+    rows already clipped to ‖x_i‖₂ ≤ c_x (public). Total: a result within τ for every finite input.
+
+    Fast path: L-BFGS until ‖∇F(θ)‖₂ ≤ λτ (then ‖θ − θ*‖ ≤ ‖∇F(θ)‖/λ ≤ τ by λ-strong convexity). L-BFGS fails where
+    F itself cannot be resolved — a response of 1e300 makes F ≈ 1e298, whose rounding hides every decrease its line
+    search looks for — and a refusal there would tell that record's data set from its neighbours. So it is followed,
+    when it stops short, by gradient descent with step 2/(L + λ), L = λ + ℓ''·c_x² (ℓ'' ≤ 1 Huber, ≤ 1/4 logistic):
+    each step contracts the distance to θ* by q = (L − λ)/(L + λ), so ⌈log(‖∇F(θ₀)‖/(λτ))/log(1/q)⌉ steps from θ₀
+    put it within τ (the gradient alone is needed, and it is finite: clipped residuals, clipped rows). A τ below the
+    floating-point floor of that descent, ~ 2⁻⁴⁸·(L/λ)·G/λ with G = c_x·c_r, is refused — a check of public constants
+    only."""
+    lam, tau, c_x = (check_positive(k, v) for k, v in (("lam", lam), ("tau", tau), ("c_x", c_x)))
+    c_r = 1.0 if loss == "logistic" else residual_clip
+    L = lam + (0.25 if loss == "logistic" else 1.0) * c_x * c_x
+    if not tau > 2.0**-48 * (L / lam) * (c_x * c_r / lam):
+        raise PrivacyError(f"the teacher's tolerance tau = {tau:.3g} is below what floating point can certify at "
+                           f"lambda = {lam:.3g}, c_x = {c_x:.3g}: raise tol or c_lambda")  # fmt: skip
     fg = _teacher_objective(loss, X, y, lam, residual_clip)
     target = lam * tau
     theta = np.zeros(X.shape[1])
-    for _ in range(4):  # restarts from the last iterate if L-BFGS stops on its own criteria first
-        res = optimize.minimize(fg, theta, jac=True, method="L-BFGS-B",
-                                options={"maxiter": max_iter, "gtol": target / 10 / math.sqrt(theta.size),
-                                         "ftol": 0.0, "maxcor": 20})  # fmt: skip
-        theta = res.x
-        if np.linalg.norm(fg(theta)[1]) <= target:
-            return theta
-    raise PrivacyError(f"the teacher did not reach ||grad F|| <= {target:.3g} (lambda*tau); its sensitivity bound "
-                       "would not hold: raise tol or c_lambda")  # fmt: skip
+    with np.errstate(over="ignore", invalid="ignore"):  # F may overflow for a huge response: descent below
+        for _ in range(4):  # restarts from the last iterate if L-BFGS stops on its own criteria first
+            res = optimize.minimize(fg, theta, jac=True, method="L-BFGS-B",
+                                    options={"maxiter": max_iter, "gtol": target / 10 / math.sqrt(theta.size),
+                                             "ftol": 0.0, "maxcor": 20})  # fmt: skip
+            if np.isfinite(res.x).all():
+                theta = res.x
+            if np.linalg.norm(fg(theta)[1]) <= target:
+                return theta
+        q = (L - lam) / (L + lam)
+        grad = fg(theta)[1]
+        steps = math.ceil(math.log(max(np.linalg.norm(grad) / target, 1.0)) / math.log(1 / q)) if q > 0 else 1
+        for _ in range(steps):
+            theta = theta - (2 / (L + lam)) * grad
+            grad = fg(theta)[1]
+            if np.linalg.norm(grad) <= target:
+                break
+    return theta
 
 
 def _student(X_public, y_priv: np.ndarray, s: int, eta2: float, T2: int) -> np.ndarray:
@@ -210,7 +234,7 @@ def dpsl_kt(X, y, *, privacy: Privacy, rng: np.random.Generator, s: int, loss: s
                         residual_clip=residual_clip, tol=tol)  # fmt: skip
     lam, tau = plan.parameters["lambda"], plan.parameters["tau"]
     c_r = 1.0 if loss == "logistic" else residual_clip
-    theta = strongly_convex_teacher(clip_rows_l2(X, c_x), y, loss=loss, lam=lam, residual_clip=c_r, tau=tau)
+    theta = strongly_convex_teacher(clip_rows_l2(X, c_x), y, loss=loss, lam=lam, residual_clip=c_r, tau=tau, c_x=c_x)
     noise = draw("gaussian", plan.releases[0].noise_scale, Xp.shape[0], rng, privacy.sampler)
     y_priv = noise.add(np.asarray(Xp @ theta))  # the one release
     return _student(Xp, y_priv, s, check_positive("eta2", eta2), check_count("T2", T2))

@@ -220,7 +220,7 @@ def two_stage(
     support = top_s(release_counts(counts, plan.releases[0].noise_scale, rng, privacy.sampler)[0], s)
     c_r = 1.0 if loss == "logistic" else residual_clip
     fit = strongly_convex_teacher(clip_rows_l2(X[:, support], B_X), y, loss=loss, lam=plan.parameters["lambda"],
-                                  residual_clip=c_r, tau=plan.parameters["tau"])  # fmt: skip
+                                  residual_clip=c_r, tau=plan.parameters["tau"], c_x=B_X)  # fmt: skip
     theta = np.zeros(d)
     theta[support] = draw("gaussian", plan.releases[1].noise_scale, support.size, rng, privacy.sampler).add(fit)
     return theta

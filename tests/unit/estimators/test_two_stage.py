@@ -254,7 +254,7 @@ P2 = Privacy(2.0, 0.1, "tight")  # stage 2 at (1, 0.05)
 def test_worst_case_neighbours_attain_the_fit_sensitivity():
     plan = two_stage_plan(P2, N2, 1, **KW2)
     lam, tau = plan.parameters["lambda"], plan.parameters["tau"]
-    fits = [ts.strongly_convex_teacher(X2_A, y, loss="squared", lam=lam, residual_clip=1.0, tau=tau)[0]
+    fits = [ts.strongly_convex_teacher(X2_A, y, loss="squared", lam=lam, residual_clip=1.0, tau=tau, c_x=1.0)[0]
             for y in (Y2_A, Y2_B)]  # fmt: skip
     assert abs(fits[0] - fits[1]) == pytest.approx(plan.parameters["fit sensitivity 2G/(n lambda)"], rel=0.02)
     assert abs(fits[0] - fits[1]) <= plan.releases[1].sensitivity
@@ -269,7 +269,7 @@ def test_random_neighbours_stay_within_the_fit_sensitivity():
         X2, y2 = X.copy(), y.copy()
         X2[0], y2[0] = 20 * rng.normal(size=3), 50 * rng.normal()
         f = [ts.strongly_convex_teacher(ts.clip_rows_l2(A, 1.5), b, loss="squared", lam=lam, residual_clip=1.0,
-                                        tau=tau) for A, b in ((X, y), (X2, y2))]  # fmt: skip
+                                        tau=tau, c_x=1.5) for A, b in ((X, y), (X2, y2))]  # fmt: skip
         assert np.linalg.norm(f[0] - f[1]) <= plan.releases[1].sensitivity
 
 
