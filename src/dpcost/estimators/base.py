@@ -182,7 +182,7 @@ class JointClip:
     * ``V``: the rows to sum with — U itself when every row's norm is trusted, else U with the other rows divided by
       their s_i (only those rows differ);
     * :meth:`weights` ``(r, C)``: w with Σ_i v_i w_i = Σ_i clip_C(u_i r_i), so each term v_i w_i has norm ≤ C (to
-      rounding);
+      rounding) and |w_i| ≤ C/‖v_i‖ (0 for a zero row), so w/C cannot overflow;
     * :meth:`separate` ``(r, C, R)``: w with v_i w_i = clip_C(u_i)·clip_R(r_i);
     * :meth:`norms` ``(r)``: ‖u_i r_i‖₂ (inf where it exceeds the float range).
 
@@ -192,7 +192,7 @@ class JointClip:
 
     def __init__(self, U: np.ndarray):
         self.s, self.q = row_norm_parts(U)
-        self.odd = self.s != 1.0
+        self.odd, self.zero = self.s != 1.0, ~U.any(axis=1)
         self.V = U / self.s[:, None] if self.odd.any() else U  # dividing by 1.0 leaves the other rows' bits
 
     def norms(self, r: np.ndarray) -> np.ndarray:
@@ -212,6 +212,8 @@ class JointClip:
             if redo.any():
                 cap = C / self.q[redo]
                 w[redo] = np.clip(r[redo] * self.s[redo], -cap, cap)
+        if self.zero.any():  # a zero row's term is 0 whatever its residual: its weight 0, not the residual
+            w[self.zero] = 0.0
         return _finite_or_zero(w)
 
     def separate(self, r: np.ndarray, C: float, R: float) -> np.ndarray:

@@ -96,16 +96,16 @@ def test_every_joint_term_is_inside_the_ball(rows, residuals, C):
     clip = JointClip(U)
     w = clip.weights(r, C)
     terms = clip.V * w[:, None]
-    assert np.isfinite(terms).all()
+    assert np.isfinite(terms).all() and np.isfinite(w / C).all()  # per unit of C too (precond_gd_adaptive)
     s, q = row_norm_parts(terms)
     assert np.all(s * q <= C * (1 + 1e-12))
     sep = clip.separate(r, C, 2.0)
     s, q = row_norm_parts(clip.V * sep[:, None])
     assert np.all(s * q <= 2.0 * C * (1 + 1e-12))
-    # an ordinary term is the plain formula's, bit for bit
+    # an ordinary term is the plain formula's, bit for bit (a zero row's weight is 0: its term is 0 either way)
     with np.errstate(all="ignore"):
         plain = r * np.minimum(1.0, C / np.maximum(np.abs(r) * np.linalg.norm(U, axis=1), np.finfo(float).tiny))
-        ok = (clip.s == 1.0) & np.isfinite(np.abs(r) * clip.q)
+        ok = (clip.s == 1.0) & np.isfinite(np.abs(r) * clip.q) & U.any(axis=1)
     assert np.array_equal(w[ok], plain[ok])
 
 
