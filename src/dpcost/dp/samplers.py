@@ -34,6 +34,7 @@ comparisons only: its guarantee does not hold on a computer.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import re
@@ -268,6 +269,11 @@ class GridNoise:
     def add(self, value) -> np.ndarray:
         """The released value: g·(round(f/g) + Z) (exact), or f + g·Z (float-unsafe)."""
         value = np.asarray(value, dtype=float)
+        if _tracer is not None:  # a sensitivity audit (tracing) sees the value before the noise
+            return _tracer.grid(self, value, lambda: self._release(value))
+        return self._release(value)
+
+    def _release(self, value: np.ndarray) -> np.ndarray:
         if not self.exact:
             return value + self.step * self.steps
         k = value / self.step
@@ -277,6 +283,34 @@ class GridNoise:
                 "its true value is not bounded as its sensitivity assumes"
             )
         return self.step * (np.rint(k) + self.steps)
+
+
+# ---- tracing: the hook of a sensitivity audit (dpcost.dp.sensitivity) -------------------------------------------
+
+_tracer = None
+
+
+@contextlib.contextmanager
+def tracing(tracer):
+    """Within the block every grid release returns ``tracer.grid(noise, value, release)`` — ``noise`` its
+    :class:`GridNoise`, ``value`` the pre-noise value, ``release()`` the release as it would be made — and every
+    :func:`replayable` value returns ``tracer.other(what, value)``. For audits (:mod:`dpcost.dp.sensitivity`), which
+    record a run and replay its releases into a run on a neighbouring data set; one tracer at a time."""
+    global _tracer
+    if _tracer is not None:
+        raise RuntimeError("a tracer is already active")
+    _tracer = tracer
+    try:
+        yield tracer
+    finally:
+        _tracer = None
+
+
+def replayable(value, what: str):
+    """``value`` unchanged: a release not made on the grid (e.g. a random sketch) that later releases depend on.
+    Marking it lets an audit replay it into the run on a neighbouring data set, so that the later releases are
+    compared under the same past (:func:`tracing`)."""
+    return value if _tracer is None else _tracer.other(what, value)
 
 
 def draw(kind: str, scale: float, shape, rng: np.random.Generator, sampler: str = "exact") -> GridNoise:

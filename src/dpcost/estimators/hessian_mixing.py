@@ -22,7 +22,7 @@ import numpy as np
 
 from ..dp.mechanisms import check_positive, gaussian_sigma
 from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import add_noise, describe, describe_float, grid_scale
+from ..dp.samplers import add_noise, describe, describe_float, grid_scale, replayable
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_design, clip_rows, require_replace
@@ -228,7 +228,7 @@ def hessian_mixing(
     H = None
     for _ in range(par["T"]):
         if H is None or not reuse_sketch:
-            H = _sketch_hessian(G, par["gamma"], par["k"], rng)
+            H = replayable(_sketch_hessian(G, par["gamma"], par["k"], rng), "sketch")
         with np.errstate(over="ignore", invalid="ignore"):  # y near the float limit: the clip below absorbs inf
             resid = np.clip(y - Xc @ theta, -par["C"], par["C"])
         g = add_noise(Xc.T @ resid, "gaussian", sigma, rng, privacy.sampler)

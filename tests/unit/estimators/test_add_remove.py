@@ -11,7 +11,6 @@ import math
 
 import numpy as np
 import pytest
-from test_registry import PARAMS, PLAN_SIZE, TUNING, _needs_missing_peer, _tiny
 
 from dpcost.dp import samplers
 from dpcost.dp.audit import event_epsilon
@@ -21,6 +20,8 @@ from dpcost.estimators import precond_gd as pgd
 from dpcost.estimators import ssp as ssp_module
 from dpcost.estimators.registry import METHODS
 from dpcost.estimators.ssp import noise_norm_bound
+
+from registry_cases import PARAMS, PLAN_SIZE, TUNING, needs_missing_peer, tiny
 
 AR = Privacy(1.0, 1e-5, "tight", neighbours="add_remove")
 # no release, noise scale or step of post-processing uses n (read from the code; checked below on the grid)
@@ -70,11 +71,11 @@ def test_a_delta_formula_in_n_is_refused_under_add_remove():
 @pytest.mark.parametrize("name", PRIVATE)
 def test_every_private_method_refuses_add_remove_or_releases_alike_at_n_and_n_plus_1(name, monkeypatch):
     m = METHODS[name]
-    if _needs_missing_peer(m):
+    if needs_missing_peer(m):
         pytest.skip(f"{m.peer} not usable here")
     tuning = m.resolve_tuning(TUNING[name])
     n, d = PLAN_SIZE.get(m.family, (1000, 5))
-    data = _tiny(m.family)
+    data = tiny(m.family)
     if name in ACCEPTS:
         assert m.make_plan(AR, n, d, tuning, PARAMS) == m.make_plan(AR, n + 1, d, tuning, PARAMS)
         spy = GridSpy(monkeypatch)
@@ -96,7 +97,7 @@ def test_every_private_method_refuses_add_remove_or_releases_alike_at_n_and_n_pl
 def test_the_grid_comparison_catches_a_noise_scale_that_depends_on_n(monkeypatch):
     """Planted: SSP's X'y noise scale raised by 1/n (what a δ or a sensitivity in n would do)."""
     m = METHODS["ssp"]
-    data = _tiny("regression")
+    data = tiny("regression")
     spy = GridSpy(monkeypatch)
     honest = spy.steps(lambda: _run(m, data, AR)), spy.steps(lambda: _run(m, _grown(data), AR))
     assert honest[0] == honest[1]

@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-# the tuning table there is tested to cover the registry, so a new method is covered here without an edit
-from test_registry import PARAMS, TUNING, _estimate_shape, _tiny
-
 from dpcost.dp.spec import CALIBRATIONS, Privacy
 from dpcost.estimators import peers
 from dpcost.estimators.base import clip_rows, project_l2_ball
 from dpcost.estimators.losses import clip_rows_l2
 from dpcost.estimators.registry import METHODS
 from dpcost.estimators.subsample_aggregate import block_ols
+
+# the tuning table is tested to cover the registry (test_registry.py), so a new method is covered without an edit
+from registry_cases import PARAMS, TUNING, estimate_shape, tiny
 
 BIG, FMAX = 1e300, np.finfo(float).max
 
@@ -94,7 +94,7 @@ CASES = [
     for name, m in METHODS.items()
     if m.private
     for calibration in CALIBRATIONS
-    for variant in hostile_variants(m.family, _tiny(m.family))
+    for variant in hostile_variants(m.family, tiny(m.family))
 ]
 
 
@@ -103,7 +103,7 @@ def test_every_private_method_and_every_variant_is_covered():
     assert {c.values[0] for c in CASES} == private and len(private) >= 25
     assert set(CALIBRATIONS) == {"paper", "tight"}
     for family in ("regression", "mean", "glm", "nonparametric", "sparse_learning", "ranking"):
-        data = _tiny(family)
+        data = tiny(family)
         for variant, hostile in hostile_variants(family, data).items():  # each really changes the data
             assert any(not np.array_equal(a, b) for a, b in zip(data, hostile, strict=True)), (family, variant)
 
@@ -113,14 +113,14 @@ def test_a_hostile_record_gives_a_finite_estimate(name, calibration, variant):
     m = METHODS[name]
     if m.peer is not None and not peers.available()[m.peer]:
         pytest.skip(f"{m.peer} not usable here")
-    data = hostile_variants(m.family, _tiny(m.family))[variant]
+    data = hostile_variants(m.family, tiny(m.family))[variant]
     # the paper calibration is outside its proven range for a few methods at n = 60: run it with a warning
     privacy = Privacy(0.5, 1e-5, calibration, on_invalid="warn" if calibration == "paper" else "refuse")
     tuning = m.resolve_tuning(TUNING[name])
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="PRIVACY WARNING")
         est, _ = m.estimate(*data, privacy=privacy, rng=np.random.default_rng(9), tuning=tuning, params=PARAMS)
-        shape = _estimate_shape(m, data, privacy, tuning)
+        shape = estimate_shape(m, data, privacy, tuning)
     assert est.shape == shape
     assert np.isfinite(est).all(), est
 
