@@ -42,6 +42,10 @@ class PrivacyPlan:
     neighbours: str = "replace one record"
     parameters: dict = field(default_factory=dict)  # public constants the estimator derives from the budget
     proven: bool = True  # False for a paper's procedure kept for reproduction whose guarantee has a gap
+    # the relation the releases' sensitivities are stated for, where it is not the plan's: "add_remove" for a
+    # mechanism proven for add/remove neighbours run at the group-privacy budget under replace-one
+    # (:func:`add_remove_budget`), where a replaced record is one removal and one addition
+    releases_stated_for: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)

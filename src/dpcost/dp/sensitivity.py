@@ -159,11 +159,15 @@ def _units(delta: np.ndarray, release: Release, kind: str) -> np.ndarray:
 
 
 def _candidates(plan: PrivacyPlan, scale: float) -> list[tuple[Release, float]]:
-    """The plan's releases a grid release of this noise scale can be, with the sensitivity it states at that scale."""
-    exact = [(r, r.sensitivity) for r in plan.releases if r.sensitivity is not None and r.noise_scale == scale]
+    """The plan's releases a grid release of this noise scale can be, with the replace-one sensitivity it states at
+    that scale: twice the stated one where the releases are stated for add/remove neighbours and the guarantee is
+    converted by group privacy (a replaced record is a removal and an addition, each moving a release by at most its
+    stated sensitivity)."""
+    k = 2.0 if plan.releases_stated_for == "add_remove" else 1.0
+    exact = [(r, k * r.sensitivity) for r in plan.releases if r.sensitivity is not None and r.noise_scale == scale]
     if exact:
         return exact
-    return [(r, r.sensitivity * scale / r.noise_scale) for r in plan.releases
+    return [(r, k * r.sensitivity * scale / r.noise_scale) for r in plan.releases
             if r.sensitivity is not None and r.noise_scale and "per unit" in r.norm]  # fmt: skip
 
 

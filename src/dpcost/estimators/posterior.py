@@ -104,6 +104,7 @@ def ops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, B: flo
         p.relation,
         {"lambda": lam, "gamma": gamma, "L": L},
         proven=proven,
+        releases_stated_for="add_remove" if p.neighbours == "replace" else None,
     )
 
 
@@ -219,6 +220,7 @@ def adaops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, rho
         p.relation,
         params,
         proven=calibration == "tight",
+        releases_stated_for="add_remove" if p.neighbours == "replace" else None,
     )
 
 
