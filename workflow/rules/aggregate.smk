@@ -1,5 +1,6 @@
 rule aggregate:
     input:
+        meta="results/{dataset}/preprocessing.json",
         tables=lambda wc: expand(
             "results/{dataset}/estimates/{method}.parquet",
             dataset=wc.dataset,

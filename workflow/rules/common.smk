@@ -231,6 +231,7 @@ TABLE_SPEC_KEYS = (
     "response",
     "covariates",
     "categorical",
+    "levels",
     "transforms",
     "y_scale",
     "test_fraction",

@@ -5,7 +5,7 @@ import logging
 
 from dpcost.analysis import datasets
 from dpcost.analysis.checks import delta_notes
-from dpcost.analysis.ledger import build_ledger
+from dpcost.analysis.ledger import build_ledger, preprocessing_notes
 from dpcost.dp.spec import Privacy
 from dpcost.scripting import run, write_json_atomic
 
@@ -20,8 +20,9 @@ def main(dataset, plan_files, meta_file, privacy, m_grid, out):
         dataset=dataset,
         records=records,
         privacy=privacy,
-        not_private=[meta["privacy_note"], *datasets.get(dataset).not_private],
+        not_private=[*preprocessing_notes(meta), *datasets.get(dataset).not_private],
         notes=notes,
+        d_public=(meta.get("schema") or {}).get("d_public", True),
     )
     write_json_atomic(out, ledger)
 

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from ..dp.accountant import PLD_INTERVAL, composed_epsilon
 from ..dp.samplers import FLOAT_NOISE, rounding_cost
 from ..dp.spec import NEIGHBOUR_RELATIONS
+from .summaries import END_TO_END
 
 # Methods whose recorded releases are their whole mechanism: additive Gaussian (or Laplace) noise on queries of the
 # recorded sensitivity, everything else post-processing. Only these are composed from their releases; a method
@@ -367,8 +368,33 @@ def table_entry(records: Sequence[dict]) -> dict:
     }
 
 
+def preprocessing_notes(meta: Mapping) -> list[str]:
+    """What a preprocessing record (preprocessing.json) says is not private: its note and, for a table
+    (:func:`dpcost.data.table.prepare`), the held-out split's size, the checks that could have refused the table and
+    a dimension d read from the data."""
+    out = [meta["privacy_note"]]
+    split = meta.get("test_split") or {}
+    if split.get("n_test"):
+        out.append(f"NOT PRIVATE: the held-out split holds {split['n_test']} rows: {split['not_private']}")
+    if meta.get("refusals"):
+        out.append("NOT PRIVATE: the whole table passed the checks that would have refused it (a refusal depends on "
+                   "the data): " + "; ".join(meta["refusals"]))  # fmt: skip
+    schema = meta.get("schema")
+    if schema and not schema["d_public"]:
+        out.append(f"NOT PRIVATE: d = {schema['d']} was read from the data (the levels of "
+                   f"{', '.join(schema['read_from_data'])}): every release's length shows it, and the rules of the "
+                   "tuning-free methods read it; declare the levels (levels:) to make it public")  # fmt: skip
+    return out
+
+
 def build_ledger(
-    *, dataset: str, records: Sequence[dict], privacy: dict, not_private: Sequence[str], notes: Sequence[str] = ()
+    *,
+    dataset: str,
+    records: Sequence[dict],
+    privacy: dict,
+    not_private: Sequence[str],
+    notes: Sequence[str] = (),
+    d_public: bool = True,
 ) -> dict:
     """A JSON-ready ledger: the dataset's privacy specification, what is not private, one entry per method
     (:func:`method_entry`) and the table-level composition of all private methods (:func:`table_entry`).
@@ -376,7 +402,9 @@ def build_ledger(
     ``records`` are the plans files of the estimate jobs, ``privacy`` the specification they ran under (ε, δ or its
     formula, calibration, on_invalid, neighbours, sampler), ``notes`` start-up warnings such as δ ≥ 1/n. ``tuning``
     gives every private method's tuning mode and what the choice looked at; the choices outside the budget (fixed
-    and decoy tuning) are added to ``not_private``.
+    and decoy tuning) are added to ``not_private``. ``end_to_end`` names the methods private from end to end: a
+    proven entry whose constants looked at no data (tuning none or private) — none when ``d_public`` is False (a
+    table whose categorical levels, and so d, were read from it: :func:`preprocessing_notes` says so).
     """
     # every private method's tuning mode and what it looked at (a plans file written by the tune step records them)
     tuning = {
@@ -392,6 +420,12 @@ def build_ledger(
         f"NOT PRIVATE: the constants of {', '.join(sorted(names))} were chosen by {mode} tuning, which looked at {what}"
         for (mode, what), names in sorted(by_choice.items())
     ]
+    if not d_public:
+        for t in tuning.values():
+            if t["mode"] == "none":
+                t["looked_at"] += "; and d, which was read from the data (NOT PRIVATE)"
+    methods = {r["method"]: method_entry(r) for r in records}
+    end_to_end = sorted(k for k, t in tuning.items() if d_public and t["mode"] in END_TO_END and methods[k]["private"])
     return {
         "dataset": dataset,
         "neighbours": NEIGHBOUR_RELATIONS[privacy["neighbours"]],
@@ -404,6 +438,7 @@ def build_ledger(
         "not_private": [*not_private, *tuning_notes],
         "tuning": tuning,
         "notes": list(notes),
-        "methods": {r["method"]: method_entry(r) for r in records},
+        "end_to_end": end_to_end,
+        "methods": methods,
         "table": table_entry(records),
     }

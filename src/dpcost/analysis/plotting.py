@@ -25,7 +25,6 @@ HEADLINE_NOTE = (
     "name, the best of Wang (2018)'s field and of the new estimators, and the best method private from end to end "
     "(tuning none or private: no constant chosen by looking at the data) (every method: error_curves_all)"
 )
-END_TO_END = ("none", "private")  # the tuning modes under which no constant looked at the data (analysis.tuning)
 
 # One style per method in every figure (error curves, attack, privacy map, LIBSVM, simulation), fixed by its place in
 # the registry: 12 markers × 4 line styles give every registry method its own (marker, line) pair, so two curves never
@@ -73,9 +72,7 @@ def headline(summary: pd.DataFrame) -> list[str]:
     groups = {k: (METHODS[k].group if k in METHODS else "peer") for k in summary["method"].unique()}
     chosen = [k for k, g in groups.items() if g in _ALWAYS]
     score = summary.assign(log=np.log(summary["mean"])).groupby("method")["log"].mean()
-    ends = []
-    if {"tuning_mode", "proven"} <= set(summary.columns):
-        ends = list(summary[summary.tuning_mode.isin(END_TO_END) & summary.proven].method.unique())
+    ends = list(summary[summary.end_to_end].method.unique()) if "end_to_end" in summary else []
     for group in _BEST_OF:
         # the best tuned member (one whose constants were chosen on data), so that it stands beside the best end to
         # end even when a tuning-free method of the same group is best overall
@@ -110,7 +107,7 @@ def _draw(ax, summary: pd.DataFrame, *, bands: bool) -> None:
     for method, df in summary.sort_values("m").groupby("method", sort=True):
         style = method_style(method)
         mode = df["tuning_mode"].iloc[0] if "tuning_mode" in df else None
-        end_to_end = bool(df["private"].iloc[0]) and mode in END_TO_END if "private" in df else False
+        end_to_end = bool(df["end_to_end"].iloc[0]) if "end_to_end" in df else False
         label = method_label(method) + (f" [tuning {mode}: private end to end]" if end_to_end else "")
         ax.plot(df["m"], df["mean"], label=label, ms=5, **style)
         if bands:

@@ -31,7 +31,10 @@ def summarize(errors: pd.DataFrame) -> pd.DataFrame:
 
 
 # the columns that say under which privacy setting a row was computed (:func:`annotate`)
-SETTING = ("private", "proven", "epsilon", "delta", "calibration", "tuning_mode")
+SETTING = ("private", "proven", "epsilon", "delta", "calibration", "tuning_mode", "end_to_end")
+# the tuning modes under which no constant looked at the data (analysis.tuning.LOOKED_AT): with a proven plan and a
+# public d, such a method's output is private from end to end (the preprocessing aside, which its record states)
+END_TO_END = ("none", "private")
 
 
 def annotate(
@@ -41,22 +44,27 @@ def annotate(
     private: Mapping[str, bool],
     proven: Mapping[str, bool],
     tuning_mode: str | Mapping[str, str],
+    d_public: bool = True,
 ) -> pd.DataFrame:
     """``summary`` with the setting of every row (:data:`SETTING`): whether the method is private (run with a privacy
     budget), whether its ledger entry proves that guarantee on a computer (``proven``: False for an unproven
     calibration or floating-point noise, and for a non-private method), and for a private one the ε, the δ resolved
     at the row's m (a formula in n is evaluated at n = m) and the calibration; a non-private row leaves those empty.
     ``tuning_mode``: every row's, or each method's (its tuning record's mode: a tuning-free method runs as ``none``
-    under any mode)."""
+    under any mode). ``end_to_end``: proven, and no constant looked at the data (mode none or private) — which needs
+    the dimension d to be public too (``d_public``: False for a table whose categorical levels were read from it)."""
     is_private = summary["method"].map(lambda k: bool(private[k]))
     delta = summary["m"].map(lambda m: privacy.at(int(m)).delta)
+    is_proven = summary["method"].map(lambda k: bool(proven[k]))
+    modes = summary["method"].map(tuning_mode) if isinstance(tuning_mode, Mapping) else tuning_mode
     return summary.assign(
         private=is_private,
-        proven=summary["method"].map(lambda k: bool(proven[k])),
+        proven=is_proven,
         epsilon=np.where(is_private, privacy.epsilon, np.nan),
         delta=delta.where(is_private),
         calibration=np.where(is_private, privacy.calibration, ""),
-        tuning_mode=summary["method"].map(tuning_mode) if isinstance(tuning_mode, Mapping) else tuning_mode,
+        tuning_mode=modes,
+        end_to_end=is_proven & pd.Series(modes, index=summary.index).isin(END_TO_END) & bool(d_public),
     )
 
 

@@ -47,9 +47,6 @@ from .ledger import EXACT_RELEASES, STATED_REASONS
 log = logging.getLogger(__name__)
 
 MODES = ("fixed", "decoy", "private", "none")
-# the modes under which no constant looked at the data: the method's output is private from end to end (the
-# preprocessing aside, which the analysis's record states)
-END_TO_END = ("none", "private")
 
 
 def check_mode(mode: str) -> str:

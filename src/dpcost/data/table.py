@@ -215,15 +215,18 @@ def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: n
     """The analysis table (``y``, the covariates, ``split``) and the record of every step, from the raw table.
 
     ``spec``: ``response``; ``covariates`` (default: every other column but an index column); ``categorical``
-    (numeric-coded columns to treat as factors; text and boolean columns always are); ``transforms`` ({column:
-    log | log1p}, before anything else); ``y_scale`` ("sd" or a public number); ``test_fraction`` (a held-out split
-    drawn from ``rng``, for R²); ``max_levels``.
+    (numeric-coded columns to treat as factors; text and boolean columns always are); ``levels`` ({column: [levels]},
+    declared in advance and so public: the first is the reference, a value outside them is refused, and d no longer
+    depends on the data); ``transforms`` ({column: log | log1p}, before anything else); ``y_scale`` ("sd" or a
+    public number); ``test_fraction`` (a held-out split drawn from ``rng``, for R²); ``max_levels``.
 
     Steps, all on the whole table (NOT private): rows with a missing value in a used column dropped and counted;
-    transforms; each categorical column one-hot encoded from the levels it holds, the first (in sorted order) the
-    reference; numeric covariates standardized with their mean and sd, indicators centred at their mean (kept in
-    units of the indicator, so no row has an entry above 1 in magnitude); the response centred and divided by
-    ``y_scale``; truth = OLS on every row (no intercept needed: every column is centred). Every error names the
+    transforms; each categorical column one-hot encoded from its declared levels or else the levels it holds, the
+    first (declared, or in sorted order) the reference; numeric covariates standardized with their mean and sd,
+    indicators centred at their mean (kept in units of the indicator, so no row has an entry above 1 in magnitude);
+    the response centred and divided by ``y_scale``; truth = OLS on every row (no intercept needed: every column is
+    centred). The record says which of d, the split's size and the refusals (:data:`REFUSALS`) read the data. Every
+    error names the
     analysis ``name`` and the key to fix.
     """
     response = spec["response"]
@@ -243,6 +246,10 @@ def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: n
     for c in forced:
         if c not in covariates:
             raise DataError(f"{name}.categorical: {c!r} is not one of the covariates")
+    declared = {str(c): list(levels) for c, levels in (spec.get("levels") or {}).items()}
+    for c in declared:
+        if c not in covariates:
+            raise DataError(f"{name}.levels: {c!r} is not one of the covariates")
     transforms = dict(spec.get("transforms") or {})
     for c in transforms:
         if c != response and c not in covariates:
@@ -275,15 +282,23 @@ def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: n
     blocks, kinds, levels_of = [], {}, {}
     for c in covariates:
         col = data[c]
-        if c in forced or not _numeric(col):
+        if c in forced or c in declared or not _numeric(col):
             values = col.astype(str).to_numpy() if not pd.api.types.is_bool_dtype(col) else col.map(str).to_numpy()
-            levels = sorted(set(values))
+            if c in declared:
+                levels = [_as_level(v, col) for v in declared[c]]
+                _check_declared(name, c, values, levels)
+            else:
+                levels = sorted(set(values))
             if len(levels) > max_levels:
                 raise DataError(f"{name}.covariates: {c!r} has {len(levels)} levels (> max_levels = {max_levels}); "
                                 "drop it or raise max_levels")  # fmt: skip
             if len(levels) < 2:
                 raise DataError(f"{name}.covariates: {c!r} is constant ({levels[0]!r} in every row); drop it")
-            levels_of[c] = {"reference": levels[0], "levels": levels}
+            levels_of[c] = {
+                "reference": levels[0],
+                "levels": levels,
+                "from": "declared in the config (public)" if c in declared else "read from the data",
+            }
             for lev in levels[1:]:
                 blocks.append((f"{c}={lev}", (values == lev).astype(float)))
                 kinds[f"{c}={lev}"] = "indicator"
@@ -326,6 +341,15 @@ def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: n
     if rank < X.shape[1]:
         raise DataError(f"{name}.covariates: the design has rank {rank} < {X.shape[1]} columns (a column is a "
                         "combination of others); drop one")  # fmt: skip
+    read = [c for c in levels_of if levels_of[c]["from"] == "read from the data"]
+    schema = {
+        "d": len(names),
+        "d_public": not read,
+        "levels_declared": [c for c in levels_of if c not in read],
+        "read_from_data": read,
+        "why": "d is public when every categorical column's levels are declared (levels:) or there are none; else "
+        "the levels the data hold set d, and every release's length and the rules of the tuning-free methods read it",
+    }
     out = pd.DataFrame(X, columns=names)
     out.insert(0, "y", y)
     out["split"] = split
@@ -349,17 +373,70 @@ def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: n
             "mean": dict(zip(names, mean.tolist(), strict=True)),
             "scale": dict(zip(names, scale.tolist(), strict=True)),
         },  # fmt: skip
-        "test_split": {"fraction": test_fraction, "drawn_from": "the run's seed and the analysis's name"},
+        "test_split": {
+            "fraction": test_fraction,
+            "n_test": n_test,
+            "drawn_from": "the run's seed and the analysis's name",
+            "not_private": f"its size, round({test_fraction} x {n} complete rows), counts the complete rows",
+        },
+        "schema": schema,
+        "refusals": REFUSALS,
         "private": False,
         "privacy_note": (
-            "NOT PRIVATE: the preprocessing looked at the whole table — the rows with missing values, the levels of "
-            "the categorical columns (a public schema choice only if the levels are known in advance), the means and "
-            "sds that standardize the covariates and the response, and the truth (OLS on every row). The DP "
+            "NOT PRIVATE: the preprocessing looked at the whole table — the rows with missing values, "
+            + (
+                "the levels of the categorical columns (" + ", ".join(schema["read_from_data"]) + ": read from the "
+                "data, so d is too), "
+                if schema["read_from_data"]
+                else ""
+            )
+            + "the size of the held-out split, the means and sds that standardize the covariates and the response, "
+            "the checks that could have refused the table (see refusals), and the truth (OLS on every row). The DP "
             "guarantees of the estimators apply to the preprocessed records."
         ),
         "truth": dict(zip(names, beta.tolist(), strict=True)),
     }
     return out, meta
+
+
+# what prepare() checks on the whole table and refuses it for: a refusal depends on the data (NOT PRIVATE)
+REFUSALS = (
+    "a column with no value in any row",
+    "a transform's domain (log: > 0, log1p: > -1)",
+    "a categorical column with more than max_levels levels, or with one level",
+    "a value outside a column's declared levels, or a declared level in no complete row",
+    "a constant numeric covariate or response",
+    "the largest m against the complete rows (and the held-out ones)",
+    "a value that overflows after standardizing",
+    "a design of rank below its number of columns",
+)
+
+
+def _as_level(value, col: pd.Series) -> str:
+    """A declared level written as the column's values are when encoded: 1 declared for a float column is "1.0",
+    true for a boolean one "True"."""
+    if _numeric(col):
+        try:
+            return str(pd.Series([value]).astype(col.dtype).astype(str).iloc[0])
+        except (TypeError, ValueError):
+            return str(value)
+    return str(value)
+
+
+def _check_declared(name: str, column: str, values: np.ndarray, levels: list[str]) -> None:
+    """At least two distinct declared levels; every value of the column one of them, and every one occurring (an
+    indicator column of zeros would make the design rank-deficient): one line naming what to fix otherwise."""
+    if len(levels) < 2 or len(set(levels)) < len(levels):
+        raise DataError(f"{name}.levels.{column}: give at least two distinct levels, got {levels}")
+    known = set(levels)
+    unseen = sorted({v for v in values if v not in known})
+    if unseen:
+        count = int(sum(v not in known for v in values))
+        raise DataError(f"{name}.levels.{column}: {count} rows hold values not declared, e.g. {unseen[:3]}; add them "
+                        "to the levels or drop those rows")  # fmt: skip
+    absent = [lev for lev in levels if lev not in set(values)]
+    if absent:
+        raise DataError(f"{name}.levels.{column}: declared level(s) {absent[:3]} occur in no complete row; remove them")
 
 
 def storable(table: pd.DataFrame) -> pd.DataFrame:

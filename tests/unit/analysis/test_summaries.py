@@ -80,7 +80,20 @@ def test_every_row_carries_its_privacy_setting():
     s = annotate(summary, privacy=privacy, private={"ols": False, "adassp": True, "ops": True},
                  proven={"ols": False, "adassp": True, "ops": False}, tuning_mode="decoy")  # fmt: skip
     assert list(s.columns) == ["method", "m", "mean", "private", "proven", "epsilon", "delta", "calibration",
-                               "tuning_mode"]  # fmt: skip
+                               "tuning_mode", "end_to_end"]  # fmt: skip
+    assert not s.end_to_end.any()  # decoy tuning looked at the data
+    none = annotate(summary, privacy=privacy, private={"ols": False, "adassp": True, "ops": True},
+                    proven={"ols": False, "adassp": True, "ops": False}, tuning_mode="none")  # fmt: skip
+    assert list(none.end_to_end) == [False, True, False, True, False]  # proven only
+    hidden = annotate(
+        summary,
+        privacy=privacy,
+        private={"ols": False, "adassp": True, "ops": True},
+        proven={"ols": False, "adassp": True, "ops": False},
+        tuning_mode="none",
+        d_public=False,
+    )
+    assert not hidden.end_to_end.any()  # d read from the data: nothing is private end to end
     assert list(s.proven) == [False, True, False, True, False] and s.set_index("method").loc["ops", "epsilon"] == 0.5
     ada = s[s.method == "adassp"].set_index("m")
     assert (ada.epsilon == 0.5).all() and (ada.calibration == "tight").all()
@@ -92,5 +105,6 @@ def test_every_row_carries_its_privacy_setting():
     assert (s.tuning_mode == "decoy").all() and list(s.private) == [False, True, False, True, True]
     # the comparison keeps them, the note last
     c = compare(s, ours=["adassp"], references=("adassp",))
-    assert list(c.columns)[-7:] == ["private", "proven", "epsilon", "delta", "calibration", "tuning_mode", "note"]
+    assert list(c.columns)[-8:] == ["private", "proven", "epsilon", "delta", "calibration", "tuning_mode", "end_to_end",
+                                    "note"]  # fmt: skip
     assert c.set_index(["method", "m"]).loc[("adassp", 1000), "delta"] == pytest.approx(10 / 1000**1.1)

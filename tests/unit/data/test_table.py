@@ -136,7 +136,13 @@ def test_prepare_encodes_drops_transforms_standardizes_and_fits_the_truth():
     out, meta = prepare(df)
     assert meta["rows_dropped_missing"] == 2 and meta["n"] == len(out) == 198
     assert meta["covariates"] == ["educ", "exper", "region=south", "region=west", "union=True"]
-    assert meta["categorical"]["region"] == {"reference": "north", "levels": ["north", "south", "west"]}
+    assert meta["categorical"]["region"] == {"reference": "north", "levels": ["north", "south", "west"],
+                                             "from": "read from the data"}  # fmt: skip
+    # d read from the data: the record says so, and which columns set it
+    assert meta["schema"]["d"] == 5 and meta["schema"]["d_public"] is False
+    assert meta["schema"]["read_from_data"] == ["region", "union"] and "region, union" in meta["privacy_note"]
+    assert meta["test_split"]["n_test"] == 0 and "complete rows" in meta["test_split"]["not_private"]
+    assert any("rank" in r for r in meta["refusals"])
     X = out[meta["covariates"]].to_numpy()
     np.testing.assert_allclose(X.mean(axis=0), 0, atol=1e-12)
     np.testing.assert_allclose(X[:, :2].std(axis=0), 1, rtol=1e-12)  # numeric: standardized
@@ -192,10 +198,50 @@ def test_too_few_rows_for_the_largest_m_is_refused_counting_what_was_dropped():
         prepare(small_table(), {**SPEC, "test_fraction": 0.25}, max_m=150)
 
 
+DECLARED = {**SPEC, "levels": {"region": ["west", "north", "south"], "union": ["False", "True"]}}
+
+
+def test_declared_levels_make_d_public_and_set_the_reference():
+    out, meta = prepare(small_table(), DECLARED)
+    assert meta["schema"] == {**meta["schema"], "d": 5, "d_public": True, "read_from_data": [],
+                              "levels_declared": ["region", "union"]}  # fmt: skip
+    assert meta["covariates"] == ["educ", "exper", "region=north", "region=south", "union=True"]  # west: reference
+    assert meta["categorical"]["region"]["from"] == "declared in the config (public)"
+    assert "read from the data" not in meta["privacy_note"]
+    # the declared order only moves the reference: the sorted declaration gives the undeclared table bit for bit
+    same, _ = prepare(
+        small_table(), {**SPEC, "levels": {"region": ["north", "south", "west"], "union": ["False", "True"]}}
+    )
+    undeclared, _ = prepare(small_table())
+    assert same.equals(undeclared)
+
+
+@pytest.mark.parametrize(
+    "change, levels, message",
+    [
+        (lambda d: d.assign(region=d.region.where(d.index != 5, "east")), {"region": ["north", "south", "west"]},
+         r"wages\.levels\.region: 1 rows hold values not declared, e\.g\. \['east'\]"),
+        (None, {"region": ["north", "south", "west", "east"]},
+         r"declared level\(s\) \['east'\] occur in no complete row"),
+        (None, {"region": ["north"]}, r"wages\.levels\.region: give at least two distinct levels"),
+        (None, {"age": ["a", "b"]}, r"wages\.levels: 'age' is not one of the covariates"),
+    ],
+)  # fmt: skip
+def test_a_declaration_the_data_break_is_one_line(change, levels, message):
+    df = small_table() if change is None else change(small_table())
+    with pytest.raises(DataError, match=message):
+        prepare(df, {**SPEC, "levels": levels})
+
+
 def test_a_numeric_code_can_be_declared_categorical():
     df = small_table().assign(grade=lambda d: (d.educ > 12).astype(int) + 1)
     _, meta = prepare(df, {**SPEC, "categorical": ["grade"]})
     assert "grade=2" in meta["covariates"] and meta["kinds"]["grade=2"] == "indicator"
+    # levels declared as YAML writes them (numbers, booleans) match the column's values
+    _, meta = prepare(
+        df.assign(grade=df.grade.astype(float)), {**SPEC, "levels": {"grade": [2, 1], "union": [True, False]}}
+    )
+    assert meta["covariates"][-2:] == ["union=False", "grade=1.0"] and meta["schema"]["read_from_data"] == ["region"]
 
 
 def test_stored_raw_tables_keep_their_checksum_and_mixed_columns_become_text(tmp_path):
