@@ -63,7 +63,8 @@ def test_outputs_exist_and_are_tidy(run):
     assert not errors.duplicated(["method", "m", "rep"]).any()
     summary = pd.read_csv(run / "results/housing/summary.csv")
     assert list(summary.columns) == ["method", "m", "n_reps", "mean", "se", "median", "q05", "q95",
-                                     "private", "proven", "epsilon", "delta", "calibration", "tuning_mode"]  # fmt: skip
+                                     "private", "proven", "epsilon", "delta", "calibration", "tuning_mode",
+                                     "end_to_end"]  # fmt: skip
     assert set(summary.tuning_mode) == {"fixed"} and set(summary[summary.private].calibration) == {"tight"}
     assert (summary.n_reps == REPS).all()
     assert (run / "results/housing/error_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -204,7 +205,7 @@ def test_comparison_table(run):
     c = pd.read_csv(run / "results/housing/comparison.csv")
     assert list(c.columns) == [
         "method", "m", "mean", "best_dp_method", "ratio_to_best_dp", "ratio_to_adassp", "ratio_to_diffprivlib",
-        "private", "proven", "epsilon", "delta", "calibration", "tuning_mode", "note",
+        "private", "proven", "epsilon", "delta", "calibration", "tuning_mode", "end_to_end", "note",
     ]  # fmt: skip
     assert set(c.method) == set(METHODS) and len(c) == len(METHODS) * len(M)
     for _, g in c.groupby("m"):

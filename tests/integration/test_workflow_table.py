@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from dpcost.analysis.ledger import build_ledger, preprocessing_notes
+from dpcost.analysis.ledger import build_ledger
+from dpcost.data.prepare import preprocessing_notes
 
 from support import REPO, LoopbackServer
 from workflow_runner import run_workflow

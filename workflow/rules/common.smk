@@ -240,7 +240,7 @@ TABLE_SPEC_KEYS = (
 
 
 def table_spec(dataset):
-    """The keys of a table's block that its preparation reads (dpcost.data.table.prepare)."""
+    """The keys of a table's block that its preparation reads (dpcost.data.prepare.prepare)."""
     return {k: config[dataset][k] for k in TABLE_SPEC_KEYS if k in config[dataset]}
 
 

@@ -79,7 +79,7 @@ rule preprocess_snp_logistic:
 
 
 # Any `kind: table` analysis: columns chosen, categorical columns one-hot encoded, transforms, standardization, the
-# held-out split and the truth (dpcost.data.table.prepare; none of it private, all recorded).
+# held-out split and the truth (dpcost.data.prepare.prepare; none of it private, all recorded).
 rule preprocess_table:
     input:
         table="resources/{dataset}/raw.parquet",

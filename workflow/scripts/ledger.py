@@ -5,7 +5,8 @@ import logging
 
 from dpcost.analysis import datasets
 from dpcost.analysis.checks import delta_notes
-from dpcost.analysis.ledger import build_ledger, preprocessing_notes
+from dpcost.analysis.ledger import build_ledger
+from dpcost.data.prepare import preprocessing_notes
 from dpcost.dp.spec import Privacy
 from dpcost.scripting import run, write_json_atomic
 

@@ -193,7 +193,7 @@ ANALYSES: dict[str, Analysis] = {
 
 
 def _load_table(inputs: Mapping[str, str], params: Mapping) -> RegressionDesign:
-    """A ``kind: table`` analysis (:func:`dpcost.data.table.prepare`): the training rows are subsampled; the held-out
+    """A ``kind: table`` analysis (:func:`dpcost.data.prepare.prepare`): the training rows are subsampled; the held-out
     rows, when there are any, score R²."""
     data = pd.read_parquet(inputs["table"])
     meta = _read_json(inputs["meta"])

