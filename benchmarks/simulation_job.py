@@ -2,10 +2,11 @@
 
     python benchmarks/simulation_job.py --experiment fig2b --n 500 [--reps 50] [--baseline-src /path/to/old/src]
 
-Runs ``dpcost.simulation.jobs.simulate_job`` on the default configuration's ``simulation`` block, one thread of
-BLAS, in a fresh process; with ``--baseline-src`` the same job also runs with another checkout's package first on
-``sys.path`` (e.g. ``git worktree add /tmp/old <commit>`` and ``--baseline-src /tmp/old/src``), alternately, so
-that both see the same load. Prints seconds per run and the ratio.
+Runs the job of the ``simulate`` rule (``dpcost.jobs.simulation.simulate``) on the default configuration's
+``simulation`` block, one thread of BLAS, in a fresh process; with ``--baseline-src`` the same job also runs with
+another checkout's package (one with this job API) first on ``sys.path`` (e.g. ``git worktree add /tmp/old <commit>``
+and ``--baseline-src /tmp/old/src``), alternately, so that both see the same load. Prints seconds per run and the
+ratio.
 """
 
 import argparse
@@ -21,13 +22,18 @@ REPO = Path(__file__).resolve().parents[1]
 CHILD = """
 import sys, yaml, warnings
 warnings.simplefilter("ignore")
-from dpcost.simulation.jobs import simulate_job
+from dpcost.jobs import Job
+from dpcost.jobs.simulation import simulate
+from dpcost.simulation.experiments import SimulationSpec
 cfg = yaml.safe_load(open({config!r}))
 block = cfg["simulation"]
 if {reps} > 0:
     block["experiments"][{experiment!r}]["reps"] = {reps}
-simulate_job(block, experiment={experiment!r}, n={n}, calibration=cfg["calibration"], on_invalid="warn",
-             sampler=cfg["sampler"], seed=cfg["seed"], out_table={table!r}, out_plans={plans!r})
+last = SimulationSpec.from_config(block).experiments[{experiment!r}].reps - 1
+simulate(Job("simulate", output={{"table": {table!r}, "plans": {plans!r}}},
+             args={{"block": block, "calibration": cfg["calibration"], "on_invalid": "warn", "sampler": cfg["sampler"],
+                   "seed": cfg["seed"]}}, wildcards={{"experiment": {experiment!r}, "n": "{n}", "first": "0",
+                   "last": str(last)}}))
 """
 
 

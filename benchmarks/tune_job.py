@@ -2,12 +2,12 @@
 
     python benchmarks/tune_job.py [--method precond_gd] [--runs 3] [--baseline-src /path/to/old/src]
 
-Runs ``dpcost.scripting.tune_job`` with the default configuration's ``housing`` block (its decoys, search grid, m
-grid, privacy, seed) on the real 20,640 rows from ../shared (preprocessed as the workflow does), one thread of
-BLAS, in a fresh process. With ``--baseline-src`` the same job also runs with another checkout's package first on
-``sys.path`` (e.g. ``git worktree add /tmp/old <commit>`` and ``--baseline-src /tmp/old/src``), alternately, so
-that both see the same load; it then also says whether both wrote the same record and candidate table, byte for
-byte. Prints seconds per run and the ratio.
+Runs the job of the ``tune`` rule (``dpcost.jobs.tune.tune``) with the default configuration's ``housing`` block (its
+decoys, search grid, m grid, privacy, seed) on the real 20,640 rows from ../shared (preprocessed as the workflow
+does), one thread of BLAS, in a fresh process. With ``--baseline-src`` the same job also runs with another checkout's
+package (one with this job API) first on ``sys.path`` (e.g. ``git worktree add /tmp/old <commit>`` and
+``--baseline-src /tmp/old/src``), alternately, so that both see the same load; it then also says whether both wrote
+the same record and candidate table, byte for byte. Prints seconds per run and the ratio.
 """
 
 import argparse
@@ -26,13 +26,12 @@ sys.path.insert(0, str(REPO / "tests"))
 CHILD = """
 import yaml, warnings
 warnings.simplefilter("ignore")
-from dpcost.analysis.tuning import TuningSpec
-from dpcost.scripting import privacy_spec, tune_job
-cfg = yaml.safe_load(open({config!r}))
-block = cfg["housing"]
-privacy = privacy_spec(block["privacy"], cfg["calibration"], cfg["on_invalid"], cfg.get("sampler", "exact"))
-tune_job(dataset="housing", method={method!r}, inputs={inputs!r}, spec=TuningSpec.of(block, {method!r}), params={{}},
-         m_grid=block["m"], seed=cfg["seed"], privacy=privacy, out_json={record!r}, out_table={table!r})
+from dpcost.config import resolve, with_defaults
+from dpcost.jobs import Job
+from dpcost.jobs.tune import tune
+run = resolve(with_defaults(yaml.safe_load(open({config!r}))), run_checks=False)
+tune(Job("tune", {inputs!r}, {{"record": {record!r}, "table": {table!r}}}, run.tune_args("housing", {method!r}),
+         {{"dataset": "housing", "method": {method!r}}}))
 """
 
 

@@ -18,12 +18,10 @@ def test_default_config_is_valid_and_plans_the_analysis(tmp_path):
     for rule in (
         "download_housing",
         "preprocess_housing",
-        "estimate_housing",
         "download_snp",
         "preprocess_snp",
-        "estimate_snp",
         "preprocess_snp_logistic",
-        "estimate_snp_logistic",
+        "estimate",
         "aggregate",
         "plot",
         "attack_method",
@@ -45,9 +43,9 @@ def test_presets_are_valid_and_plan_their_run(preset, tmp_path):
     res = run_workflow(tmp_path, cfg, "all", "simulation", "-n")  # the analysis and the preset's simulation study
     assert res.returncode == 0, res.stderr[-2000:]
     text = res.stdout + res.stderr
-    assert "rule estimate_housing:" in text and "rule tune:" in text and "rule simulate:" in text
+    assert "rule estimate:" in text and "rule tune:" in text and "rule simulate:" in text
     if preset == "cwz2019":
-        assert "estimate_snp" not in text  # the earlier version's housing run only
+        assert "dataset=snp" not in text  # the earlier version's housing run only
     # AdaOPS as printed has a gap: run for reproduction, said at start-up
     assert "PRIVACY WARNING" in text
 

@@ -51,7 +51,9 @@ def test_the_library_does_not_need_snakemake():
     assert {"snakemake", "pyyaml"} <= set(extras["workflow"]) <= set(extras["test"])
     for path in (REPO / "src/dpcost").rglob("*.py"):
         text = path.read_text()
-        assert "import snakemake" not in text and "import yaml" not in text, path
+        assert "import snakemake" not in text, path
+        # the workflow's jobs run with the workflow extra (the config snapshot writes YAML); the library does not
+        assert "import yaml" not in text or path.parent.name == "jobs", path
 
 
 def _top_level_imports(package: Path) -> set[str]:

@@ -1,15 +1,11 @@
 rule aggregate:
     input:
         meta="results/{dataset}/preprocessing.json",
-        tables=lambda wc: expand(
-            "results/{dataset}/estimates/{method}.parquet",
-            dataset=wc.dataset,
-            method=METHODS[wc.dataset],
+        tables=lambda wc: per_method(
+            wc.dataset, "results/{dataset}/estimates/{method}.parquet"
         ),
-        plans=lambda wc: expand(
-            "results/{dataset}/estimates/{method}.plans.json",
-            dataset=wc.dataset,
-            method=METHODS[wc.dataset],
+        plans=lambda wc: per_method(
+            wc.dataset, "results/{dataset}/estimates/{method}.plans.json"
         ),
     output:
         errors="results/{dataset}/errors.parquet",
@@ -28,8 +24,8 @@ rule aggregate:
     conda:
         "../envs/dpcost.yaml"
     params:
-        privacy=lambda wc: privacy(wc.dataset).to_dict(),
-        tuning_mode=lambda wc: config[wc.dataset].get("tuning_mode", "fixed"),
+        privacy=lambda wc: RUN.privacy(wc.dataset).to_dict(),
+        tuning_mode=lambda wc: RUN.tuning_mode(wc.dataset),
     script:
         "../scripts/aggregate.py"
 
@@ -63,22 +59,20 @@ rule plot:
         "../envs/dpcost.yaml"
     params:
         privacy=lambda wc: config[wc.dataset]["privacy"],
-        calibration=lambda wc: calibration(wc.dataset),
-        tuning=lambda wc: config[wc.dataset].get("tuning_mode", "fixed"),
+        calibration=lambda wc: RUN.calibration(wc.dataset),
+        tuning=lambda wc: RUN.tuning_mode(wc.dataset),
     script:
-        "../scripts/plot_error_curves.py"
+        "../scripts/aggregate.py"
 
 
 rule ledger:
     input:
         meta="results/{dataset}/preprocessing.json",
-        plans=lambda wc: expand(
-            "results/{dataset}/estimates/{method}.plans.json",
-            dataset=wc.dataset,
-            method=METHODS[wc.dataset],
+        plans=lambda wc: per_method(
+            wc.dataset, "results/{dataset}/estimates/{method}.plans.json"
         ),
     output:
-        report(
+        ledger=report(
             "results/{dataset}/privacy_ledger.json",
             caption="../report/ledger.rst",
             category="{dataset}",
@@ -94,14 +88,14 @@ rule ledger:
         "../envs/dpcost.yaml"
     params:
         m=lambda wc: config[wc.dataset]["m"],
-        privacy=lambda wc: privacy(wc.dataset).to_dict(),
+        privacy=lambda wc: RUN.privacy(wc.dataset).to_dict(),
     script:
-        "../scripts/ledger.py"
+        "../scripts/aggregate.py"
 
 
 rule config_snapshot:
     output:
-        report(
+        config=report(
             "results/config_used.yaml",
             caption="../report/config.rst",
             category="configuration",
@@ -116,14 +110,14 @@ rule config_snapshot:
     params:
         config=config,
     script:
-        "../scripts/config_snapshot.py"
+        "../scripts/aggregate.py"
 
 
 rule compare:
     input:
         summary="results/{dataset}/summary.csv",
     output:
-        report(
+        table=report(
             "results/{dataset}/comparison.csv",
             caption="../report/comparison.rst",
             category="{dataset}",
@@ -140,4 +134,4 @@ rule compare:
     params:
         peers=lambda wc: config[wc.dataset].get("peers", "never"),
     script:
-        "../scripts/compare.py"
+        "../scripts/aggregate.py"

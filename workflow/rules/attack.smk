@@ -1,6 +1,7 @@
-# The score attack on the released estimates (docs/methods.md, "Score attacks"): one job per (dataset, method)
+# The score attack on the released estimates (docs/methods.md, "Score attacks"): one job per (analysis, method)
 # re-creates repetitions 0 … attack.reps − 1 of its error curve (the same subsamples, constants and noise) and scores
-# members of each subsample against records outside it; then the table and the figure per dataset.
+# members of each subsample against records outside it; then the table and the figure per analysis
+# (dpcost.jobs.attack).
 
 
 rule attack_method:
@@ -18,17 +19,15 @@ rule attack_method:
     conda:
         "../envs/dpcost.yaml"
     params:
-        job=lambda wc: attack_params(wc.dataset),
+        job=lambda wc: RUN.attack_args(wc.dataset),
     script:
-        "../scripts/attack_method.py"
+        "../scripts/attack.py"
 
 
 rule attack:
     input:
-        tables=lambda wc: expand(
-            "results/{dataset}/attack/{method}.parquet",
-            dataset=wc.dataset,
-            method=METHODS[wc.dataset],
+        tables=lambda wc: per_method(
+            wc.dataset, "results/{dataset}/attack/{method}.parquet"
         ),
         summary="results/{dataset}/summary.csv",
     output:
@@ -54,8 +53,8 @@ rule attack:
     conda:
         "../envs/dpcost.yaml"
     params:
-        privacy=lambda wc: privacy(wc.dataset).to_dict(),
+        privacy=lambda wc: RUN.privacy(wc.dataset).to_dict(),
         alpha=lambda wc: config[wc.dataset]["attack"]["alpha"],
-        tuning_mode=lambda wc: config[wc.dataset].get("tuning_mode", "fixed"),
+        tuning_mode=lambda wc: RUN.tuning_mode(wc.dataset),
     script:
-        "../scripts/attack_summary.py"
+        "../scripts/attack.py"

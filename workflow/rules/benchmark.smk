@@ -14,34 +14,27 @@ rule benchmark_method:
     benchmark:
         "results/benchmarks/benchmark_{dataset}_{method}.tsv"
     wildcard_constraints:
-        dataset=one_of(BENCHMARK_DATASETS),
+        dataset=one_of(BENCHMARK["datasets"]),
     conda:
         "../envs/dpcost.yaml"
     params:
-        spec=lambda wc: TuningSpec.of(
-            {**config[wc.dataset], "tuning_mode": BENCHMARK["tuning_mode"]}, wc.method
-        ).to_dict(),
-        block=config.get("benchmark"),
-        grid=lambda wc: config[wc.dataset]["m"],
-        params=lambda wc: analysis_of(wc.dataset).params_from(config[wc.dataset]),
-        seed=config["seed"],
-        privacy=lambda wc: privacy(wc.dataset).to_dict(),
+        job=lambda wc: RUN.benchmark_args(wc.dataset, wc.method),
     script:
-        "../scripts/benchmark_method.py"
+        "../scripts/benchmark.py"
 
 
 rule benchmark_summary:
     input:
-        tables=[
-            f"results/benchmark/runs/{ds}/{k}.parquet"
-            for ds in BENCHMARK_DATASETS
-            for k in BENCHMARK_METHODS
-        ],
-        records=[
-            f"results/benchmark/runs/{ds}/{k}.json"
-            for ds in BENCHMARK_DATASETS
-            for k in BENCHMARK_METHODS
-        ],
+        tables=expand(
+            "results/benchmark/runs/{dataset}/{method}.parquet",
+            dataset=BENCHMARK["datasets"],
+            method=BENCHMARK["methods"],
+        ),
+        records=expand(
+            "results/benchmark/runs/{dataset}/{method}.json",
+            dataset=BENCHMARK["datasets"],
+            method=BENCHMARK["methods"],
+        ),
     output:
         errors="results/benchmark/errors.parquet",
         summary=report(
@@ -70,8 +63,8 @@ rule benchmark_summary:
     conda:
         "../envs/dpcost.yaml"
     params:
-        delta=lambda wc: per_dataset(lambda ds: config[ds]["privacy"]["delta"]),
-        calibration=lambda wc: per_dataset(calibration),
-        tuning_mode=BENCHMARK.get("tuning_mode") if BENCHMARK else None,
+        delta=lambda wc: RUN.across_benchmark(lambda ds: config[ds]["privacy"]["delta"]),
+        calibration=lambda wc: RUN.across_benchmark(RUN.calibration),
+        tuning_mode=BENCHMARK.get("tuning_mode"),
     script:
-        "../scripts/benchmark_summary.py"
+        "../scripts/benchmark.py"

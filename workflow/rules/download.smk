@@ -15,7 +15,7 @@ rule download_housing:
     message:
         "Downloading the California housing data (first source that verifies)"
     script:
-        "../scripts/download_housing.py"
+        "../scripts/download.py"
 
 
 rule download_snp:
@@ -35,7 +35,7 @@ rule download_snp:
     message:
         "Listing {params.matrix_url} and downloading every series-matrix part"
     script:
-        "../scripts/download_snp.py"
+        "../scripts/download.py"
 
 
 # Any `kind: table` analysis: its raw table, from the first source whose content verifies.
@@ -59,4 +59,4 @@ rule download_table:
     message:
         "Fetching the table {wildcards.dataset} (first source that verifies)"
     script:
-        "../scripts/download_table.py"
+        "../scripts/download.py"

@@ -21,7 +21,7 @@ rule download_libsvm:
     message:
         "Downloading the {wildcards.dataset} train and test files (LIBSVM data sets)"
     script:
-        "../scripts/download_libsvm.py"
+        "../scripts/libsvm.py"
 
 
 rule prepare_libsvm:
@@ -42,7 +42,7 @@ rule prepare_libsvm:
         block=lambda w: config[w.dataset],
         seed=config["seed"],
     script:
-        "../scripts/prepare_libsvm.py"
+        "../scripts/libsvm.py"
 
 
 rule estimate_libsvm:
@@ -63,11 +63,11 @@ rule estimate_libsvm:
     params:
         block=lambda w: config[w.dataset],
         seed=config["seed"],
-        calibration=lambda w: calibration(w.dataset),
+        calibration=lambda w: RUN.calibration(w.dataset),
         on_invalid=config["on_invalid"],
         sampler=config.get("sampler", "exact"),
     script:
-        "../scripts/estimate_libsvm.py"
+        "../scripts/libsvm.py"
 
 
 rule libsvm_table:
@@ -96,7 +96,7 @@ rule libsvm_table:
         "../envs/dpcost.yaml"
     params:
         block=lambda w: config[w.dataset],
-        calibration=lambda w: calibration(w.dataset),
+        calibration=lambda w: RUN.calibration(w.dataset),
         sampler=config.get("sampler", "exact"),
     script:
-        "../scripts/libsvm_table.py"
+        "../scripts/libsvm.py"

@@ -20,7 +20,7 @@ rule preprocess_housing:
         y_scale=config["housing"]["y_scale"],
         center_y=config["housing"]["center_y"],
     script:
-        "../scripts/preprocess_housing.py"
+        "../scripts/preprocess.py"
 
 
 rule preprocess_snp:
@@ -49,7 +49,7 @@ rule preprocess_snp:
         max_missing_rate=config["snp"]["max_missing_rate"],
         tie_break=config["snp"]["tie_break"],
     script:
-        "../scripts/preprocess_snp.py"
+        "../scripts/preprocess.py"
 
 
 # The logistic analysis reuses the SNP table: its record holds the centring and the truth (the non-private
@@ -75,7 +75,7 @@ rule preprocess_snp_logistic:
         s=config["snp_logistic"]["s"],
         fit=config["snp_logistic"]["truth_fit"],
     script:
-        "../scripts/preprocess_snp_logistic.py"
+        "../scripts/preprocess.py"
 
 
 # Any `kind: table` analysis: columns chosen, categorical columns one-hot encoded, transforms, standardization, the
@@ -101,8 +101,8 @@ rule preprocess_table:
     conda:
         "../envs/dpcost.yaml"
     params:
-        spec=lambda wc: table_spec(wc.dataset),
+        spec=lambda wc: RUN.table_spec(wc.dataset),
         max_m=lambda wc: max(config[wc.dataset]["m"]),
         seed=config["seed"],
     script:
-        "../scripts/preprocess_table.py"
+        "../scripts/preprocess.py"

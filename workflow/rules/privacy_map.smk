@@ -17,25 +17,17 @@ rule map_method:
     conda:
         "../envs/dpcost.yaml"
     params:
-        spec=lambda wc: TuningSpec.of(
-            config[wc.dataset],
-            wc.method,
-            decoys=config[wc.dataset]["map"].get("decoys"),
-        ).to_dict(),
-        grid=lambda wc: config[wc.dataset]["map"],
-        params=lambda wc: analysis_of(wc.dataset).params_from(config[wc.dataset]),
-        seed=config["seed"],
-        privacy=lambda wc: privacy(wc.dataset).to_dict(),
+        job=lambda wc: RUN.map_args(wc.dataset, wc.method),
     script:
-        "../scripts/map_method.py"
+        "../scripts/privacy_map.py"
 
 
 rule privacy_map:
     input:
-        lambda wc: expand(
+        tables=lambda wc: per_method(
+            wc.dataset,
             "results/{dataset}/map/{method}.parquet",
-            dataset=wc.dataset,
-            method=config[wc.dataset]["map"]["methods"],
+            config[wc.dataset]["map"]["methods"],
         ),
     output:
         summary="results/{dataset}/privacy_map.csv",
@@ -68,7 +60,7 @@ rule privacy_map:
         "../envs/dpcost.yaml"
     params:
         privacy=lambda wc: config[wc.dataset]["privacy"],
-        calibration=lambda wc: calibration(wc.dataset),
-        tuning_mode=lambda wc: config[wc.dataset].get("tuning_mode", "fixed"),
+        calibration=lambda wc: RUN.calibration(wc.dataset),
+        tuning_mode=lambda wc: RUN.tuning_mode(wc.dataset),
     script:
         "../scripts/privacy_map.py"

@@ -27,7 +27,7 @@ rule simulate:
         sampler=config.get("sampler", "exact"),
         seed=config["seed"],
     script:
-        "../scripts/simulate.py"
+        "../scripts/simulation.py"
 
 
 rule simulation_aggregate:
@@ -52,7 +52,7 @@ rule simulation_aggregate:
     params:
         block=config.get("simulation"),
     script:
-        "../scripts/simulation_aggregate.py"
+        "../scripts/simulation.py"
 
 
 rule simulation_plot:
@@ -79,4 +79,4 @@ rule simulation_plot:
             if e.get("delta") is not None
         },
     script:
-        "../scripts/simulation_plot.py"
+        "../scripts/simulation.py"

@@ -1,6 +1,7 @@
-# One job per (dataset, method): the constants the method runs with at every m (tuning_mode fixed, decoy or private;
-# dpcost.analysis.tuning). The estimate job reads its record; the ledger says which data the choice looked at. A job
-# that m_parts splits runs its decoy search as tune_part jobs, one per part of the m grid, and chooses from theirs.
+# One job per (analysis, method): the constants the method runs with at every m (tuning_mode fixed, decoy or
+# private; dpcost.analysis.tuning). The estimate job reads its record; the ledger says which data the choice looked
+# at. A job that m_parts splits runs its decoy search as tune_part jobs, one per part of the m grid, and chooses from
+# theirs (dpcost.jobs.tune).
 
 
 rule tune:
@@ -19,7 +20,7 @@ rule tune:
     conda:
         "../envs/dpcost.yaml"
     params:
-        tune=lambda wc: tune_params(wc.dataset, wc.method),
+        job=lambda wc: RUN.tune_args(wc.dataset, wc.method),
     script:
         "../scripts/tune.py"
 
@@ -28,7 +29,7 @@ rule tune_part:
     input:
         unpack(data_inputs),
     output:
-        "results/{dataset}/parts/tune_{method}.{part}.npz",
+        errors="results/{dataset}/parts/tune_{method}.{part}.npz",
     log:
         "logs/{dataset}/tune_{method}.{part}.log",
     benchmark:
@@ -39,7 +40,7 @@ rule tune_part:
     conda:
         "../envs/dpcost.yaml"
     params:
-        tune=lambda wc: tune_params(wc.dataset, wc.method),
-        part=lambda wc: m_parts(wc.dataset, "tune", wc.method)[int(wc.part)],
+        job=lambda wc: RUN.tune_args(wc.dataset, wc.method),
+        part=lambda wc: RUN.parts(wc.dataset, "tune", wc.method)[int(wc.part)],
     script:
-        "../scripts/tune_part.py"
+        "../scripts/tune.py"

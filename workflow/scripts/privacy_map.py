@@ -1,18 +1,5 @@
-"""The privacy-utility map of one analysis: summaries, the epsilon needed per m, and the heat map."""
+"""The jobs of workflow/rules/privacy_map.smk: dpcost.jobs.privacy_map (one function per rule)."""
 
-from dpcost.scripting import map_summary_job, run
+from dpcost.jobs import main, privacy_map
 
-p = snakemake.params
-out = snakemake.output
-run(
-    lambda: map_summary_job(
-        dataset=snakemake.wildcards.dataset,
-        tables=list(snakemake.input),
-        privacy=dict(p.privacy),
-        calibration=p.calibration,
-        tuning_mode=p.tuning_mode,
-        outputs={"summary": out.summary, "ratios": out.ratios, "needed": out.needed, "figure": [out.png, out.pdf]},
-    ),
-    snakemake.log[0],
-    "privacy_map",
-)
+main(snakemake, privacy_map)

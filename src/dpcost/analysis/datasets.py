@@ -4,6 +4,7 @@ the dataset's name."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -15,6 +16,9 @@ from ..data import housing
 from ..errors import ConfigError, DataError
 from ..estimators.glm import sparse_glm_iht
 from .designs import HeldOutRegressionDesign, RegressionDesign, SparseLogisticDesign, TwoGroupMeanDesign
+
+TABLE_FILES = {"table": "results/{name}/data.parquet", "meta": "results/{name}/preprocessing.json"}
+SNP_FILES = {"genotypes": "results/snp/genotypes.parquet", "meta": "results/{name}/preprocessing.json"}
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,7 @@ class Analysis:
     check           config block → raises :class:`ConfigError` on values no run should start with
     base            (analysis, keys): the analysis whose data it reuses, and the keys of that analysis's config block
                     it reads (the data's facts, e.g. the group sizes)
+    files           where its data are, by the names ``load`` reads ({name}: the analysis's): :meth:`inputs`
     """
 
     name: str
@@ -48,6 +53,11 @@ class Analysis:
     comparison: bool = False
     check: Callable[[Mapping], None] | None = None
     base: tuple[str, tuple[str, ...]] | None = None
+    files: Mapping[str, str] = dataclasses.field(default_factory=lambda: dict(TABLE_FILES))
+
+    def inputs(self) -> dict[str, str]:
+        """The preprocessed data the analysis's jobs read, under the names its loader takes."""
+        return {k: v.format(name=self.name) for k, v in self.files.items()}
 
     def params_from(self, block: Mapping) -> dict:
         return {k: block[k] for k in self.params}
@@ -174,6 +184,7 @@ ANALYSES: dict[str, Analysis] = {
         probe=_mean_probe,
         params=("s",),
         check=_check_snp,
+        files=SNP_FILES,
     ),
     "snp_logistic": Analysis(
         name="snp_logistic",
@@ -188,6 +199,7 @@ ANALYSES: dict[str, Analysis] = {
         params=("s",),
         check=_check_snp,
         base=("snp", ("groups", "n_snps")),
+        files=SNP_FILES,
     ),
 }
 

@@ -100,7 +100,7 @@ def _delta_warning(ms: Sequence[int], deltas: Sequence[float]) -> str:
 
 
 def method_entry(record: dict) -> dict:
-    """One method's ledger entry from its plans file (as :func:`dpcost.scripting.estimate_job` writes it).
+    """One method's ledger entry from its plans file (as :func:`dpcost.jobs.estimate.estimate` writes it).
 
     Private methods: ``per_m`` holds every m's (ε, δ(m)), releases and parameters and ``delta_ge_1_over_m`` (δ(m) ≥
     1/m: a δ that large allows releasing a record outright); ``delta_warning`` names all such m (None if none).

@@ -116,8 +116,9 @@ def test_every_caption_states_the_setting_and_the_repetitions(tmp_path, figures)
 
 
 def test_the_simulation_figure_states_its_setting_and_repetitions(tmp_path, figures):
+    from dpcost.jobs import Job
+    from dpcost.jobs.simulation import simulation_plot
     from dpcost.simulation import report
-    from dpcost.simulation.jobs import plot_job
 
     rows = [("e", 1, "a", "mean", k, "", k != "sample_mean", n, 20, np.nan, np.nan, np.nan, 0.5, 0.5, 25, 1.0 / n, 0.0,
              0.5 / n, 2.0 / n, 0.0, 1e-5, True) for k in ("sample_mean", "dp_mean") for n in (1000, 4000)]  # fmt: skip
@@ -126,8 +127,10 @@ def test_the_simulation_figure_states_its_setting_and_repetitions(tmp_path, figu
     pd.DataFrame(columns=["experiment", "method", "variant", "epsilon", "shape", "n", "fitted"]).to_csv(
         tmp_path / "rates.csv", index=False
     )
-    plot_job(summary=tmp_path / "summary.csv", rates=tmp_path / "rates.csv", number=1, paths=[tmp_path / "f.png"],
-             privacy={"epsilon": 0.5, "delta": "10/n^1.1"}, calibration="paper")  # fmt: skip
+    simulation_plot(Job("simulation_plot", {"summary": tmp_path / "summary.csv", "rates": tmp_path / "rates.csv"},
+                        {"png": tmp_path / "f.png", "pdf": tmp_path / "f.pdf"},
+                        {"privacy": {"epsilon": 0.5, "delta": "10/n^1.1"}, "calibration": "paper", "deltas": {}},
+                        {"number": "1"}))  # fmt: skip
     title = figures[0]._suptitle.get_text()
     assert "25 repetitions" in title and "paper calibration" in title and "fixed tuning" in title
     assert "ε = 0.5" in title and "δ = 10/n^1.1" in title

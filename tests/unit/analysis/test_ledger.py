@@ -34,7 +34,7 @@ def _design():
 
 
 def _record(name, privacy=PRIVACY, tuning=None):
-    """What dpcost.scripting.estimate_job writes to its plans file, read back from JSON."""
+    """What dpcost.jobs.estimate.estimate writes to its plans file, read back from JSON."""
     spec = METHODS[name]
     tuning = spec.resolve_tuning(TUNING[name] if tuning is None else tuning)
     _, plans = run_grid(

@@ -11,7 +11,9 @@ from dpcost.analysis.tuning import TuningSpec
 from dpcost.data.housing import COVARIATES
 from dpcost.dp.spec import Privacy
 from dpcost.errors import DPCostError
-from dpcost.scripting import estimate_job, estimate_part_job, tune_job, tune_part_job
+from dpcost.jobs import Job
+from dpcost.jobs.estimate import estimate, estimate_part
+from dpcost.jobs.tune import tune, tune_part
 
 P = Privacy(0.5, "10/n^1.1", "tight")
 M = [300, 600, 900]
@@ -31,13 +33,17 @@ def inputs(tmp_path):
     return {"table": str(tmp_path / "data.parquet"), "meta": str(tmp_path / "meta.json")}
 
 
+WILD = {"dataset": "housing", "method": "ssp"}
+
+
 def _tune(tmp_path, inputs, name, parts=()):
-    kw = dict(dataset="housing", method="ssp", inputs=inputs, spec=SPEC, params={}, m_grid=M, seed=5, privacy=P)
+    args = dict(spec=SPEC.to_dict(), params={}, m=M, seed=5, privacy=P.to_dict())
     files = []
     for k, part in enumerate(parts):
         files.append(str(tmp_path / f"{name}.{k}.npz"))
-        tune_part_job(**kw, part=part, out=files[-1])
-    tune_job(**kw, out_json=str(tmp_path / f"{name}.json"), out_table=str(tmp_path / f"{name}.csv"), parts=files)
+        tune_part(Job("tune_part", inputs, {"errors": files[-1]}, {**args, "part": part}, WILD))
+    out = {"record": str(tmp_path / f"{name}.json"), "table": str(tmp_path / f"{name}.csv")}
+    tune(Job("tune", {**inputs, "parts": files}, out, args, WILD))
     return [(tmp_path / f"{name}.{ext}").read_bytes() for ext in ("json", "csv")]
 
 
@@ -51,14 +57,15 @@ def test_a_split_tune_job_writes_the_files_of_the_unsplit_one(tmp_path, inputs):
 
 def test_a_split_estimate_job_writes_the_files_of_the_unsplit_one(tmp_path, inputs):
     _tune(tmp_path, inputs, "tuning")
-    kw = dict(dataset="housing", method="ssp", inputs=inputs, tuning_file=str(tmp_path / "tuning.json"), params={},
-              m_grid=M, reps=3, seed=5, privacy=P)  # fmt: skip
-    out = {name: (str(tmp_path / f"{name}.parquet"), str(tmp_path / f"{name}.plans.json")) for name in ("a", "b")}
-    estimate_job(**kw, out_table=out["a"][0], out_plans=out["a"][1])
+    data = {**inputs, "tuning": str(tmp_path / "tuning.json")}
+    args = dict(params={}, m=M, reps=3, seed=5, privacy=P.to_dict())
+    out = {name: {"table": str(tmp_path / f"{name}.parquet"), "plans": str(tmp_path / f"{name}.plans.json")}
+           for name in ("a", "b")}  # fmt: skip
+    estimate(Job("estimate", data, out["a"], args, WILD))
     parts = [str(tmp_path / f"part{k}.parquet") for k in range(2)]
     for path, part in zip(parts, [[300, 600], [900]], strict=True):
-        estimate_part_job(**kw, part=part, out=path)
-    estimate_job(**kw, out_table=out["b"][0], out_plans=out["b"][1], parts=parts)
-    for a, b in zip(out["a"], out["b"], strict=True):
+        estimate_part(Job("estimate_part", data, {"table": path}, {**args, "part": part}, WILD))
+    estimate(Job("estimate", {**data, "parts": parts}, out["b"], args, WILD))
+    for a, b in zip(out["a"].values(), out["b"].values(), strict=True):
         assert open(a, "rb").read() == open(b, "rb").read()
-    assert len(pd.read_parquet(out["a"][0])) == 9 and len(json.load(open(out["a"][1]))["plans"]) == 3
+    assert len(pd.read_parquet(out["a"]["table"])) == 9 and len(json.load(open(out["a"]["plans"]))["plans"]) == 3

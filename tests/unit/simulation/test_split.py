@@ -8,12 +8,15 @@ import pytest
 import yaml
 
 from dpcost.errors import ConfigError
+from dpcost.jobs import Job
+from dpcost.jobs.simulation import simulate, simulation_aggregate
 from dpcost.simulation.experiments import SimulationSpec
-from dpcost.simulation.jobs import aggregate_job, simulate_job
 
 from support import REPO
 
 CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+ARGS = {"calibration": CONFIG["calibration"], "on_invalid": CONFIG["on_invalid"], "sampler": CONFIG["sampler"],
+        "seed": CONFIG["seed"]}  # fmt: skip
 # small: a data-driven R (R=dp_quantile: each repetition's R is private and its own) and the sparsity variants (a
 # selection budget computed once per job, plans from a selection's streams), two sizes each
 SMALL = {
@@ -36,12 +39,12 @@ def _run(block: dict, out) -> tuple[list[tuple], dict]:
     for e, n, a, b in jobs:
         tables.append(str(out / f"{e}_n{n}_reps{a}-{b}.parquet"))
         plans.append(str(out / f"{e}_n{n}_reps{a}-{b}.plans.json"))
-        simulate_job(block, experiment=e, n=n, calibration=CONFIG["calibration"], on_invalid=CONFIG["on_invalid"],
-                     sampler=CONFIG["sampler"], seed=CONFIG["seed"], out_table=tables[-1], out_plans=plans[-1],
-                     first=a, last=b)  # fmt: skip
+        simulate(Job("simulate", output={"table": tables[-1], "plans": plans[-1]}, args={**ARGS, "block": block},
+                     wildcards={"experiment": e, "n": str(n), "first": str(a), "last": str(b)}))  # fmt: skip
     outputs = {"errors": "errors.parquet", "summary": "summary.csv", "rates": "rates.csv",
                "ledger": "privacy_ledger.json"}  # fmt: skip
-    aggregate_job(block, tables=tables, plans=plans, **{f"out_{k}": str(out / v) for k, v in outputs.items()})
+    simulation_aggregate(Job("simulation_aggregate", {"tables": tables, "plans": plans},
+                             {k: str(out / v) for k, v in outputs.items()}, {"block": block}))  # fmt: skip
     return jobs, {v: (out / v).read_bytes() for v in outputs.values()} | {
         "plans": [json.loads(open(p).read()) for p in plans]
     }
@@ -74,5 +77,6 @@ def test_the_split_is_checked():
     jobs = SimulationSpec.from_config(_block(reps_per_job=7)).jobs()  # larger than reps: one job per n
     assert jobs[:2] == [("trunc", 100, 0, 4), ("trunc", 200, 0, 4)]
     with pytest.raises(ConfigError, match="repetitions 3-5 are not among its 0-4"):
-        simulate_job(_block(), experiment="trunc", n=100, calibration="tight", on_invalid="refuse", sampler="exact",
-                     seed=1, out_table="unused.parquet", out_plans="unused.json", first=3, last=5)  # fmt: skip
+        simulate(Job("simulate", output={"table": "unused.parquet", "plans": "unused.json"},
+                     args={**ARGS, "block": _block(), "calibration": "tight", "on_invalid": "refuse"},
+                     wildcards={"experiment": "trunc", "n": "100", "first": "3", "last": "5"}))  # fmt: skip

@@ -1,0 +1,243 @@
+"""The run's configuration, resolved once at start-up: every check no job should start without, and the facts the
+workflow's rules read — which analyses run, their methods (peers included), privacy, m grids and how long jobs are
+split, the simulation study and the real-data benchmark. The workflow (workflow/rules/common.smk) lays every
+``kind: table`` block over ``table_defaults`` (:func:`with_defaults`), validates the result against its schema, and
+calls :func:`resolve`; a bad value is one :class:`~dpcost.errors.ConfigError` whose message names the key.
+Unit-tested without Snakemake (tests/unit/test_config.py)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .analysis import datasets
+from .analysis.checks import check_setup
+from .analysis.tuning import TuningSpec, searches_decoys
+from .data import libsvm
+from .dp.spec import Privacy
+from .errors import ConfigError, DPCostError
+from .estimators.peers import available as peers_available
+from .estimators.registry import methods_of
+
+MERGED_BY_METHOD = ("tuning", "search")  # a table's block replaces table_defaults' entry method by method here
+INHERITED = ("tuning", "search", "private_tuning", "attack")  # housing's blocks a table starts from
+# the keys of a table's block that its preparation reads (dpcost.data.prepare.prepare)
+TABLE_SPEC_KEYS = ("response", "covariates", "categorical", "levels", "transforms", "y_scale", "test_fraction",
+                   "max_levels")  # fmt: skip
+
+
+def with_defaults(config: Mapping) -> dict:
+    """A copy of ``config`` with every ``kind: table`` block laid over ``table_defaults`` and housing's tuning, search,
+    private_tuning and attack blocks: a key the block sets replaces the default's, in ``tuning`` and ``search``
+    method by method. Before validation, so that the schema's own
+    defaults do not mask these."""
+    out = copy.deepcopy(dict(config))
+    housing = out.get("housing", {})
+    base = {**{k: housing[k] for k in INHERITED if k in housing}, **out.get("table_defaults", {})}
+    for name, block in out.items():
+        if isinstance(block, dict) and block.get("kind") == "table":
+            merged = {**copy.deepcopy(base), **block}
+            for key in MERGED_BY_METHOD:
+                if isinstance(block.get(key), dict):
+                    merged[key] = {**base.get(key, {}), **block[key]}
+            out[name] = merged
+    return out
+
+
+def one_line(where: str, exc: Exception) -> ConfigError:
+    """``exc`` (a DataError, PrivacyError, …) as a ConfigError prefixed by the key it concerns."""
+    return ConfigError(f"{where}: {exc}" if where else str(exc))
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """A resolved configuration (:func:`resolve`). ``config`` is the validated mapping with the table defaults laid
+    in; ``analyses`` the m-grid analyses the run makes (built in, or ``kind: table`` blocks), ``libsvm`` the
+    knowledge-transfer studies, ``methods`` each analysis's methods with the peers it runs."""
+
+    config: Mapping
+    analyses: tuple[str, ...]
+    tables: tuple[str, ...]
+    libsvm: tuple[str, ...]
+    methods: Mapping[str, tuple[str, ...]]
+    simulation: object | None = None  # a SimulationSpec
+    benchmark: Mapping | None = None
+
+    # ---- per analysis ---------------------------------------------------------------------------------------------
+
+    def analysis(self, name: str) -> datasets.Analysis:
+        return datasets.get(name)
+
+    def block(self, name: str) -> dict:
+        """The analysis's config block, with the keys it reads from the analysis whose data it reuses."""
+        return self.analysis(name).block(self.config)
+
+    def calibration(self, name: str) -> str:
+        return self.config[name].get("calibration", self.config["calibration"])
+
+    def privacy(self, name: str) -> Privacy:
+        block = self.config[name]["privacy"]
+        return Privacy(block["epsilon"], block["delta"], self.calibration(name), self.config["on_invalid"],
+                       sampler=self.config.get("sampler", "exact"))  # fmt: skip
+
+    def tuning_mode(self, name: str) -> str:
+        return self.config[name].get("tuning_mode", "fixed")
+
+    def params(self, name: str) -> dict:
+        """The analysis parameters every method that takes them gets (e.g. the sparsity s)."""
+        return self.analysis(name).params_from(self.config[name])
+
+    def parts(self, name: str, step: str, method: str) -> list[list[int]]:
+        """The m grid of a tune or estimate job in the consecutive parts ``m_parts`` asks for (one: not split), as
+        even in length as they go."""
+        grid = self.config[name]["m"]
+        k = self.config.get("m_parts", {}).get(name, {}).get(step, {}).get(method, 1)
+        q, r = divmod(len(grid), min(k, len(grid)))
+        ends = [0]
+        while ends[-1] < len(grid):
+            ends.append(ends[-1] + q + (len(ends) <= r))
+        return [grid[a:b] for a, b in zip(ends, ends[1:], strict=False)]
+
+    def is_split(self, name: str, step: str, method: str) -> bool:
+        """Whether the job runs as parts: more than one part, and for a tune job a decoy search to split."""
+        if len(self.parts(name, step, method)) < 2:
+            return False
+        registry = methods_of(self.analysis(name).family)
+        return step != "tune" or searches_decoys(registry[method], TuningSpec.of(self.config[name], method))
+
+    # ---- the arguments of each job (a rule's `job` param) ------------------------------------------------------------
+
+    def table_spec(self, name: str) -> dict:
+        return {k: self.config[name][k] for k in TABLE_SPEC_KEYS if k in self.config[name]}
+
+    def estimate_args(self, name: str) -> dict:
+        return {"params": self.params(name), "m": self.config[name]["m"], "reps": self.config["reps"],
+                "seed": self.config["seed"], "privacy": self.privacy(name).to_dict()}  # fmt: skip
+
+    def tune_args(self, name: str, method: str) -> dict:
+        """Only what the choice depends on (a change elsewhere does not rerun the tune job)."""
+        return {"spec": TuningSpec.of(self.config[name], method).to_dict(), "params": self.params(name),
+                "m": self.config[name]["m"], "seed": self.config["seed"],
+                "privacy": self.privacy(name).to_dict()}  # fmt: skip
+
+    def attack_args(self, name: str) -> dict:
+        """Those of the estimate job, with the attack's repetitions (the first attack.reps of the curve's) and its cap
+        on candidates."""
+        block = self.config[name]["attack"]
+        return {**self.estimate_args(name), "reps": min(block["reps"], self.config["reps"]),
+                "cap": block["max_candidates"]}  # fmt: skip
+
+    def map_args(self, name: str, method: str) -> dict:
+        block = self.config[name]
+        spec = TuningSpec.of(block, method, decoys=block["map"].get("decoys"))
+        return {"spec": spec.to_dict(), "grid": block["map"], "params": self.params(name), "seed": self.config["seed"],
+                "privacy": self.privacy(name).to_dict()}  # fmt: skip
+
+    def benchmark_args(self, name: str, method: str) -> dict:
+        block = {**self.config[name], "tuning_mode": self.benchmark["tuning_mode"]}
+        return {"spec": TuningSpec.of(block, method).to_dict(), "block": dict(self.benchmark),
+                "grid": self.config[name]["m"], "params": self.params(name), "seed": self.config["seed"],
+                "privacy": self.privacy(name).to_dict()}  # fmt: skip
+
+    def across_benchmark(self, value) -> str:
+        """One value for the benchmark's figure caption: its data sets' common value, or "per data set"."""
+        values = {str(value(name)) for name in self.benchmark["datasets"]}
+        return values.pop() if len(values) == 1 else "per data set"
+
+
+def _check_sources(name: str, sources, check) -> None:
+    for k, src in enumerate(sources):
+        try:
+            check(src, f"{name}.sources.{k}")
+        except DPCostError as exc:
+            raise ConfigError(str(exc)) from None
+
+
+def resolve(config: Mapping, *, run_checks: bool = True) -> RunConfig:
+    """The resolved run of a validated ``config`` (:func:`with_defaults` applied). Checks, in this order: every
+    dataset named exists; the LIBSVM studies' blocks; every table's sources; the peers an analysis must have; the
+    names in ``m_parts``; δ at every m; then (``run_checks``: the main process of a run, not a job a cluster executor
+    spawns) every private method once on a tiny input (:func:`~dpcost.analysis.checks.check_setup`), for the
+    analyses and the benchmark. Raises a :class:`~dpcost.errors.DPCostError` (a ConfigError, or the estimator's own
+    refusal) whose one line names the key."""
+    from .data import table as table_data
+
+    tables = tuple(k for k, v in config.items() if isinstance(v, dict) and v.get("kind") == "table")
+    studies = tuple(name for name in config["datasets"] if name in libsvm.DATASETS)
+    analyses = tuple(name for name in config["datasets"] if name not in studies)
+    for name in analyses:
+        if name not in datasets.ANALYSES and name not in tables:
+            raise ConfigError(f"datasets lists {name!r}, which is neither built in "
+                              f"({', '.join([*datasets.ANALYSES, *libsvm.DATASETS])}) nor a config block with kind: "
+                              "table (docs/usage.md, 'Your own data')")  # fmt: skip
+    for name in studies:
+        if name not in config:
+            raise ConfigError(f"datasets lists {name} but the config has no {name} block (see config/README.md)")
+        from .analysis.transfer import check_block
+
+        check_block(name, config[name])  # raises a DPCostError naming the key
+    if "housing" in analyses and "housing" not in tables:
+        from .data.housing import check_source as check_housing_source
+
+        _check_sources("housing", config["housing"]["sources"], check_housing_source)
+    for name in tables:
+        _check_sources(name, config[name]["sources"], table_data.check_source)
+
+    methods = {name: tuple(config[name]["methods"]) + _peers(name, config[name]) for name in analyses}
+    for name, steps in config.get("m_parts", {}).items():
+        if name not in datasets.ANALYSES and name not in tables:
+            raise ConfigError(f"m_parts.{name}: no analysis of that name (built in: {', '.join(datasets.ANALYSES)}; "
+                              "or a kind: table block)")  # fmt: skip
+        known = methods_of(datasets.get(name).family)
+        for step, names in steps.items():
+            for method in names:
+                if method not in known:
+                    raise ConfigError(f"m_parts.{name}.{step}.{method}: {name} has no method {method!r} "
+                                      f"(see {name}.methods)")  # fmt: skip
+    run = RunConfig(config, analyses, tables, studies, methods)
+    for name in analyses:  # δ first, so that a formula that does not parse or leaves (0, 1) names its key
+        try:
+            for m in config[name]["m"]:
+                run.privacy(name).at(m)
+        except DPCostError as exc:
+            raise one_line(f"{name}.privacy.delta", exc) from None
+    for name in analyses if run_checks else ():
+        check_setup(run.analysis(name), run.block(name), methods=methods[name], privacy=run.privacy(name),
+                    m_grid=config[name]["m"])  # fmt: skip
+    simulation = _simulation(config)
+    bench = config.get("benchmark")
+    for name in bench["datasets"] if bench else ():
+        if name not in tables and name != "housing":
+            raise ConfigError(f"benchmark.datasets lists {name!r}, which is not a config block with kind: table")
+        if run_checks:
+            try:
+                check_setup(run.analysis(name), run.block(name), methods=bench["methods"], privacy=run.privacy(name),
+                            m_grid=config[name]["m"])  # fmt: skip
+            except DPCostError as exc:
+                raise one_line("benchmark", exc) from None
+    return RunConfig(config, analyses, tables, studies, methods, simulation, bench)
+
+
+def _peers(name: str, block: Mapping) -> tuple[str, ...]:
+    """The peer libraries' methods that join an analysis (peers: auto when installed, always: must be there)."""
+    mode = block.get("peers", "never")
+    peers = {k: m.peer for k, m in methods_of(datasets.get(name).family).items() if m.peer}
+    if mode == "never" or not peers:
+        return ()
+    usable = peers_available()
+    missing = sorted({lib for lib in peers.values() if not usable[lib]})
+    if mode == "always" and missing:
+        raise ConfigError(f"{name}.peers is 'always' but {missing} is not usable; install: pip install -e '.[peers]'")
+    return tuple(k for k, lib in peers.items() if usable[lib] and k not in block["methods"])
+
+
+def _simulation(config: Mapping):
+    if "simulation" not in config:
+        return None
+    from .simulation.experiments import SimulationSpec
+
+    try:
+        return SimulationSpec.from_config(config["simulation"])
+    except DPCostError as exc:
+        raise one_line("simulation", exc) from None

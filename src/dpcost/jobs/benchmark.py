@@ -1,0 +1,48 @@
+"""The jobs of workflow/rules/benchmark.smk: the real-data benchmark of private regression — one job per (data set,
+method) over the benchmark's ε at each data set's largest m, then its tables and figure
+(:mod:`dpcost.analysis.benchmark`)."""
+
+from __future__ import annotations
+
+import collections
+
+import pandas as pd
+
+from ..analysis import benchmark, datasets
+from ..analysis.tuning import TuningSpec
+from ..estimators.registry import methods_of
+from . import Job, read_json, write_json_atomic, write_table_atomic
+
+
+def benchmark_method(job: Job) -> None:
+    """One (data set, method): the tidy rows to ``output.table``, the tuning, plans and split to ``output.record``.
+    Arguments: spec, block (the benchmark block), grid (the data set's m), params, seed, privacy."""
+    a = job.args
+    block = a["block"]
+    analysis = datasets.get(job.dataset)
+    table, record = benchmark.run_benchmark(
+        analysis, methods_of(analysis.family)[job.method], job.data(), TuningSpec(**a["spec"]),
+        epsilons=block["epsilon"], grid=a["grid"], small_m=block.get("small_m"), reps=block["reps"],
+        test_fraction=block["test_fraction"], params=dict(a["params"]), seed=a["seed"], privacy=job.privacy(),
+    )  # fmt: skip
+    write_table_atomic(job.output["table"], table)
+    write_json_atomic(job.output["record"], record)
+
+
+def benchmark_summary(job: Job) -> None:
+    """summary.csv (per data set, method, ε, m), wins.csv (per method and ε, counted across data sets), the figure
+    and errors.parquet (every repetition). Arguments: delta, calibration, tuning_mode."""
+    from ..analysis.plotting import benchmark_figure, repetitions
+
+    a, out = job.args, job.output
+    errors = pd.concat([pd.read_parquet(t) for t in job.input["tables"]], ignore_index=True)
+    summary = benchmark.summarize(errors, [read_json(p) for p in job.input["records"]], methods_of("regression"))
+    write_table_atomic(out["errors"], errors)
+    summary.to_csv(out["summary"], index=False, float_format="%.6g")
+    benchmark.wins(summary).to_csv(out["wins"], index=False, float_format="%.6g")
+    mode = a["tuning_mode"]
+    counts = collections.Counter(summary[summary.private & (summary.tuning_mode != mode)].groupby("method")
+                                 .tuning_mode.first())  # fmt: skip
+    tuning = ", ".join([mode, *(f"{n} methods {m}" for m, n in sorted(counts.items()))])
+    benchmark_figure(summary, [out["png"], out["pdf"]], delta=a["delta"], calibration=a["calibration"],
+                     tuning=tuning, reps=repetitions(summary.n_reps))  # fmt: skip

