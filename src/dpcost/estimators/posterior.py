@@ -114,7 +114,10 @@ def adaops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, rho
     Three releases at (ε/4, ε/4, ε/2) of the add/remove budget: λ_min(X'X) (Gaussian, sensitivity B_X²), the log of
     B_Y + B_X‖θ_λ‖ (Gaussian, sensitivity log(1 + B_X²/(λ + λ̃_min)) on the event λ̃_min ≤ λ_min — set from the
     released λ̃_min, propose-test-release style) and one posterior sample (pDP bound of Remark 11). The two noisy
-    bounds are shifted by ``bias × σ`` so that they hold except with the probability charged to δ.
+    bounds are shifted by ``bias × σ`` so that they hold except with the probability charged to δ. Known gap (Wang's
+    proof, followed here): the sensitivity needs λ̃_min below the λ_min of the neighbour without one row too, up to
+    B_X² lower, so the λ_min bound fails with probability Φ̄(bias − B_X²/σ₁), above the Φ̄(bias) charged
+    (docs/proofs.md, "AdaOPS: the norm release and the cap").
 
     paper: as printed — δ/3 per release, Wang's σ = Δ√(log(6/δ))/ε′ and shifts of √log(6/δ) σ. Those shifts fail
     with probability Φ̄(√log(6/δ)) (3.9·10⁻⁵ at δ = 10⁻⁶), 117× the δ/3 the proof charges, so the printed calibration
