@@ -1,5 +1,6 @@
-"""A private single-node Slurm for tests (see ../shared/notes/slurm-local.md): own slurm.conf, ports and state
-directory, started as root and stopped by pid file. Never touches a Slurm already running or configured here.
+"""A private single-node Slurm for tests (what it relies on: docs/proofs.md, "A private Slurm for the tests"): own
+slurm.conf, ports and state directory, started as root and stopped by pid file. Never touches a Slurm already
+running or configured here.
 
 The config must sit at the default path /etc/slurm/slurm.conf: snakemake-executor-plugin-slurm-jobstep (0.6) removes
 SLURM_CONF from the environment of its nested srun, which then fails with "Could not establish a configuration

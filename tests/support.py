@@ -51,7 +51,8 @@ def synthetic_regression(n: int = 20000, d: int = 5, seed: int = 0):
 
 
 def real_housing() -> pd.DataFrame:
-    """The real 20,640 rows in canonical column order (rebuilt from scikit-learn's derived form, see shared README)."""
+    """The real 20,640 rows in canonical column order, rebuilt from scikit-learn's derived form (how, and why it is
+    exact: docs/proofs.md, "The housing data: column orders and checksums")."""
     if not HOUSING_PARQUET.exists():
         pytest.skip(f"real housing data not found at {HOUSING_PARQUET} (set DPCOST_SHARED to the shared/ folder)")
     d = pd.read_parquet(HOUSING_PARQUET)
@@ -80,8 +81,9 @@ CADATA_PROSE = "\n".join(
 def statlib_zip_bytes(df: pd.DataFrame) -> bytes:
     """houses.zip as StatLib lays it out: member cadata.txt, 27 lines of prose, whitespace-separated e-notation.
 
-    The column orders here are written out from data-sources.md on purpose, not imported from dpcost.housing: a wrong
-    order in the package must make the parser tests fail, not build a matching wrong archive."""
+    The column orders here are written out from docs/proofs.md ("The housing data: column orders and checksums") on
+    purpose, not imported from dpcost.housing: a wrong order in the package must make the parser tests fail, not
+    build a matching wrong archive."""
     cols = [
         "value",
         "income",

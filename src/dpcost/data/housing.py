@@ -179,7 +179,8 @@ def parse_archive(path: Path | str, fmt: str) -> pd.DataFrame:
 
 def canonical_sha256(df: pd.DataFrame) -> str:
     """sha256 of the canonical text rendering "%d,%.4f,%d,%d,%d,%d\\n" of (value, income, age, total_rooms,
-    population, households), one line per row in file order (see ../shared/notes/data-sources.md)."""
+    population, households), one line per row in file order (definition, value and provenance: docs/proofs.md,
+    "The housing data: column orders and checksums")."""
     buf = io.StringIO()
     cols = ("value", "income", "age", "total_rooms", "population", "households")
     for row in zip(*(df[c] for c in cols), strict=True):

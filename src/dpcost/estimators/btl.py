@@ -10,7 +10,7 @@ L(θ; y) = Σ_{(i,j)∈G} log(1 + e^{θ_i − θ_j}) − y'Bθ: the data enter o
 Neighbours (§4, item level): y and y′ differ only in outcomes of comparisons involving one item i (any or all of
 them); the graph and n are the same and public. This is "replace one record", a record being one item's outcomes.
 
-Sensitivity (seed-003 notes §3 and §9, pitfall 7). Between neighbours the gradient moves by
+Sensitivity (docs/proofs.md, "BTL sensitivity and γ"). Between neighbours the gradient moves by
 Δ = B'(y − y′) = Σ_{j∈G_i} s_j (e_i − e_j), s_j ∈ {−1, 0, 1}, so ‖Δ‖₂² = (Σ_j s_j)² + Σ_j s_j² ≤ deg(i)² + deg(i):
 the e_i components add up. The bound √(d_max² + d_max) is attained: the max-degree item loses every comparison in
 y and wins every one in y′ (:func:`worst_case_pair`). The proof of Prop 4.3 bounds ‖Δ‖₂ by 2√n, which is smaller
@@ -246,8 +246,8 @@ def check_gamma(gamma) -> float:
 
 
 def default_gamma(edges, n_items: int, c0: float = 1.0) -> float:
-    """γ = c₀√(n p̂) (Prop 4.4, c₀ unspecified there; c₀ = 1 by default, seed-003 notes §3), with p̂ = m/(n(n−1)/2)
-    the edge density of the public graph standing in for p."""
+    """γ = c₀√(n p̂) (Prop 4.4, c₀ unspecified there; c₀ = 1 by default, docs/proofs.md, "BTL sensitivity and γ"),
+    with p̂ = m/(n(n−1)/2) the edge density of the public graph standing in for p."""
     m = len(check_graph(edges, n_items))
     return check_positive("c0", c0) * math.sqrt(n_items * m / (n_items * (n_items - 1) / 2))
 

@@ -1,6 +1,6 @@
 """DP-IGHT — differentially private iterative gradient hard thresholding: Wang & Gu, "Differentially private iterative
 gradient hard thresholding for sparse learning", IJCAI 2019 (Algorithm 1 there), the DP-IGHT baseline of Wang & Gu
-(AAAI 2020; seed 002, Table 1 and Tables 2–3).
+(AAAI 2020, Table 1 and Tables 2–3).
 
 Algorithm: θ_0 = 0; for t = 1 … T, θ_t = H_s(θ_{t−1} − η g̃_t) with the released noisy gradient
 g̃_t = ∇L̃_S(θ_{t−1}) + b_t, b_t ~ N(0, σ²I_d); H_s keeps the s largest |·| (ties: lowest index). Returns θ_T.
@@ -23,8 +23,8 @@ Assumption, enforced in code whatever the data: each record's gradient has ‖�
 
 Calibrations (:func:`dp_ight_plan`): "tight" σ = (2G/n)·z, z the exact (Gaussian-DP) noise multiplier of T
 Gaussian steps at the total (ε, δ); "paper": classic Gaussian mechanisms composed — the 2019 paper's printed σ (of
-order G̃√(T log(1/δ))/(nε), seed-002 notes §2) was not found in any stored source, so the plan reconstructs it and
-says so.
+order G̃√(T log(1/δ))/(nε)) was not found in any stored source, so the plan reconstructs it and says so
+(docs/proofs.md, "DP-IGHT's reconstructed calibration").
 """
 
 from __future__ import annotations

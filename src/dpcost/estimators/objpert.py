@@ -60,7 +60,8 @@ def objpert(X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y
     ζ = B_X(B_X C + B_Y) (KST's objective times n). Privacy: (ε, δ)-DP under replace-one neighbours (KST Thm 2;
     :func:`objpert_plan`). Rows clipped to ‖x‖₂ ≤ B_X, y to [−B_Y, B_Y], θ constrained to the C ball here, so ζ
     bounds every per-record gradient. Not copied from the reference code: its solver minimises θ'Hθ − θ'(X'y − b),
-    half the linear term of the least-squares objective (seed-001 notes §2.5).
+    half the linear term of the least-squares objective (docs/proofs.md, "ObjPert: the half linear term and the
+    noise constant").
     """
     Xc, yc = clip_design(X, y, B_X, B_Y)
     n, d = Xc.shape

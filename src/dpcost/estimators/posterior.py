@@ -114,7 +114,10 @@ def adaops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, rho
     Three releases at (ε/4, ε/4, ε/2) of the add/remove budget: λ_min(X'X) (Gaussian, sensitivity B_X²), the log of
     B_Y + B_X‖θ_λ‖ (Gaussian, sensitivity log(1 + B_X²/(λ + λ̃_min)) on the event λ̃_min ≤ λ_min — set from the
     released λ̃_min, propose-test-release style) and one posterior sample (pDP bound of Remark 11). The two noisy
-    bounds are shifted by ``bias × σ`` so that they hold except with the probability charged to δ.
+    bounds are shifted by ``bias × σ`` so that they hold except with the probability charged to δ. Known gap (Wang's
+    proof, followed here): the sensitivity needs λ̃_min below the λ_min of the neighbour without one row too, up to
+    B_X² lower, so the λ_min bound fails with probability Φ̄(bias − B_X²/σ₁), above the Φ̄(bias) charged
+    (docs/proofs.md, "AdaOPS: the norm release and the cap").
 
     paper: as printed — δ/3 per release, Wang's σ = Δ√(log(6/δ))/ε′ and shifts of √log(6/δ) σ. Those shifts fail
     with probability Φ̄(√log(6/δ)) (3.9·10⁻⁵ at δ = 10⁻⁶), 117× the δ/3 the proof charges, so the printed calibration
@@ -228,7 +231,8 @@ def posterior_sample(G: np.ndarray, b: np.ndarray, lam: float, gamma: float, rng
     """One draw of N(θ_λ, (γH)⁻¹), H = X'X + λI, θ_λ = H⁻¹X'y.
 
     With H = LL' (lower Cholesky), θ_λ + L'⁻¹z/√γ has covariance L'⁻¹L⁻¹/γ = H⁻¹/γ. Fix: the reference code takes
-    R'⁻¹z with the *upper* factor R (H = R'R), whose covariance (RR')⁻¹ is not H⁻¹ (seed-001 notes §2.3).
+    R'⁻¹z with the *upper* factor R (H = R'R), whose covariance (RR')⁻¹ is not H⁻¹ (docs/proofs.md, "Posterior
+    sample: the Cholesky factor").
     """
     H = G + lam * np.eye(len(b))
     L = np.linalg.cholesky(H)
@@ -297,7 +301,7 @@ def adaops(
     1. λ̃_min = max(λ_min(X'X) + σ₁Z₁ − bias·σ₁, 0)                      (a private lower bound, failure charged to δ)
     2. ε̄, C₁, C₂ as in the paper; λ = argmin_{t ≥ t_min} of eq. (7)     (post-processing)
        Fix: t_min = 2(1 + log(2/δ′))B_X²/ε − λ̃_min (the reference code's), not the printed B_X²(1 + log)/(2ε) − λ̃_min,
-       which leaves no valid γ (seed-001 notes §2.4).
+       which leaves no valid γ (docs/proofs.md, "AdaOPS: t_min").
     3. θ_λ = (X'X + λI)⁻¹X'y
     4. Δ = log(B_Y + B_X‖θ_λ‖) + s σ₂Z₂ + s·bias·σ₂,  s = log(1 + B_X²/(λ + λ̃_min)) (Lemma 12);  L̃ = B_X e^Δ
        Fix: no cap on L̃ — the reference code's min(e^Δ, B_Y + B_X√(2√(nB_Y)/(λ + λ_min))) is not a bound on

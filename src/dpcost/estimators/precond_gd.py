@@ -1,5 +1,6 @@
 """Privately preconditioned, clipped, noisy gradient descent for linear regression: the algorithm, its sensitivities
-and its privacy plan (../shared/notes/housing-frontier.md, finding 4).
+and its privacy plan (derivations and the measurements behind it: docs/proofs.md, "Preconditioned noisy gradient
+descent").
 
 Why it beats SSP on an ill-conditioned design: SSP adds the same noise to every direction of X'X, so the small
 eigenvalues are drowned; here a first private release of X'X only *preconditions* (u = Mx with M = Σ̂^(−α/2)), and

@@ -1,6 +1,7 @@
 """Preconditioned clipped noisy GD with its clip bounds chosen privately inside the budget (issue 29):
-:mod:`.precond_gd`'s algorithm (../shared/notes/housing-frontier.md, finding 4) where the row bound B0 and every
-step's gradient bound C_t are private upper quantiles — read from Gaussian noisy histograms — instead of constants.
+:mod:`.precond_gd`'s algorithm (docs/proofs.md, "Preconditioned noisy gradient descent") where the row bound B0 and
+every step's gradient bound C_t are private upper quantiles — read from Gaussian noisy histograms — instead of
+constants.
 
 Why. :mod:`.precond_gd_free`'s data-free bounds are too small for heavy-tailed rows, and the noise-free fixed point
 of the clipped problem stays far from OLS however large nε is. Adaptive clipping (Andrew, Thakkar, McMahan &
@@ -119,10 +120,10 @@ def precond_gd_adaptive_plan(
 ) -> PrivacyPlan:
     """The 2 + J + T Gaussian releases of :func:`precond_gd_adaptive` (J = ``clip_updates``), replace-one
     sensitivities in the units released: the row-norm histogram (√2, :func:`histogram_counts`); upper(X₀'X₀)/B0² of
-    rows clipped to B0 (√2: finding 1 of housing-frontier.md, :func:`~dpcost.estimators.ssp.xx_xy_sensitivities`
-    with B0 = 1 after dividing); J gradient-norm histograms (√2); T sums of clip_1(g_i/C_t) (2: one term of norm ≤ 1
-    replaced). B0, M, b_t and C_t are public (earlier releases) when each later release is made, so the bounds hold
-    for the adaptive sequence.
+    rows clipped to B0 (√2: docs/proofs.md, "Sensitivities of X'X and X'y";
+    :func:`~dpcost.estimators.ssp.xx_xy_sensitivities` with B0 = 1 after dividing); J gradient-norm histograms (√2);
+    T sums of clip_1(g_i/C_t) (2: one term of norm ≤ 1 replaced). B0, M, b_t and C_t are public (earlier releases)
+    when each later release is made, so the bounds hold for the adaptive sequence.
 
     tight: Gaussian DP, μ² = Σ (Δ_i/σ_i)² composed adaptively and converted exactly (μ = :func:`gdp_mu`); shares
     f_rows, f0, f_clip/J each histogram, (1 − f_rows − f0 − f_clip)/T each step.
@@ -189,9 +190,9 @@ def precond_gd_adaptive(
     floor: float = 0.1,
     rho: float = 0.05,
 ) -> np.ndarray:
-    """Privately preconditioned, clipped, early-stopped noisy GD (housing-frontier.md finding 4;
-    :func:`~dpcost.estimators.precond_gd.precond_gd`) with privately chosen clip bounds (adaptive clipping, Andrew
-    et al. 2021, in the histogram form of the module docstring).
+    """Privately preconditioned, clipped, early-stopped noisy GD (docs/proofs.md, "Preconditioned noisy gradient
+    descent"; :func:`~dpcost.estimators.precond_gd.precond_gd`) with privately chosen clip bounds (adaptive clipping,
+    Andrew et al. 2021, in the histogram form of the module docstring).
 
     1. h̃ = counts of ‖x_i‖ on the public grid + noise; B0 = the edge :func:`bound_from_histogram` chooses.
     2. G̃ = B0²·(upper(X₀'X₀)/B0² + E), X₀ the rows clipped to B0; M = Σ̂^(−α/2), H⁻¹ (:func:`~.precond_gd.

@@ -1,5 +1,5 @@
 """Tuning-free privately preconditioned, clipped, early-stopped noisy GD (issue 29): :mod:`.precond_gd`'s algorithm
-(../shared/notes/housing-frontier.md, finding 4) with every constant a data-free rule of (n, d, ε, δ).
+(docs/proofs.md, "Preconditioned noisy gradient descent") with every constant a data-free rule of (n, d, ε, δ).
 
 Nothing new is released: the estimator is :func:`~dpcost.estimators.precond_gd.precond_gd` and the plan is
 :func:`~dpcost.estimators.precond_gd.precond_gd_plan`, both at the constants :func:`default_constants` resolves, so
@@ -93,8 +93,8 @@ def precond_gd_free(
     floor: float = 0.1,
     rho: float = 0.05,
 ):
-    """Privately preconditioned, clipped, early-stopped noisy GD (housing-frontier.md finding 4;
-    :func:`~dpcost.estimators.precond_gd.precond_gd`, steps 1–3) with B0, C, T the data-free rules of
+    """Privately preconditioned, clipped, early-stopped noisy GD (docs/proofs.md, "Preconditioned noisy gradient
+    descent"; :func:`~dpcost.estimators.precond_gd.precond_gd`, steps 1–3) with B0, C, T the data-free rules of
     :func:`default_constants` when left at None.
 
     Guarantee: (ε, δ)-DP under replace-one neighbours (add/remove only with B0, C, T all given: the rules use n),

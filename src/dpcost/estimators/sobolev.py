@@ -6,7 +6,7 @@ evaluation, MISE, Sobolev test functions, a design sampler).
 Model (§6): Y = f(X) + ξ, X ~ U[0, 1], ξ ~ N(0, σ²), f ∈ W̃(α, C) ⇔ its Fourier coefficients lie in the ellipsoid
 (6.1) Σ τ_j²θ_j² < C²/π^{2α}. Neighbours: replace one record (X_i, Y_i); n is public (add/remove is refused).
 
-Where this departs from the print (notes seed-003 §5, §9):
+Where this departs from the print (derivations: docs/proofs.md, "Fourier projection: departures from the print"):
 * the K-norm density is printed ∝ exp(−2nε‖t‖_S/T). With ‖Δ‖_S ≤ 2T/n the K-norm mechanism needs
   exp(−(nε/2T)‖t‖_S): the printed scale is a quarter of that, and the release is only 4ε-DP. The corrected scale
   is used (:func:`knorm_scale`); :func:`printed_knorm_scale` is kept for the audit that catches the misprint;

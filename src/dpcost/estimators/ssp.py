@@ -28,7 +28,7 @@ def xx_xy_sensitivities(B_X: float, B_Y: float, neighbours: str) -> tuple[float,
     add/remove (Wang 2018): B_X² and B_X B_Y. Replace-one: X'y moves by ‖xy − vy′‖ ≤ 2B_X B_Y, but the upper
     triangle of A = xx' − vv' only by √2·B_X², not 2B_X²: ‖upper(A)‖² = (‖A‖_F² + Σ A_ii²)/2, with
     ‖A‖_F² = ‖x‖⁴ + ‖v‖⁴ − 2(x'v)² ≤ 2B_X⁴ and Σ(x_i² − v_i²)² ≤ Σ x_i⁴ + Σ v_i⁴ ≤ 2B_X⁴
-    (../shared/notes/housing-frontier.md, finding 1; the worst case x ⊥ v on two coordinates attains it).
+    (docs/proofs.md, "Sensitivities of X'X and X'y"; the worst case x ⊥ v on two coordinates attains it).
     """
     if neighbours == "replace":
         return math.sqrt(2) * B_X**2, 2 * B_X * B_Y
@@ -43,7 +43,8 @@ def gaussian_releases_plan(
     (:func:`~dpcost.dp.samplers.grid_scale`).
 
     paper: each at (ε/k, δ/k) with Wang's σ = Δ√(log(2/δ′))/ε′ — which is NOT (ε′, δ′)-DP for moderate ε′ (see
-    ../shared/notes/seed-001.md §1); its exact δ is checked here and a violation refused or warned about.
+    docs/proofs.md, "Wang's Gaussian calibration"); its exact δ is checked here and a violation refused or warned
+    about.
     tight: one noise multiplier ρ for all k, from the exact Gaussian-DP composition of k Gaussians, σ_i = ρ Δ_i.
     """
     epsilon, delta = p.epsilon, p.delta
@@ -128,8 +129,8 @@ def symmetric_from_upper(upper: np.ndarray, d: int) -> np.ndarray:
 
 def noisy_symmetric(G: np.ndarray, sigma: float, rng: np.random.Generator, sampler: str = "exact") -> np.ndarray:
     """The symmetric d × d matrix G released with i.i.d. N(0, σ²) noise on and above the diagonal, mirrored below
-    (the privacy analysis's noise; the reference code's (Z + Z')/2 has off-diagonal variance σ²/2 instead, seed-001
-    notes pitfall 8). The d(d+1)/2 upper entries are one release on the noise grid."""
+    (the privacy analysis's noise; the reference code's (Z + Z')/2 has off-diagonal variance σ²/2 instead:
+    docs/proofs.md, "Symmetric noise on X'X"). The d(d+1)/2 upper entries are one release on the noise grid."""
     d = G.shape[0]
     iu = upper_indices(d)
     return symmetric_from_upper(draw("gaussian", sigma, len(iu[0]), rng, sampler).add(G[iu]), d)
@@ -189,7 +190,7 @@ def joint_sensitivity(d: int, ratio: float, neighbours: str) -> float:
     is 2 − 2c², the diagonal Σ(x_i² − v_i²)² ≤ 2 − 2c²/d by Cauchy–Schwarz, Σ x_i²v_i² ≥ (x'v)²/d) and
     ‖xy − vy′‖² ≤ B_X²B_Y²(2 + 2c): the two parts cannot both be at their worst, so
     Δ² = max_c (2 − (1 + 1/d)c²) + (2 + 2c)/ratio², a concave quadratic maximised at c = min(1, 1/((1 + 1/d)ratio²))
-    (../shared/notes/housing-frontier.md, finding 2). Add/remove (one row x): Δ² = 1 + 1/ratio².
+    (docs/proofs.md, "Joint SSP"). Add/remove (one row x): Δ² = 1 + 1/ratio².
     """
     if neighbours != "replace":
         return math.sqrt(1 + 1 / ratio**2)
@@ -243,8 +244,8 @@ def joint_ssp(
     kappa: float = 1.0,
     rho: float = 0.05,
 ) -> np.ndarray:
-    """Joint sufficient-statistics release with the ridge chosen by post-processing (the one-shot estimator of
-    ../shared/notes/housing-frontier.md, finding 2; SSP of Vu & Slavkovic 2009 / Wang 2018 with one release).
+    """Joint sufficient-statistics release with the ridge chosen by post-processing (docs/proofs.md, "Joint SSP";
+    SSP of Vu & Slavkovic 2009 / Wang 2018 with one release).
 
     z = (upper(X'X)/B_X², X'y/(ratio·B_X B_Y)) + N(0, σ²I) is released once; G̃ and b̃ are read back from it, the
     ridge λ from G̃ (:func:`ridge_from_noisy_gram`), and θ̂ = (G̃ + λI)⁻¹b̃.

@@ -1,6 +1,6 @@
 """Subsample-and-aggregate OLS (Nissim, Raskhodnikova & Smith 2007; Smith 2011): OLS on disjoint blocks, each block
 estimate clipped to a ball, averaged, one Gaussian release — the algorithm, its sensitivity and its privacy plan
-(../shared/notes/housing-frontier.md, finding 5)."""
+(derivation: docs/proofs.md, "Subsample and aggregate")."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ def test_both_layouts_give_the_canonical_table(archive):
     df = housing.parse_archive(path, fmt)
     assert df.shape == (20640, 9) and list(df.columns) == housing.COLUMNS
     assert housing.canonical_sha256(df) == CONTENT_SHA256
-    # check values from data-sources.md
+    # check values: docs/proofs.md, "The housing data: column orders and checksums"
     assert df.value.sum() == 4_269_504_061 and df.households.sum() == 10_310_499
     assert df.total_rooms.sum() == 54_402_150 and df.population.sum() == 29_421_840
     assert df.iloc[0].tolist() == pytest.approx([452600, 8.3252, 41, 880, 129, 322, 126, 37.88, -122.23])

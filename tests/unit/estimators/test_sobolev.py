@@ -76,7 +76,8 @@ def test_projection_estimator_drops_the_responses_beyond_T_and_mise_is_exact():
     want = fourier_basis(X[kept], 5).T @ Y[kept] / 50  # divided by n, not by the number kept
     assert np.allclose(projection_coefficients(X, Y, K=5, T=1.5), want, rtol=0, atol=1e-15)
     clipped = fourier_basis(X, 5).T @ np.clip(Y, -1.5, 1.5) / 50
-    assert np.abs(want - clipped).max() > 0.05  # an indicator, not a clip (notes §9.9)
+    # an indicator, not a clip (docs/proofs.md, "Fourier projection: departures from the print")
+    assert np.abs(want - clipped).max() > 0.05
     assert np.array_equal(fourier_regression(X, Y, K=5), fourier_basis(X, 5).T @ Y / 50)
     # MISE: the grid rule is exact for trigonometric polynomials, so it equals Parseval's sum
     theta_f = rng.normal(size=9)

@@ -44,7 +44,8 @@ def test_replace_one_sensitivities_hold_for_adversarial_neighbours():
 
 
 def test_wangs_printed_calibration_is_refused_where_it_is_not_private():
-    # seed-001 notes §1: at δ = 1e-6 the calibration sqrt(log(2/δ'))/ε' breaks (ε/3, δ/3)-DP from ε ≈ 0.42
+    # docs/proofs.md, "Wang's Gaussian calibration": at δ = 1e-6 the calibration sqrt(log(2/δ'))/ε' breaks
+    # (ε/3, δ/3)-DP from ε ≈ 0.42
     with pytest.raises(PrivacyError, match="is not .*-DP: its exact delta"):
         adassp_plan(Privacy(1.0, 1e-6), 1000, 5, B_X=1.0, B_Y=1.0)
     with pytest.warns(RuntimeWarning, match="PRIVACY WARNING"):
