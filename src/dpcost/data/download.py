@@ -2,8 +2,8 @@
 renamed into place only once it verifies, tqdm's progress bar). Ours around it: the retries (pooch.retrieve makes one
 attempt; Pooch.fetch's ``retry_if_failed`` waits a fixed 1, 2, … 10 s and retries a 404 and a sha256 mismatch too,
 so neither the config's back-off nor what fails at once could be kept), resuming a cut transfer (pooch starts over),
-progress as log lines where stderr is no terminal, and the mirror loop (:func:`first_verified`,
-:func:`download_first`: try the next source), which pooch has not.
+progress as lines in a job's log, and the mirror loop (:func:`first_verified`, :func:`download_first`: try the next
+source), which pooch has not.
 
 A file appears at its destination only once it is complete and verified; a failed download leaves nothing there
 (an interrupted one keeps ``<dest>.part`` so the next attempt can resume it).
@@ -126,12 +126,23 @@ class _LoggedProgress:
 
 
 def _progressbar(name: str, every: float) -> bool | _LoggedProgress:
-    """tqdm's bar (pooch's own) on a terminal; log lines elsewhere (a job's stderr and log file)."""
+    """tqdm's bar (pooch's own) on a terminal where no log file is kept; log lines elsewhere. A workflow job logs to
+    a file (scripting.run) and, run from a terminal, shares that terminal with Snakemake and the jobs beside it,
+    whose bars would overwrite each other's line: its progress is log lines, readable in the file and the terminal."""
     try:
         tty = sys.stderr is not None and sys.stderr.isatty()
     except ValueError:  # a closed stream
         tty = False
-    return True if tty else _LoggedProgress(name, every)
+    return True if tty and not _logged_to_file() else _LoggedProgress(name, every)
+
+
+def _logged_to_file() -> bool:
+    logger = log
+    while logger is not None:
+        if any(isinstance(h, logging.FileHandler) and h.baseFilename != os.devnull for h in logger.handlers):
+            return True
+        logger = logger.parent if logger.propagate else None
+    return False
 
 
 class _Resuming:
@@ -258,9 +269,9 @@ def download(
     Retries connection errors, timeouts, truncated transfers, HTTP 429 and 5xx up to ``max_tries`` times, waiting
     ``backoff · 2^k`` seconds; resumes a partial transfer with a Range request where the server allows it.
     A 4xx other than 429, a host name that does not resolve, or a sha256 mismatch fails at once (retrying cannot
-    fix them; see :func:`_name_not_resolved`). Progress: tqdm's bar on a terminal, else a log line every
-    ``progress_every`` seconds. Raises :class:`DownloadError` with the URL and the reason (:class:`DataError` for a
-    sha256 mismatch); ``dest`` is written only after verification.
+    fix them; see :func:`_name_not_resolved`). Progress: a log line every ``progress_every`` seconds, or tqdm's bar
+    on a terminal where no log file is kept (see :func:`_progressbar`). Raises :class:`DownloadError` with the URL
+    and the reason (:class:`DataError` for a sha256 mismatch); ``dest`` is written only after verification.
     """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)

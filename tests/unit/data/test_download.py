@@ -123,8 +123,16 @@ def test_persistent_5xx_gives_up(server, tmp_path):
     assert len(route.requests) == 3
 
 
-def test_progress_in_a_log_file_is_lines_of_bytes(server, tmp_path, capfd):
-    # a job logs to a file (scripting.run) and its stderr is no terminal: periodic lines, no carriage returns
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_progress_in_a_log_file_is_lines_of_bytes(server, tmp_path, monkeypatch, terminal):
+    # a job logs to a file (scripting.run); run from a terminal, its stderr is that terminal, shared with Snakemake
+    # and the other jobs: periodic lines in both cases, no carriage returns
+    monkeypatch.setattr(sys, "stderr", Terminal() if terminal else io.StringIO())
     server.add("/f.bin", BODY)
     handler = logging.FileHandler(tmp_path / "job.log")
     logger = logging.getLogger("dpcost")
@@ -137,13 +145,22 @@ def test_progress_in_a_log_file_is_lines_of_bytes(server, tmp_path, capfd):
         logger.setLevel(level)
         handler.close()
     text = (tmp_path / "job.log").read_text()
-    assert "\r" not in text and "%|" not in text  # no tqdm bar
+    assert "\r" not in text and "%|" not in text and sys.stderr.getvalue() == ""  # no tqdm bar anywhere
     lines = text.splitlines()
     assert lines[0] == f"downloading {server.base}/f.bin to {tmp_path / 'dl' / 'f.bin'}"
     assert "f.bin: 65.5 kB of 1.0 MB (6%)" in lines[1]
     assert len(lines) == 2 + len(BODY) // (1 << 16) and lines[-2].startswith("f.bin: 1.0 MB of 1.0 MB (100%)")
     assert lines[-1].startswith("f.bin: received 1.0 MB in ") and lines[-1].endswith(f"s (sha256 {SHA})")
-    assert "%|" not in capfd.readouterr().err
+
+
+def test_a_resumed_transfer_counts_from_what_was_kept(server, tmp_path, caplog):
+    route = server.add("/f.bin", BODY)
+    (tmp_path / "f.bin.part").write_bytes(BODY[: len(BODY) // 2])
+    with caplog.at_level(logging.INFO, logger="dpcost"):
+        download(server.base + "/f.bin", tmp_path / "f.bin", sha256=SHA, progress_every=0.0, **FAST)
+    progress = [r.getMessage() for r in caplog.records if " of " in r.getMessage()]
+    assert route.requests == [f"bytes={len(BODY) // 2}-"]
+    assert progress[0].startswith("f.bin: 589.8 kB of 1.0 MB (56%)") and len(progress) == len(BODY) // (1 << 17)
 
 
 def test_a_short_download_logs_what_it_received_and_no_progress(server, tmp_path, caplog):
@@ -154,11 +171,8 @@ def test_a_short_download_logs_what_it_received_and_no_progress(server, tmp_path
     assert len(msgs) == 2 and msgs[0].startswith("downloading ") and msgs[1].startswith("f.bin: received 1.0 MB in ")
 
 
-def test_progress_on_a_terminal_is_tqdm_bar(server, tmp_path, monkeypatch, caplog):
-    class Terminal(io.StringIO):
-        def isatty(self):
-            return True
-
+def test_progress_on_a_terminal_without_a_log_file_is_tqdm_bar(server, tmp_path, monkeypatch, caplog):
+    # the library used by hand: pooch's bar (pytest's own log file handler writes to os.devnull: no log is kept)
     monkeypatch.setattr(sys, "stderr", Terminal())
     server.add("/f.bin", BODY)
     with caplog.at_level(logging.INFO, logger="dpcost"):
