@@ -71,6 +71,14 @@ def test_a_partial_file_the_server_does_not_recognise_is_started_over(server, tm
     assert (tmp_path / "f.bin").read_bytes() == BODY and not (tmp_path / "f.bin.part").exists()
 
 
+def test_a_redirected_transfer_resumes_at_its_target(server, tmp_path):
+    server.add("/f.bin", b"", actions=["redirect:/store/f.bin"])
+    stored = server.add("/store/f.bin", BODY, actions=["truncate", "ok"])
+    download(server.base + "/f.bin", tmp_path / "f.bin", sha256=SHA, **FAST)
+    assert stored.requests == [None, f"bytes={len(BODY) // 2}-"]  # the 206 of the last response is what was appended
+    assert (tmp_path / "f.bin").read_bytes() == BODY
+
+
 def test_server_without_range_support_restarts_cleanly(server, tmp_path):
     route = server.add("/f.bin", BODY, actions=["truncate", "ok"], ranges=False)
     download(server.base + "/f.bin", tmp_path / "f.bin", sha256=SHA, **FAST)
