@@ -129,7 +129,8 @@ class Route:
     """What the server does for one path: a script of actions, the last one repeated.
 
     Actions: "ok"; "status:<code>" (e.g. status:500, status:429, status:404); "truncate" (announce the full
-    length, send half, drop the connection); "html" (an HTML error page with status 200).
+    length, send half, drop the connection); "html" (an HTML error page with status 200); "redirect:<path>" (302 to
+    another route of the server, as figshare sends its files on to their storage).
     """
 
     def __init__(self, body: bytes, actions=("ok",), ranges: bool = True):
@@ -162,6 +163,8 @@ class LoopbackServer:
                 action = route.next_action()
                 if action.startswith("status:"):
                     return self._send(int(action.split(":")[1]), b"error", "text/plain")
+                if action.startswith("redirect:"):
+                    return self._send(302, b"", "text/plain", {"Location": action.split(":", 1)[1]})
                 if action == "html":
                     return self._send(200, b"<html><body>Service unavailable</body></html>", "text/html")
                 body, status, extra = route.body, 200, {}

@@ -1,4 +1,9 @@
-"""Robust HTTP download: stream to a temporary file, retry with backoff, resume with Range, verify, rename.
+"""HTTP downloads: each fetch is one :func:`pooch.retrieve` (requests, streaming, the sha256 check, a temporary file
+renamed into place only once it verifies, tqdm's progress bar). Ours around it: the retries (pooch.retrieve makes one
+attempt; Pooch.fetch's ``retry_if_failed`` waits a fixed 1, 2, … 10 s and retries a 404 and a sha256 mismatch too,
+so neither the config's back-off nor what fails at once could be kept), resuming a cut transfer (pooch starts over),
+progress as lines in a job's log, and the mirror loop (:func:`first_verified`, :func:`download_first`: try the next
+source), which pooch has not.
 
 A file appears at its destination only once it is complete and verified; a failed download leaves nothing there
 (an interrupted one keeps ``<dest>.part`` so the next attempt can resume it).
@@ -6,16 +11,20 @@ A file appears at its destination only once it is complete and verified; a faile
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import re
 import socket
+import sys
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pooch
 import requests
 
 from .. import __version__
@@ -29,6 +38,7 @@ CHUNK = 1 << 16
 # The one place of the download defaults; the config schema's defaults are tested against these.
 DEFAULTS = {"max_tries": 5, "backoff": 2.0, "timeout": 60.0}
 CONNECT_TIMEOUT = 10.0  # seconds to establish a connection
+PROGRESS_EVERY = 30.0  # seconds between two progress lines in a log (where stderr is not a terminal)
 
 
 def options(config: dict | None = None) -> dict:
@@ -75,37 +85,171 @@ def _name_not_resolved(exc: BaseException) -> bool:
     return False
 
 
-def _attempt(session: requests.Session, url: str, part: Path, timeout: tuple[float, float]) -> None:
-    """One GET, appending to ``part`` when the server honours Range. Raises _Retryable for transient failures."""
-    have = part.stat().st_size if part.exists() else 0
-    headers = {"User-Agent": USER_AGENT}
-    if have:
-        headers["Range"] = f"bytes={have}-"
+def _size(n: float) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+class _LoggedProgress:
+    """Pooch's progress-bar interface (``total``, ``update``, ``reset``, ``close``) as log lines, for where stderr is
+    not a terminal: a job logs to a file, where tqdm's carriage returns are unreadable. One line every ``every``
+    seconds ("name: 12.3 MB of 45.6 MB (27%), 1.2 MB/s"); :func:`download` logs the last one, with what was received.
+    """
+
+    def __init__(self, name: str, every: float):
+        self.name, self.every = name, every
+        self.total = 0  # bytes pooch announces (the response's Content-Length; 0 when unknown)
+        self.offset = 0  # bytes an earlier attempt kept when this one resumes
+        self.n, self.done = 0, False
+        self.start = self.last = time.monotonic()
+
+    def update(self, n: int) -> None:
+        self.n += n
+        now = time.monotonic()
+        if not self.done and now - self.last >= self.every:
+            self.last = now
+            got = self.offset + (min(self.n, self.total) if self.total else self.n)  # pooch counts whole chunks
+            rate = f", {_size(self.n / (now - self.start))}/s" if now > self.start else ""
+            if self.total:
+                whole = self.offset + self.total
+                log.info("%s: %s of %s (%d%%)%s", self.name, _size(got), _size(whole), 100 * got // whole, rate)
+            else:
+                log.info("%s: %s so far%s", self.name, _size(got), rate)
+
+    def reset(self) -> None:
+        self.done = True  # pooch fills its bar once the transfer is over; that line is download()'s
+
+    def close(self) -> None:
+        pass
+
+
+def _progressbar(name: str, every: float) -> bool | _LoggedProgress:
+    """tqdm's bar (pooch's own) on a terminal where no log file is kept; log lines elsewhere. A workflow job logs to
+    a file (scripting.run) and, run from a terminal, shares that terminal with Snakemake and the jobs beside it,
+    whose bars would overwrite each other's line: its progress is log lines, readable in the file and the terminal."""
     try:
-        with session.get(url, stream=True, timeout=timeout, headers=headers, allow_redirects=True) as r:
-            if r.status_code in RETRY_STATUS:
+        tty = sys.stderr is not None and sys.stderr.isatty()
+    except ValueError:  # a closed stream
+        tty = False
+    return True if tty and not _logged_to_file() else _LoggedProgress(name, every)
+
+
+def _logged_to_file() -> bool:
+    logger = log
+    while logger is not None:
+        if any(isinstance(h, logging.FileHandler) and h.baseFilename != os.devnull for h in logger.handlers):
+            return True
+        logger = logger.parent if logger.propagate else None
+    return False
+
+
+class _Resuming:
+    """A pooch downloader that continues ``part``: :class:`pooch.HTTPDownloader` (requests, streaming, the progress
+    bar) asks with a Range header for the rest of what an earlier attempt left there (it forwards its keyword
+    arguments to requests.get) and writes into this object, which appends when the answer resumes ``part`` (206 from
+    its end) and starts over otherwise. A requests response hook shows the answer (called for every response,
+    redirects included: the last is the one streamed). Once complete, ``part`` becomes pooch's temporary file."""
+
+    def __init__(self, part: Path, timeout: tuple[float, float], progressbar):
+        self.part, self.timeout, self.progressbar = part, timeout, progressbar
+        self.have, self.response, self.fh, self.expected = 0, None, None, None
+
+    def __call__(self, url: str, output_file: str, pup) -> None:
+        self.have = self.part.stat().st_size if self.part.exists() else 0
+        headers = {"User-Agent": USER_AGENT} | ({"Range": f"bytes={self.have}-"} if self.have else {})
+        http = pooch.HTTPDownloader(progressbar=self.progressbar, chunk_size=CHUNK, timeout=self.timeout,
+                                    headers=headers, hooks={"response": self._answered})  # fmt: skip
+        try:
+            http(url, self, pup)
+            self.write(b"")  # an empty body is a file too
+        except requests.HTTPError as exc:
+            if self.have and exc.response is not None and exc.response.status_code == 416:
+                self.part.unlink()  # our partial file is not a prefix the server recognises: start over
+                raise _Retryable("HTTP 416 on resume; restarting from byte 0") from None
+            raise
+        finally:
+            if self.fh is not None:
+                self.fh.close()
+        size = self.part.stat().st_size
+        if self.expected is not None and size < self.expected:  # urllib3 2 raises instead; 1.26 does not notice
+            raise _Retryable(f"transfer ended at {size} of {self.expected} bytes")
+        os.replace(self.part, output_file)  # pooch checks the hash there, then renames it (or deletes it)
+
+    def _answered(self, response, **_kw) -> None:
+        self.response = response
+
+    def write(self, chunk: bytes) -> None:
+        if self.fh is None:
+            h = self.response.headers
+            span = h.get("Content-Range", "")
+            resumed = self.have and self.response.status_code == 206 and span.startswith(f"bytes {self.have}-")
+            start = self.have if resumed else 0
+            length = h.get("Content-Length", "")
+            if length.isdigit() and h.get("Content-Encoding", "identity").lower() == "identity":
+                self.expected = start + int(length)  # (a compressed body's length is not the file's)
+            if isinstance(self.progressbar, _LoggedProgress):
+                self.progressbar.offset = start
+            self.fh = open(self.part, "ab" if resumed else "wb")
+        self.fh.write(chunk)
+
+    def flush(self) -> None:
+        self.fh.flush()
+
+
+@contextlib.contextmanager
+def _pooch_quiet() -> Iterator[None]:
+    """Pooch logs to a stderr handler of its own, outside the logging tree: the temporary folder it fetches into and,
+    without a known hash, advice about pooch.retrieve's arguments. Our own lines say what was fetched, and where."""
+    logger = pooch.get_logger()
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _why(exc: requests.RequestException) -> str:
+    # urllib3 nests the cause several levels deep; the OS reason ("Connection refused") is what a user needs
+    reason = re.search(r"\[Errno -?\d+\] ([^'\")]+)", str(exc))
+    return f"{type(exc).__name__}: {reason.group(1) if reason else ' '.join(str(exc).split())[:200]}"
+
+
+def _attempt(url: str, dest: Path, part: Path, sha256: str | None, timeout, progress_every: float) -> None:
+    """One :func:`pooch.retrieve` of ``url`` to ``dest``, through a fresh temporary folder beside it (so pooch never
+    takes an earlier file there for the answer). Raises _Retryable for what may pass, :class:`DownloadError` for
+    what cannot, :class:`DataError` for a sha256 mismatch (the file is then deleted)."""
+    known = f"sha256:{sha256.lower()}" if sha256 else None
+    downloader = _Resuming(part, timeout, _progressbar(dest.name, progress_every))
+    with tempfile.TemporaryDirectory(dir=dest.parent, prefix=f".{dest.name}.") as tmp, _pooch_quiet():
+        try:
+            got = pooch.retrieve(url, known_hash=known, fname=dest.name, path=tmp, downloader=downloader)
+        except requests.HTTPError as exc:
+            r = exc.response
+            status = r.status_code if r is not None else None
+            if status in RETRY_STATUS:
                 retry_after = r.headers.get("Retry-After", "")
-                raise _Retryable(f"HTTP {r.status_code}" + (f" (Retry-After {retry_after})" if retry_after else ""))
-            if r.status_code == 416 and have:
-                part.unlink()  # our partial file is not a prefix the server recognises: start over
-                raise _Retryable("HTTP 416 on resume; restarting from byte 0")
-            if r.status_code not in (200, 206):
-                raise DownloadError(f"HTTP {r.status_code} {r.reason or ''}".strip())
-            resumed = r.status_code == 206 and have and r.headers.get("Content-Range", "").startswith(f"bytes {have}-")
-            expected = r.headers.get("Content-Length")
-            expected_total = (have if resumed else 0) + int(expected) if expected and expected.isdigit() else None
-            with open(part, "ab" if resumed else "wb") as fh:
-                for chunk in r.iter_content(CHUNK):
-                    fh.write(chunk)
-    except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as exc:
-        # urllib3 nests the cause several levels deep; the OS reason ("Connection refused") is what a user needs
-        reason = re.search(r"\[Errno -?\d+\] ([^'\")]+)", str(exc))
-        why = f"{type(exc).__name__}: {reason.group(1) if reason else str(exc)[:200]}"
-        if _name_not_resolved(exc):
-            raise DownloadError(f"{why} (the host name does not resolve: no network or no DNS; not retried)") from None
-        raise _Retryable(why) from None
-    if expected_total is not None and part.stat().st_size < expected_total:
-        raise _Retryable(f"transfer ended at {part.stat().st_size} of {expected_total} bytes")
+                raise _Retryable(f"HTTP {status}" + (f" (Retry-After {retry_after})" if retry_after else "")) from None
+            raise DownloadError(f"HTTP {status} {getattr(r, 'reason', '') or ''}".strip()) from None
+        except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as exc:
+            if _name_not_resolved(exc):
+                raise DownloadError(
+                    f"{_why(exc)} (the host name does not resolve: no network or no DNS; not retried)"
+                ) from None
+            raise _Retryable(_why(exc)) from None
+        except requests.RequestException as exc:  # an invalid URL, too many redirects, an undecodable body
+            raise DownloadError(_why(exc)) from None
+        except ValueError as exc:  # pooch's hash check; it has deleted the file
+            if known is None or "hash" not in str(exc):
+                raise
+            got_hash = re.search(r"but got ([0-9a-fA-F]+)", str(exc))
+            digest = got_hash.group(1).lower() if got_hash else "another digest"
+            raise DataError(
+                f"{url}: sha256 mismatch: expected {sha256}, got {digest} ({dest.name} discarded)"
+            ) from None
+        os.replace(got, dest)
 
 
 def download(
@@ -116,25 +260,28 @@ def download(
     max_tries: int = DEFAULTS["max_tries"],
     backoff: float = DEFAULTS["backoff"],
     timeout: tuple[float, float] = (CONNECT_TIMEOUT, DEFAULTS["timeout"]),
-    session: requests.Session | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    progress_every: float = PROGRESS_EVERY,
 ) -> dict:
-    """Fetch ``url`` to ``dest`` and return a provenance record (url, path, bytes, sha256, retrieved).
+    """Fetch ``url`` to ``dest`` with :func:`pooch.retrieve` and return a provenance record (url, path, bytes, sha256,
+    retrieved).
 
     Retries connection errors, timeouts, truncated transfers, HTTP 429 and 5xx up to ``max_tries`` times, waiting
     ``backoff · 2^k`` seconds; resumes a partial transfer with a Range request where the server allows it.
     A 4xx other than 429, a host name that does not resolve, or a sha256 mismatch fails at once (retrying cannot
-    fix them; see :func:`_name_not_resolved`).
-    Raises :class:`DownloadError` with the URL and the reason; ``dest`` is written only after verification.
+    fix them; see :func:`_name_not_resolved`). Progress: a log line every ``progress_every`` seconds, or tqdm's bar
+    on a terminal where no log file is kept (see :func:`_progressbar`). Raises :class:`DownloadError` with the URL
+    and the reason (:class:`DataError` for a sha256 mismatch); ``dest`` is written only after verification.
     """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
-    session = session or requests.Session()
+    log.info("downloading %s to %s", url, dest)
+    started = time.monotonic()
     last = "no attempt made"
     for k in range(max_tries):
         try:
-            _attempt(session, url, part, timeout)
+            _attempt(url, dest, part, sha256, timeout, progress_every)
             break
         except _Retryable as exc:
             last = str(exc)
@@ -146,18 +293,16 @@ def download(
             raise DownloadError(f"{url}: {exc}") from None
     else:
         raise DownloadError(f"{url}: gave up after {max_tries} attempts; last error: {last}")
-    digest = sha256_file(part)
-    if sha256 is not None and digest != sha256.lower():
-        part.unlink()
-        raise DataError(f"{url}: sha256 mismatch: expected {sha256}, got {digest} ({dest.name} discarded)")
-    os.replace(part, dest)
-    return {
+    record = {
         "url": url,
         "path": str(dest),
         "bytes": dest.stat().st_size,
-        "sha256": digest,
+        "sha256": sha256_file(dest),
         "retrieved": datetime.now(UTC).isoformat(timespec="seconds"),
     }
+    log.info("%s: received %s in %.1f s (sha256 %s)", dest.name, _size(record["bytes"]), time.monotonic() - started,
+             record["sha256"])  # fmt: skip
+    return record
 
 
 def first_verified(
