@@ -114,9 +114,10 @@ def adaops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, rho
     Three releases at (ε/4, ε/4, ε/2) of the add/remove budget: λ_min(X'X) (Gaussian, sensitivity B_X²), the log of
     B_Y + B_X‖θ_λ‖ (Gaussian, sensitivity log(1 + B_X²/(λ + λ̃_min)) on the event λ̃_min ≤ λ_min — set from the
     released λ̃_min, propose-test-release style) and one posterior sample (pDP bound of Remark 11). The two noisy
-    bounds are shifted by ``bias × σ`` so that they hold except with the probability charged to δ. Known gap (Wang's
-    proof, followed here): the sensitivity needs λ̃_min below the λ_min of the neighbour without one row too, up to
-    B_X² lower, so the λ_min bound fails with probability Φ̄(bias − B_X²/σ₁), above the Φ̄(bias) charged
+    bounds are shifted by ``bias × σ`` so that they hold except with the probability charged to δ. The norm's
+    sensitivity (and the posterior's pDP) need λ̃_min below the λ_min of the neighbour without one row too, up to
+    B_X² lower: Wang's proof conditions on the data set at hand only, so its λ_min bound fails with probability
+    Φ̄(bias − B_X²/σ₁) > Φ̄(bias); tight shifts λ̃_min down by B_X² more (``margin``), paper keeps the print
     (docs/proofs.md, "AdaOPS: the norm release and the cap").
 
     paper: as printed — δ/3 per release, Wang's σ = Δ√(log(6/δ))/ε′ and shifts of √log(6/δ) σ. Those shifts fail
@@ -171,6 +172,9 @@ def adaops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, rho
         "sigma_lambda_min": grid_scale(mult * B_X**2, B_X**2, 1, "l2", "gaussian", p.sampler),
         "bias": bias,
         "shift": bias + TAIL_STEPS / T,
+        # λ̃_min must lie below the λ_min of both data sets of a pair, the one without a row up to B_X² lower (Weyl):
+        # tight shifts it down by B_X² more (docs/proofs.md, "AdaOPS: the norm release and the cap"); paper as printed
+        "margin": B_X**2 if calibration == "tight" else 0.0,
         "norm_multiplier": grid_mult,
         "posterior_epsilon": e_a / 2,
         "posterior_log_term": post_log,
@@ -298,7 +302,8 @@ def adaops(
 ) -> np.ndarray:
     """AdaOPS — One Posterior Sample with adaptive regularisation, Wang (2018) Algorithm 1.
 
-    1. λ̃_min = max(λ_min(X'X) + σ₁Z₁ − bias·σ₁, 0)                      (a private lower bound, failure charged to δ)
+    1. λ̃_min = max(λ_min(X'X) + σ₁Z₁ − bias·σ₁ − margin, 0)   (a private lower bound of both neighbours' λ_min,
+       failure charged to δ; margin = B_X² under tight, 0 as printed)
     2. ε̄, C₁, C₂ as in the paper; λ = argmin_{t ≥ t_min} of eq. (7)     (post-processing)
        Fix: t_min = 2(1 + log(2/δ′))B_X²/ε − λ̃_min (the reference code's), not the printed B_X²(1 + log)/(2ε) − λ̃_min,
        which leaves no valid γ (docs/proofs.md, "AdaOPS: t_min").
@@ -320,7 +325,8 @@ def adaops(
     G, b = Xc.T @ Xc, Xc.T @ yc
     lam_min = max(np.linalg.eigvalsh(G)[0], 0.0)
     s1 = p["sigma_lambda_min"]
-    lam_min_t = max(float(add_noise(lam_min, "gaussian", s1, rng, privacy.sampler)) - p["shift"] * s1, 0.0)
+    noisy_min = float(add_noise(lam_min, "gaussian", s1, rng, privacy.sampler))
+    lam_min_t = max(noisy_min - p["shift"] * s1 - p["margin"], 0.0)
     t_min = max(p["t_floor"] - lam_min_t, 0.0)
     lam = _adaops_lambda(lam_min_t=lam_min_t, t_min=t_min, B_X=B_X, C1=p["C1"], C2=p["C2"])
     h = lam + lam_min_t

@@ -3,6 +3,7 @@ Bassily et al. (2014) noisy SGD and Sheffet (2017) JL OLS: calibration, the name
 
 import dataclasses
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -372,6 +373,35 @@ def test_adaops_releases_its_bounds_on_the_grid_with_the_tail_shift(monkeypatch)
     p = adaops_plan(Privacy(1.0, 1e-6, "tight"), 500, X.shape[1], B_X=1.0, B_Y=2.0, rho=0.05).parameters
     assert len(seen) == 2 and seen[0][1] == p["sigma_lambda_min"] / T and _on_grid(seen)
     assert p["shift"] == p["bias"] + 3 / T
+
+
+def test_adaops_lower_bound_covers_the_neighbour_without_a_row(monkeypatch):
+    # Lemma 12 needs lambda~_min <= the lambda_min of the smaller data set of the pair, up to B_X^2 below this one's
+    # (docs/proofs.md, "AdaOPS: the norm release and the cap"): with the noise at its shifted edge (Z = bias), tight's
+    # bound sits B_X^2 under lambda_min; the printed one sits at lambda_min itself, above the neighbour's
+    X = np.vstack([np.eye(2) * 0.1, [[1.0, 0.0]]])  # the last row lifts lambda_min from 0.01 by up to B_X^2 = 1
+    y = np.array([0.1, -0.1, 1.0])
+    lam_min = np.linalg.eigvalsh(X.T @ X)[0]
+    seen = []
+    for calibration in ("tight", "paper"):
+        privacy = Privacy(1.0, 1e-3, calibration, on_invalid="warn")
+        p = adaops_plan(privacy, 3, 2, B_X=1.0, B_Y=1.0, rho=0.05).parameters
+        first = [True]
+
+        def at_edge(value, kind, scale, rng, sampler, p=p, first=first):
+            if first.pop() if first else False:  # the lambda_min release: noise exactly shift sds up
+                return np.asarray(value + p["shift"] * scale)
+            return np.asarray(value)
+
+        monkeypatch.setattr(posterior, "add_noise", at_edge)
+        monkeypatch.setattr(
+            posterior, "_adaops_lambda", lambda **kw: seen.append(kw["lam_min_t"]) or _adaops_lambda(**kw)
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            adaops(X, y, privacy=privacy, rng=np.random.default_rng(0), B_X=1.0, B_Y=1.0)
+        assert p["margin"] == (1.0 if calibration == "tight" else 0.0)
+    assert seen[0] == pytest.approx(max(lam_min - 1.0, 0.0)) and seen[1] == pytest.approx(lam_min)
 
 
 @pytest.mark.parametrize("delta_each", [0.2, 1e-3, 1e-7])
