@@ -34,7 +34,6 @@ include: "workflow/rules/benchmark.smk"
 # lack, and the rest take seconds.
 localrules:
     all,
-    download_housing,
     download_snp,
     download_libsvm,
     download_table,

@@ -16,13 +16,12 @@ import pandas as pd
 
 from dpcost.analysis.designs import RegressionDesign
 from dpcost.analysis.engine import run_grid
-from dpcost.data import housing
 from dpcost.dp.spec import Privacy
 from dpcost.estimators.ols import ols
 from dpcost.estimators.registry import METHODS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from support import real_housing  # noqa: E402
+from support import housing_design  # noqa: E402
 
 
 def main():
@@ -30,8 +29,7 @@ def main():
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--m", type=int, nargs="+", default=[1000, 2000, 5000, 10000, 20000])
     args = ap.parse_args()
-    table, _ = housing.preprocess(real_housing(), y_scale=1e5, center_y=True)
-    X, y = table[housing.COVARIATES].to_numpy(), table["y"].to_numpy()
+    X, y, _, _ = housing_design()
     design = RegressionDesign(X, y, ols(X, y))
     variants = {
         "noisy_gd": dict(T=5, eta0=0.5, R=3.0, C=2.0, c_x=3.0),

@@ -17,13 +17,12 @@ import numpy as np
 from dpcost.analysis.designs import RegressionDesign, TwoGroupMeanDesign
 from dpcost.analysis.engine import run_grid
 from dpcost.analysis.streams import rng_for, subsample_indices
-from dpcost.data import housing
 from dpcost.dp.spec import Privacy
 from dpcost.estimators.ols import ols
 from dpcost.estimators.registry import METHODS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from support import real_housing  # noqa: E402
+from support import housing_design  # noqa: E402
 
 REPS = 100
 
@@ -43,8 +42,7 @@ def timed(fn, n):
 
 
 def main():
-    table, _ = housing.preprocess(real_housing(), y_scale=1e5, center_y=True)
-    X, y = table[housing.COVARIATES].to_numpy(), table["y"].to_numpy()
+    X, y, _, _ = housing_design()
     design = RegressionDesign(X, y, ols(X, y))
     m_grid = [2000, 20000]
     n_fit = REPS * len(m_grid)

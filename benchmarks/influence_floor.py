@@ -32,11 +32,10 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from dpcost.data import housing  # noqa: E402
 from dpcost.dp.accountant import gaussian_noise_multiplier  # noqa: E402
 from dpcost.estimators.ols import ols  # noqa: E402
 
-from support import real_housing  # noqa: E402
+from support import housing_design  # noqa: E402
 
 C_GRID = (5, 10, 20, 40, 60, 80, 120, 160, 240, 320, 480, 640, 1280)
 
@@ -64,8 +63,7 @@ def main() -> None:
     ap.add_argument("--alpha", type=float, default=1.0, help="preconditioner (X'X/m)^(-alpha/2): 1 whitens, 0 is none")
     a = ap.parse_args()
     warnings.simplefilter("ignore")
-    table, _ = housing.preprocess(real_housing(), y_scale=1e5, center_y=True)
-    X, y = table[housing.COVARIATES].to_numpy(float), table["y"].to_numpy(float)
+    X, y, _, _ = housing_design()
     beta = ols(X, y)
     delta = 10 / a.m**1.1
     # why clipping costs so much here: the exact leave-one-out change of the full-data OLS, row by row

@@ -36,15 +36,13 @@ tune(Job("tune", {inputs!r}, {{"record": {record!r}, "table": {table!r}}}, run.t
 
 
 def prepare(tmp: Path) -> dict:
-    """The preprocessed housing table and its record (the truth: full-sample OLS), as preprocess_housing writes."""
-    from dpcost.data import housing
-    from dpcost.estimators.ols import ols
+    """The preprocessed housing table and its record (the truth: full-sample OLS), as preprocess_table writes."""
+    import pandas as pd
 
-    from support import real_housing
+    from support import housing_design
 
-    table, meta = housing.preprocess(real_housing(), y_scale=1e5, center_y=True)
-    X, y = table[housing.COVARIATES].to_numpy(float), table["y"].to_numpy(float)
-    meta["truth"] = dict(zip(housing.COVARIATES, ols(X, y).tolist(), strict=True))
+    X, y, names, meta = housing_design()
+    table = pd.DataFrame(X, columns=names).assign(y=y, split="train")
     table.to_parquet(tmp / "table.parquet")
     (tmp / "meta.json").write_text(json.dumps(meta))
     return {"table": str(tmp / "table.parquet"), "meta": str(tmp / "meta.json")}

@@ -72,6 +72,28 @@ def real_housing() -> pd.DataFrame:
     )
 
 
+def housing_block() -> dict:
+    """The default configuration's housing block, laid over table_defaults as a run sees it."""
+    import yaml
+
+    from dpcost.config import with_defaults
+
+    return with_defaults(yaml.safe_load((REPO / "config" / "config.yaml").read_text()))["housing"]
+
+
+def housing_design() -> tuple[np.ndarray, np.ndarray, list[str], dict]:
+    """(X, y, covariates, record) of the real housing data prepared as the workflow prepares it
+    (:func:`dpcost.data.prepare.prepare` with the default block's spec): the design every housing analysis reads."""
+    from dpcost.config import TABLE_SPEC_KEYS
+    from dpcost.data.prepare import prepare
+
+    block = housing_block()
+    spec = {k: block[k] for k in TABLE_SPEC_KEYS if k in block}
+    table, meta = prepare(real_housing(), spec, name="housing", max_m=max(block["m"]), rng=np.random.default_rng(0))
+    names = meta["covariates"]
+    return table[names].to_numpy(), table["y"].to_numpy(), names, meta
+
+
 CADATA_PROSE = "\n".join(
     ["The file cadata.txt contains all the variables. Specifically, it contains median house value, median income,"]
     + [f"prose line {k} of the StatLib header (Pace and Barry, 1997)" for k in range(2, 28)]

@@ -20,28 +20,32 @@ from .errors import ConfigError, DPCostError
 from .estimators.peers import available as peers_available
 from .estimators.registry import methods_of
 
-MERGED_BY_METHOD = ("tuning", "search")  # a table's block replaces table_defaults' entry method by method here
-INHERITED = ("tuning", "search", "private_tuning", "attack")  # housing's blocks a table starts from
 # the keys of a table's block that its preparation reads (dpcost.data.prepare.prepare)
 TABLE_SPEC_KEYS = ("response", "covariates", "categorical", "levels", "transforms", "y_scale", "test_fraction",
                    "max_levels")  # fmt: skip
 
 
+def _laid_over(base: Mapping, block: Mapping) -> dict:
+    """``block`` laid over ``base`` as Snakemake merges config files: mappings key by key, at every depth; any other
+    value (a list, a number) replaces the base's whole."""
+    out = copy.deepcopy(dict(base))
+    for key, value in block.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _laid_over(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
 def with_defaults(config: Mapping) -> dict:
-    """A copy of ``config`` with every ``kind: table`` block laid over ``table_defaults`` and housing's tuning, search,
-    private_tuning and attack blocks: a key the block sets replaces the default's, in ``tuning`` and ``search``
-    method by method. Before validation, so that the schema's own
-    defaults do not mask these."""
+    """A copy of ``config`` with every ``kind: table`` block (housing included) laid over ``table_defaults`` key by
+    key at every depth, so ``privacy: {epsilon: 2}`` keeps the default δ and ``tuning: {noisy_gd: {T: 50}}`` the
+    other constants. Before validation, so that the schema's own defaults do not mask these."""
     out = copy.deepcopy(dict(config))
-    housing = out.get("housing", {})
-    base = {**{k: housing[k] for k in INHERITED if k in housing}, **out.get("table_defaults", {})}
+    base = out.get("table_defaults", {})
     for name, block in out.items():
         if isinstance(block, dict) and block.get("kind") == "table":
-            merged = {**copy.deepcopy(base), **block}
-            for key in MERGED_BY_METHOD:
-                if isinstance(block.get(key), dict):
-                    merged[key] = {**base.get(key, {}), **block[key]}
-            out[name] = merged
+            out[name] = _laid_over(base, block)
     return out
 
 
@@ -146,14 +150,6 @@ class RunConfig:
         return values.pop() if len(values) == 1 else "per data set"
 
 
-def _check_sources(name: str, sources, check) -> None:
-    for k, src in enumerate(sources):
-        try:
-            check(src, f"{name}.sources.{k}")
-        except DPCostError as exc:
-            raise ConfigError(str(exc)) from None
-
-
 def resolve(config: Mapping, *, run_checks: bool = True) -> RunConfig:
     """The resolved run of a validated ``config`` (:func:`with_defaults` applied). Checks, in this order: every
     dataset named exists; the LIBSVM studies' blocks; every table's sources; the peers an analysis must have; the
@@ -177,12 +173,10 @@ def resolve(config: Mapping, *, run_checks: bool = True) -> RunConfig:
         from .analysis.transfer import check_block
 
         check_block(name, config[name])  # raises a DPCostError naming the key
-    if "housing" in analyses and "housing" not in tables:
-        from .data.housing import check_source as check_housing_source
-
-        _check_sources("housing", config["housing"]["sources"], check_housing_source)
     for name in tables:
-        _check_sources(name, config[name]["sources"], table_data.check_source)
+        reader = table_data.reader_of(config[name].get("reader"))
+        for k, src in enumerate(config[name]["sources"]):
+            table_data.check_source(src, f"{name}.sources.{k}", reader)  # a DataError naming the source
 
     methods = {name: tuple(config[name]["methods"]) + _peers(name, config[name]) for name in analyses}
     for name, steps in config.get("m_parts", {}).items():
@@ -208,7 +202,7 @@ def resolve(config: Mapping, *, run_checks: bool = True) -> RunConfig:
     simulation = _simulation(config)
     bench = config.get("benchmark")
     for name in bench["datasets"] if bench else ():
-        if name not in tables and name != "housing":
+        if name not in tables:
             raise ConfigError(f"benchmark.datasets lists {name!r}, which is not a config block with kind: table")
         if run_checks:
             try:

@@ -23,12 +23,12 @@ import yaml
 
 from dpcost.analysis.designs import RegressionDesign, TwoGroupMeanDesign
 from dpcost.analysis.engine import run_grid
-from dpcost.data import housing
+from dpcost.config import with_defaults
 from dpcost.dp.spec import Privacy
 from dpcost.estimators.ols import ols
 from dpcost.estimators.registry import METHODS
 
-from support import REPO, real_housing
+from support import REPO, housing_design
 
 pytestmark = pytest.mark.slow
 
@@ -71,7 +71,7 @@ PINNED = {
     "snp/paper/peeling": "c830b75af0de2463",
     "snp/paper/frank_wolfe": "ffd20659e86b2bb3",
 }
-CONFIG = yaml.safe_load((REPO / "config/config.yaml").read_text())
+CONFIG = with_defaults(yaml.safe_load((REPO / "config/config.yaml").read_text()))
 
 
 def digest(df: pd.DataFrame) -> str:
@@ -85,8 +85,7 @@ def digest(df: pd.DataFrame) -> str:
 
 @pytest.fixture(scope="module")
 def designs():
-    table, _ = housing.preprocess(real_housing(), y_scale=1e5, center_y=True)
-    X, y = table[housing.COVARIATES].to_numpy(), table["y"].to_numpy()
+    X, y, _, _ = housing_design()
     g = np.random.default_rng(7)
     A = g.binomial(2, g.uniform(0.05, 0.5, 300), size=(60, 300)).astype(np.int8)
     B = g.binomial(2, g.uniform(0.05, 0.5, 300), size=(50, 300)).astype(np.int8)

@@ -33,4 +33,4 @@ def test_the_documented_offline_config_reads_scikit_learns_copy(tmp_path):
     manifest = json.loads((tmp_path / "resources/housing/download.json").read_text())
     assert manifest["format"] == "parquet" and manifest["path"] == str(HOUSING_PARQUET)
     meta = json.loads((tmp_path / "results/housing/preprocessing.json").read_text())
-    assert meta["content_sha256"] == CONTENT_SHA256 and meta["source"]["url"] == HOUSING_PARQUET.resolve().as_uri()
+    assert meta["source"]["content_sha256"] == CONTENT_SHA256 and meta["source"]["path"] == str(HOUSING_PARQUET)

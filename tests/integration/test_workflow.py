@@ -74,8 +74,8 @@ def test_outputs_exist_and_are_tidy(run):
         assert plans["method"] == m and plans["privacy"]["calibration"] == "tight"
         assert [p["m"] for p in plans["plans"]] == (M if plans["private"] else [])
     for log in (
-        "download_housing",
-        "preprocess_housing",
+        "housing/download",
+        "housing/preprocess",
         "housing/aggregate",
         "housing/plot",
         *(f"housing/estimate_{m}" for m in METHODS),
@@ -116,7 +116,7 @@ def test_provenance_is_recorded(run, housing_archives):
     assert manifest["sha256"] == housing_archives["statlib"][1] and manifest["format"] == "statlib"
     meta = json.loads((run / "results/housing/preprocessing.json").read_text())
     assert meta["private"] is False and meta["intercept"] is False
-    assert meta["content_sha256"] == "b8d40ce656d5c12e4da5119d5dcb268e2b4219bbed5592a219429e58021b4b69"
+    assert meta["source"]["content_sha256"] == "b8d40ce656d5c12e4da5119d5dcb268e2b4219bbed5592a219429e58021b4b69"
     assert meta["source"]["url"].endswith("/datasets/houses.zip")
 
 
@@ -148,7 +148,7 @@ def test_no_network_fails_clearly(housing_archives, tmp_path):
     res = run_workflow(tmp_path, override(base, housing_archives))
     assert res.returncode != 0
     line = _one_error_line(res.stderr)
-    assert "no source delivered a verified file" in line and "resources/housing/manual" in line
+    assert "no source delivered a verified table" in line and "resources/housing/manual" in line
     assert not (tmp_path / "resources/housing/download.json").exists()
     assert not list((tmp_path / "resources/housing").glob("*.zip"))
 

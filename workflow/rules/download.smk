@@ -1,23 +1,3 @@
-rule download_housing:
-    output:
-        manifest="resources/housing/download.json",
-    log:
-        "logs/download_housing.log",
-    benchmark:
-        "results/benchmarks/download_housing.tsv"
-    conda:
-        "../envs/dpcost.yaml"
-    params:
-        sources=config["housing"]["sources"],
-        content_sha256=config["housing"]["content_sha256"],
-        manual_dir="resources/housing/manual",
-        options=config["download"],
-    message:
-        "Downloading the California housing data (first source that verifies)"
-    script:
-        "../scripts/download.py"
-
-
 rule download_snp:
     output:
         manifest="resources/snp/manifest.json",
@@ -38,7 +18,7 @@ rule download_snp:
         "../scripts/download.py"
 
 
-# Any `kind: table` analysis: its raw table, from the first source whose content verifies.
+# Any `kind: table` analysis (housing included): its raw table, from the first source whose content verifies.
 rule download_table:
     output:
         table="resources/{dataset}/raw.parquet",
@@ -54,6 +34,7 @@ rule download_table:
     params:
         sources=lambda wc: config[wc.dataset]["sources"],
         content_sha256=lambda wc: config[wc.dataset].get("content_sha256"),
+        reader=lambda wc: config[wc.dataset].get("reader"),
         manual_dir=lambda wc: f"resources/{wc.dataset}/manual",
         options=config["download"],
     message:

@@ -1,28 +1,3 @@
-rule preprocess_housing:
-    input:
-        manifest="resources/housing/download.json",
-    output:
-        table="results/housing/data.parquet",
-        meta=report(
-            "results/housing/preprocessing.json",
-            caption="../report/provenance.rst",
-            category="housing",
-            labels={"dataset": "housing", "output": "provenance"},
-        ),
-    log:
-        "logs/preprocess_housing.log",
-    benchmark:
-        "results/benchmarks/preprocess_housing.tsv"
-    conda:
-        "../envs/dpcost.yaml"
-    params:
-        content_sha256=config["housing"]["content_sha256"],
-        y_scale=config["housing"]["y_scale"],
-        center_y=config["housing"]["center_y"],
-    script:
-        "../scripts/preprocess.py"
-
-
 rule preprocess_snp:
     input:
         manifest="resources/snp/manifest.json",
@@ -78,7 +53,7 @@ rule preprocess_snp_logistic:
         "../scripts/preprocess.py"
 
 
-# Any `kind: table` analysis: columns chosen, categorical columns one-hot encoded, transforms, standardization, the
+# Any `kind: table` analysis (housing included): columns chosen, categorical columns one-hot encoded, transforms, standardization, the
 # held-out split and the truth (dpcost.data.prepare.prepare; none of it private, all recorded).
 rule preprocess_table:
     input:

@@ -36,9 +36,9 @@ def check_setup(
     every m, and run every private method once on a tiny fixed input, so that a parameter the estimator would refuse
     (B too small, ε/T ≥ 1, classic Gaussian at ε ≥ 1, …) fails now with its own message."""
     limit, what = analysis.max_m(block)
-    for m in m_grid:
+    for i, m in enumerate(m_grid):
         if not 2 <= m <= limit:
-            raise ConfigError(f"sample size m={m} must lie between 2 and the {limit} {what}")
+            raise ConfigError(f"{analysis.name}.m.{i}: m={m} must lie between 2 and the {limit} {what}")
     notes = delta_notes(privacy, m_grid)
     if analysis.check is not None:
         analysis.check(block)
@@ -51,9 +51,9 @@ def check_setup(
         raise ConfigError(f"{analysis.name}.search: unknown method(s) {unknown}; available: {sorted(registry)}")
     data = analysis.probe(block)
     rng = np.random.default_rng(0)
-    for name in methods:
+    for i, name in enumerate(methods):
         if name not in registry:
-            raise ConfigError(f"{analysis.name}.methods: unknown method {name!r}; available: {sorted(registry)}")
+            raise ConfigError(f"{analysis.name}.methods.{i}: unknown method {name!r}; available: {sorted(registry)}")
         method = registry[name]
         if mode == "none":
             tuning_steps.check_none(method, tuning.get(name), f"{analysis.name}.tuning.{name}")
@@ -80,6 +80,6 @@ def check_map(analysis: Analysis, cfg: Mapping, registry: Mapping, limit: int, w
         lacking = "non-private method (the reference the ratios divide by)" if True in kinds else "private method"
         raise ConfigError(f"{where}.methods: needs at least one private and one non-private method; "
                           f"{list(cfg['methods'])} has no {lacking}")  # fmt: skip
-    for m in cfg["m"]:
+    for i, m in enumerate(cfg["m"]):
         if not 2 <= m <= limit:
-            raise ConfigError(f"{where}.m: m={m} must lie between 2 and the {limit} {what}")
+            raise ConfigError(f"{where}.m.{i}: m={m} must lie between 2 and the {limit} {what}")

@@ -34,7 +34,7 @@ import pandas as pd
 from ..dp.spec import Privacy
 from ..errors import ConfigError, DPCostError
 from ..estimators.knowledge_transfer import operator_norm
-from ..estimators.registry import get
+from ..estimators.registry import get, methods_of
 from .engine import plan_record, unwarned
 from .formula import evaluate, evaluate_int
 from .streams import noise_rng
@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 LOSS = {"regression": "squared", "binary": "logistic"}
 METRIC = {"regression": "test MSE", "binary": "test classification error"}
-METHODS = ("iht", "frank_wolfe_lasso", "dp_ight", "two_stage", "dpsl_kt_paper", "dpsl_kt")
+METHODS = tuple(methods_of("sparse_learning", simulation=True))  # the registry's knowledge-transfer family
 COLUMNS = ["dataset", "method", "private", "proven", "epsilon", "delta", "trial", "metric", "value", "support",
            "seconds"]  # fmt: skip
 
@@ -276,9 +276,12 @@ def ledger(dataset: str, plans: Sequence[dict], errors: pd.DataFrame, meta: Mapp
 def check_block(dataset: str, block: Mapping) -> None:
     """What the schema cannot check in a data set's config block, at start-up: the methods and their tuning keys,
     s within the feature subset, the split within the training rows."""
+    unknown = sorted(set(block.get("tuning", {})) - set(METHODS))
+    if unknown:  # a misspelt method's constants would otherwise be ignored
+        raise ConfigError(f"{dataset}.tuning: unknown method(s) {unknown}; choose from {list(METHODS)}")
     for method in block["methods"]:
         if method not in METHODS:
-            raise ConfigError(f"{dataset}.methods: {method!r} is not run on this study; choose from {METHODS}")
+            raise ConfigError(f"{dataset}.methods: {method!r} is not run on this study; choose from {list(METHODS)}")
         given = block.get("tuning", {}).get(method) or {}
         for value in given.values():
             if isinstance(value, str):

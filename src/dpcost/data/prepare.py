@@ -49,10 +49,9 @@ def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: n
     transforms; each categorical column one-hot encoded from its declared levels or else the levels it holds, the
     first (declared, or in sorted order) the reference; numeric covariates standardized with their mean and sd,
     indicators centred at their mean (kept in units of the indicator, so no row has an entry above 1 in magnitude);
-    the response centred and divided by ``y_scale``; truth = OLS on every row (no intercept needed: every column is
-    centred). The record says which of d, the split's size and the refusals (:data:`REFUSALS`) read the data. Every
-    error names the
-    analysis ``name`` and the key to fix.
+    the response centred and divided by its sd, or divided by a public ``y_scale`` and centred; truth = OLS on every
+    row (no intercept needed: every column is centred). The record says which of d, the split's size and the refusals
+    (:data:`REFUSALS`) read the data. Every error names the analysis ``name`` and the key to fix.
     """
     response = spec["response"]
     if response not in table.columns:
@@ -139,17 +138,24 @@ def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: n
                         + (f" ({dropped} dropped for missing values)" if dropped else ""))  # fmt: skip
 
     names = [b[0] for b in blocks]
-    X = np.column_stack([b[1] for b in blocks])
+    # column by column (Fortran order): each column's mean and sd are pairwise sums over its rows
+    X = np.asfortranarray(np.column_stack([b[1] for b in blocks]))
     mean = X.mean(axis=0)
     sd = X.std(axis=0)
     scale = np.where([kinds[k] == "numeric" for k in names], sd, 1.0)
     X = (X - mean) / scale
     y = data[response].to_numpy(float)
-    y_center = float(y.mean())
-    y_scale = float(y.std()) if spec.get("y_scale", "sd") == "sd" else float(spec["y_scale"])
-    if y_scale == 0:
-        raise DataError(f"{name}.response: {response!r} is constant; nothing to regress")
-    y = (y - y_center) / y_scale
+    by_sd = spec.get("y_scale", "sd") == "sd"
+    if by_sd:  # centred, then divided by its sd
+        y_center, y_scale = float(y.mean()), float(y.std())
+        if y_scale == 0:
+            raise DataError(f"{name}.response: {response!r} is constant; nothing to regress")
+        y = (y - y_center) / y_scale
+    else:  # in public units first, then centred (y_center in those units)
+        y_scale = float(spec["y_scale"])
+        y = y / y_scale
+        y_center = float(y.mean())
+        y = y - y_center
     if not (np.isfinite(X).all() and np.isfinite(y).all()):
         raise DataError(f"{name}: a value overflows after standardizing (a column of extreme magnitude)")
 
@@ -186,7 +192,7 @@ def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: n
         "rows_dropped_missing": dropped,
         "response": f"{response}"
         + (f", {transforms[response]}-transformed" if response in transforms else "")
-        + f", minus its mean, divided by {'its sd' if spec.get('y_scale', 'sd') == 'sd' else 'y_scale'}",
+        + (", minus its mean, divided by its sd" if by_sd else f" / {y_scale:g} (public), minus its mean"),
         "y_center": y_center,
         "y_scale": y_scale,
         "intercept": False,

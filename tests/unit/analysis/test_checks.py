@@ -33,7 +33,9 @@ def test_a_good_setup_passes_without_notes():
 
 @pytest.mark.parametrize("m", [1, 147])
 def test_m_outside_the_smaller_group_is_refused(m):
-    with pytest.raises(ConfigError, match="must lie between 2 and the 146 samples of the smaller group"):
+    with pytest.raises(
+        ConfigError, match=rf"snp.m.1: m={m} must lie between 2 and the 146 samples of the smaller group"
+    ):
         check_setup(SNP, _snp_block(), methods=["peeling"], privacy=OK, m_grid=[10, m])
 
 
@@ -48,9 +50,9 @@ def test_sparsity_above_the_kept_snps_is_refused():
 
 
 def test_unknown_method_is_refused():
-    with pytest.raises(ConfigError, match="housing.methods: unknown method 'magic'"):
+    with pytest.raises(ConfigError, match="housing.methods.1: unknown method 'magic'"):
         check_setup(HOUSING, HOUSING_BLOCK, methods=["ols", "magic"], privacy=OK, m_grid=[100])
-    with pytest.raises(ConfigError, match="snp.methods: unknown method 'adassp'"):  # a method of the other family
+    with pytest.raises(ConfigError, match="snp.methods.0: unknown method 'adassp'"):  # a method of the other family
         check_setup(SNP, _snp_block(), methods=["adassp"], privacy=OK, m_grid=[10])
 
 

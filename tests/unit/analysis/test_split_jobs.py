@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 
 from dpcost.analysis.tuning import TuningSpec
-from dpcost.data.housing import COVARIATES
 from dpcost.dp.spec import Privacy
 from dpcost.errors import DPCostError
 from dpcost.jobs import Job
 from dpcost.jobs.estimate import estimate, estimate_part
 from dpcost.jobs.tune import tune, tune_part
 
+COVARIATES = ["income", "age", "population", "households", "total_rooms"]
 P = Privacy(0.5, "10/n^1.1", "tight")
 M = [300, 600, 900]
 DECOYS = {"kinds": ["linear", "misspecified"], "radius": [1.0], "noise_sd": [0.5], "reps": 1, "pool": 1}
@@ -26,10 +26,10 @@ def inputs(tmp_path):
     rng = np.random.default_rng(3)
     X = rng.standard_t(4, size=(1200, len(COVARIATES)))
     table = pd.DataFrame(X, columns=COVARIATES).assign(
-        y=X @ np.linspace(0.5, -0.3, len(COVARIATES)) + rng.normal(size=1200)
+        y=X @ np.linspace(0.5, -0.3, len(COVARIATES)) + rng.normal(size=1200), split="train"
     )
     table.to_parquet(tmp_path / "data.parquet")
-    (tmp_path / "meta.json").write_text(json.dumps({"truth": dict.fromkeys(COVARIATES, 0.1)}))
+    (tmp_path / "meta.json").write_text(json.dumps({"truth": dict.fromkeys(COVARIATES, 0.1), "covariates": COVARIATES}))
     return {"table": str(tmp_path / "data.parquet"), "meta": str(tmp_path / "meta.json")}
 
 

@@ -141,6 +141,7 @@ BLOCK = {"methods": ["iht"], "tuning": {"iht": {"eta0": "1/L", "T": 10}}, "s": 1
     [
         ({"methods": ["ols"]}, "not run on this study"),
         ({"tuning": {"iht": {"eta": 1.0, "T": 10}}}, r"unknown key\(s\) \['eta'\]"),
+        ({"tuning": {"iht": {"eta0": 1.0, "T": 10}, "dpsl_k": {}}}, r"toy.tuning: unknown method\(s\) \['dpsl_k'\]"),
         ({"tuning": {"iht": {"eta0": "1/q", "T": 10}}}, "may use only"),
         ({"s": 21}, r"1 … 20 features"),
         ({"split": {"n_features": 20, "n_private": 30, "n_public": 25, "n_test": None}}, "55 private and public"),

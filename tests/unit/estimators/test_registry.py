@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from dpcost.analysis.ledger import float_noise_reason
+from dpcost.config import with_defaults
 from dpcost.dp.plan import PrivacyPlan
 from dpcost.dp.samplers import add_noise
 from dpcost.dp.spec import CALIBRATIONS, Privacy
@@ -193,7 +194,7 @@ def test_printed_noise_is_the_noise_the_plan_records():
 
 def _default_runs():
     """The private methods of the default housing, snp and snp_logistic runs with their config.yaml tuning."""
-    config = yaml.safe_load((Path(__file__).parents[3] / "config" / "config.yaml").read_text())
+    config = with_defaults(yaml.safe_load((Path(__file__).parents[3] / "config" / "config.yaml").read_text()))
     for dataset in ("housing", "snp", "snp_logistic"):
         for name, tuning in (config[dataset].get("tuning") or {}).items():
             if METHODS[name].private:
