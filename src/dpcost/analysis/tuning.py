@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..dp.accountant import gaussian_epsilon
-from ..dp.plan import PrivacyPlan, Release
+from ..dp.plan import PrivacyPlan, Release, noise_of
 from ..dp.samplers import add_noise, grid_scale
 from ..dp.selection import candidate_mu_for, check_eta, check_mean_K, select_best
 from ..dp.spec import Privacy
@@ -178,7 +178,8 @@ class PrivatelyTuned:
             f"each candidate enforces its own bounds (e.g. {b['plans'][0].assumption}); squared residuals capped at "
             f"{s.loss_cap}; a split of the rows drawn independently of the data"
         )
-        rel = Release("private selection: the best of K candidate runs (Papernot & Steinke 2022)", None, "none", None)
+        rel = Release("private selection: the best of K candidate runs (Papernot & Steinke 2022)", None, "none", None,
+                      kind="repeat_and_select", noise=noise_of(privacy.sampler))  # fmt: skip
         params_out = {
             "tuning_mode": "private",
             "candidates": len(self.cands),
@@ -188,8 +189,13 @@ class PrivatelyTuned:
             **s.to_dict(),
         }
         proven = all(p.proven for p in b["plans"])
+        why = (
+            "private selection from private candidates: the candidates' runs (K of them, K random) are not recorded "
+            "as releases; entered at the plan's RDP accounting"
+        )
         return PrivacyPlan(self.name, privacy.epsilon, privacy.delta, privacy.calibration, comp, assumption, (rel,),
-                           privacy.relation, params_out, proven)  # fmt: skip
+                           privacy.relation, params_out, proven, whole_mechanism=False,
+                           whole_mechanism_why=why)  # fmt: skip
 
     def estimate(self, X, y, *, privacy: Privacy, rng: np.random.Generator, tuning: Mapping, params: Mapping):
         n, d = X.shape
