@@ -151,20 +151,6 @@ def test_unknown_sampler_is_refused():
         S.draw("laplace", 1.0, 3, np.random.default_rng(0), "fast")
 
 
-def test_rounding_cost_is_read_back_from_the_release_text():
-    """The ledger composes a grid release at its sensitivity plus r·g (the neighbours' integer vectors differ by
-    Δ/g + r steps); r is read back, in full precision, from the text :func:`describe` wrote."""
-    sigma0 = gaussian_sigma(1.0, 0.5, 1e-5, "analytic")
-    sigma = S.grid_scale(sigma0, 1.0, 45, "l2", "gaussian")
-    cost = S.rounding_cost(S.describe("gaussian", 45, "l2", "exact"), sigma)
-    assert cost == math.sqrt(45) * sigma / S.T
-    # with it, Δ/σ is the continuous calibration's, less the margin: (1 + cost)/σ = 1/(σ0 (1 + MARGIN))
-    assert (1.0 + cost) / sigma == pytest.approx(1 / (sigma0 * (1 + S.MARGIN)), rel=1e-12)
-    assert S.rounding_cost(S.describe("laplace", 3, "l1", "exact"), 2.0) == 3 * 2.0 / S.T
-    assert S.rounding_cost(S.describe("gaussian", 45, "l2", "float-unsafe"), sigma) == 0.0
-    assert S.rounding_cost(None, 1.0) == 0.0 and S.rounding_cost(S.describe_float("numpy normal"), 1.0) == 0.0
-
-
 def test_a_grid_release_records_what_its_rounding_adds_to_the_sensitivity():
     """The ledger composes a grid release at its sensitivity plus r·g (the neighbours' integer vectors differ by
     Δ/g + r steps): the release records r·g as a number, ``rounding``, the r of its ``describe`` text."""
