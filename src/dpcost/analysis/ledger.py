@@ -11,13 +11,17 @@ The ledger has three levels:
   private methods, and where the plans allow a tighter ε from composing privacy-loss distributions (PLDs); the
   methods that void the composed guarantee (unproven plans, float-unsafe noise) are named.
 
-Floating-point noise: a method with a release whose noise is drawn by floating-point samplers (its ``sampler``
-carries :data:`~dpcost.dp.samplers.FLOAT_NOISE`, written by :func:`~dpcost.dp.samplers.describe_float`: a posterior
-sample, a data-dependent sketch, noise inside an argmin, a peer library's samplers) has no proof of privacy on a
-computer. It is entered as NOT PROVEN (floating point) and left out of the table's composition, like a non-private
-baseline (``float_noise``, with the reason): its nominal (ε, δ) holds in exact arithmetic only, so composing it would
-state a guarantee nobody has proven, and it does not void the others'. The global ``sampler: float-unsafe`` switch
-still voids the whole table.
+Everything the ledger composes is read from the plans' typed fields (:class:`~dpcost.dp.plan.Release`,
+:class:`~dpcost.dp.plan.PrivacyPlan`): a plan's ``whole_mechanism`` (and why, or why not), each release's ``kind``,
+``norm``, ``rounding`` and ``noise``. Their texts are shown, never read.
+
+Floating-point noise: a method with a release whose noise is drawn by floating-point samplers (``noise: float``,
+described by :func:`~dpcost.dp.samplers.describe_float`: a posterior sample, a data-dependent sketch, noise inside
+an argmin, a peer library's samplers) has no proof of privacy on a computer. It is entered as NOT PROVEN (floating
+point) and left out of the table's composition, like a non-private baseline (``float_noise``, with the reason): its
+nominal (ε, δ) holds in exact arithmetic only, so composing it would state a guarantee nobody has proven, and it
+does not void the others'. The global ``sampler: float-unsafe`` switch (releases of ``noise: float-unsafe``) still
+voids the whole table.
 """
 
 from __future__ import annotations
@@ -28,67 +32,14 @@ import numbers
 from collections.abc import Mapping, Sequence
 
 from ..dp.accountant import PLD_INTERVAL, composed_epsilon
-from ..dp.samplers import FLOAT_NOISE, rounding_cost
+from ..dp.samplers import FLOAT_NOISE
 from ..dp.spec import NEIGHBOUR_RELATIONS
 from .summaries import END_TO_END
 
-# Methods whose recorded releases are their whole mechanism: additive Gaussian (or Laplace) noise on queries of the
-# recorded sensitivity, everything else post-processing. Only these are composed from their releases; a method
-# missing here enters the table's PLD at its stated (ε, δ), as sound as that statement whatever its releases say.
-# The releases alone cannot tell: objpert's is an honest Gaussian on b, yet the regulariser carries part of its
-# guarantee; noisy_sgd's Gaussian steps are subsampled, which the release does not record.
-EXACT_RELEASES: dict[str, str] = {
-    "noisy_gd": "T Gaussian gradient steps; the projections are post-processing",
-    "dpsl_kt": "one Gaussian release of the teacher's labels X~ theta-hat; the student is post-processing",
-    "dp_ight": "T Gaussian releases of the clipped gradient; the hard thresholding is post-processing",
-    "two_stage": "two Gaussian releases, the block vote counts and the ridge fit on the selected coordinates; the "
-    "selection is post-processing",
-    "noisy_truncated_ols": "one Gaussian release of the clipped ridge fit",
-    "ssp": "Gaussian releases of X'X and X'y; the solve is post-processing",
-    "adassp": "Gaussian releases of lambda_min(X'X), X'X and X'y; the ridge and the solve are post-processing",
-    "joint_ssp": "one Gaussian release of (X'X upper triangle, X'y); the ridge and the solve are post-processing",
-    "precond_gd": "Gaussian releases of X'X and of T sums of clipped gradient terms; the rest is post-processing",
-    "subsample_aggregate": "one Gaussian release of the mean of clipped block estimates",
-    "precond_gd_free": "Gaussian releases of X'X and of T sums of clipped gradient terms; the rest is post-processing",
-    "precond_gd_adaptive": "Gaussian releases of a row-norm histogram, of X'X/B0^2, of J gradient-norm histograms "
-    "and of T sums of clipped gradient terms (in units of C_t); the bounds, the solve and the steps are "
-    "post-processing",
-    "boosted_adassp": "Gaussian releases of X'X and of T sums of clipped residual terms; the ridge and the solves are "
-    "post-processing",
-    "opendp_ssp": "one Gaussian release of (X'X upper triangle, X'y), on the exact sampler's grid",
-    "dp_mean": "one Gaussian release of the coordinate-clipped mean",
-    "dp_glm": "T Gaussian gradient steps; the clipping is in the sensitivity, the iterates are post-processing",
-    "dp_btl": "one Gaussian release of the linear term -B'y; the constrained solve is post-processing",
-    "dp_fourier": "one Gaussian (or K-norm) release of the truncated Fourier coefficients",
-    "dp_fourier_laplace": "one Laplace release of the truncated Fourier coefficients",
-}
-# why the other methods of the registry enter at their stated (ε, δ)
-STATED_REASONS: dict[str, str] = {
-    "dpsl_kt_paper": "private only under the paper's assumptions (Thm 4.3): its Delta is not a sensitivity bound for "
-    "every input, so its release cannot be composed as a Gaussian of that sensitivity",
-    "objpert": "objective perturbation: the Gaussian on the linear term is not the whole mechanism (the regulariser "
-    "carries part of the guarantee)",
-    "noisy_sgd": "subsampled Gaussian steps: the releases do not record the sampling that the plan's RDP accounting "
-    "counts",
-    "ops": "a posterior sample is not an additive-noise release",
-    "adaops": "a posterior sample is not an additive-noise release",
-    "sheffet_jl": "a Gaussian JL projection behind a Laplace test is not an additive-noise release",
-    "peeling": "report-noisy-max selections are not additive-noise releases",
-    "frank_wolfe": "report-noisy-min selections are not additive-noise releases",
-    "frank_wolfe_lasso": "report-noisy-min selections are not additive-noise releases",
-    "dp_iht": "peeling's report-noisy-max selections are not additive-noise releases",
-    "dp_sparse_glm": "peeling's report-noisy-max selections are not additive-noise releases",
-    "karwa_vadhan": "its noisy histograms choose the clipping range of the mean: entered at the stated composition of "
-    "its two steps",
-    "diffprivlib": "diffprivlib's own accounting; no releases recorded",
-    "hessian_mixing": "its Gaussian sketches of the design are not additive-noise releases (their privacy is a Renyi "
-    "bound on the sketch's own randomness): entered at the plan's RDP composition",
-    "tukey_em": "a propose-test-release check and an exponential mechanism on Tukey depth are not additive-noise "
-    "releases: entered at the composition its proof states",
-}
-# the norm a release's sensitivity must be measured in for each additive mechanism (first word of its "norm")
-_NORMS = {"gaussian": ("l2", "absolute"), "laplace": ("l1", "absolute")}
-# PLD grid: the discretisation is pessimistic (ε over-estimated by at most about this much per composed term)
+# the additive releases the ledger composes from their typed fields: kind -> the norms their sensitivity may be in
+# ("each": every coordinate its own release of that sensitivity, counted in count)
+_ADDITIVE = {"gaussian": ("l2",), "laplace": ("l1", "each")}
+_TYPED = ("whole_mechanism", "whole_mechanism_why")  # a plans file written before plans typed their releases lacks them
 
 
 def _delta_warning(ms: Sequence[int], deltas: Sequence[float]) -> str:
@@ -110,7 +61,7 @@ def method_entry(record: dict) -> dict:
     """
     if not record["private"]:
         return {"label": record["label"], "private": False, "guarantee": "none (non-private baseline)"}
-    plans = record["plans"]
+    plans = _typed(record)
     last = plans[-1]
     privacy = record["privacy"]
     proven = all(p["proven"] for p in plans)
@@ -156,30 +107,39 @@ def _positive(x) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x) and x > 0
 
 
-def release_terms(method: str, plan: dict) -> tuple[float, dict[float, int]] | str:
+def _typed(record: dict) -> list[dict]:
+    """The plans of a record, refused if they do not say how they compose (a plans file from before the plans typed
+    their releases: its estimate job must be rerun)."""
+    for p in record["plans"]:
+        if any(k not in p for k in _TYPED) or any("kind" not in r for r in p["releases"]):
+            raise ValueError(f"the plans of {record['method']} do not say how they compose (no whole_mechanism or "
+                             "release kinds): written by an older version, rerun its estimate job")  # fmt: skip
+    return record["plans"]
+
+
+def release_terms(plan: dict) -> tuple[float, dict[float, int]] | str:
     """The privacy loss of a plan's releases, or why it cannot be read from them.
 
-    Returns (μ², {ε₀: count}), Δ the sensitivity plus what the noise grid's rounding adds to it
-    (:func:`~dpcost.dp.samplers.rounding_cost`). The Gaussian releases together are μ-GDP with μ² = Σ count·(Δ/σ)²
-    (Dong, Roth & Su 2022, Cor. 3.3: exact for Gaussian mechanisms, adaptively composed or not). Each Laplace
-    release is (Δ/b)-DP, ε₀ = Δ/b, for the continuous and the discrete (grid) Laplace alike. A string says why not:
-    the method is not in :data:`EXACT_RELEASES`, or a release is not additive Gaussian/Laplace noise with a positive
-    sensitivity (in ℓ2 resp. ℓ1), noise scale and count.
+    Returns (μ², {ε₀: count}), Δ the sensitivity plus what the noise grid's rounding adds to it (the release's
+    ``rounding``). The Gaussian releases together are μ-GDP with μ² = Σ count·(Δ/σ)² (Dong, Roth & Su 2022,
+    Cor. 3.3: exact for Gaussian mechanisms, adaptively composed or not). Each Laplace release is (Δ/b)-DP,
+    ε₀ = Δ/b, for the continuous and the discrete (grid) Laplace alike. A string says why not: the plan's releases
+    are not its whole mechanism (its ``whole_mechanism_why``), or a release is not additive Gaussian (ℓ2) or Laplace
+    (ℓ1, or each coordinate its own release) noise with a positive sensitivity, noise scale and count.
     """
-    if method not in EXACT_RELEASES:
-        return STATED_REASONS.get(method, "not known to be additive noise alone (not in the ledger's EXACT_RELEASES)")
+    if not plan["whole_mechanism"]:
+        return plan["whole_mechanism_why"]
     if not plan["releases"]:
         return "no releases recorded"
     mu2, pure = 0.0, collections.Counter()
     for r in plan["releases"]:
-        kind = r["mechanism"].split(":")[0].split("(")[0].strip()  # "gaussian (analytic ...): what" -> gaussian
-        norm = (r["norm"] or "").split(" ")[0].rstrip(",")
-        sens, scale, count = r["sensitivity"], r["noise_scale"], r["count"]
-        if kind not in _NORMS or norm not in _NORMS[kind]:
-            return f"release {r['mechanism']!r} ({r['norm']}) is not additive Gaussian (l2) or Laplace (l1) noise"
+        kind, sens, scale, count = r["kind"], r["sensitivity"], r["noise_scale"], r["count"]
+        if r["norm"] not in _ADDITIVE.get(kind, ()):
+            return (f"release {r['mechanism']!r} ({kind}, {r['norm']}) is not additive Gaussian (l2) or Laplace (l1) "
+                    "noise")  # fmt: skip
         if not (_positive(sens) and _positive(scale) and isinstance(count, numbers.Integral) and count >= 1):
             return f"release {r['mechanism']!r} does not record a sensitivity, noise scale and count"
-        sens += rounding_cost(r.get("sampler"), scale)  # the grid's rounding is part of the shift between neighbours
+        sens += r["rounding"]  # the grid's rounding is part of the shift between neighbours
         if kind == "gaussian":
             mu2 += count * (sens / scale) ** 2
         else:
@@ -206,15 +166,15 @@ def void_reason(plan: dict) -> str | None:
     float samplers (:mod:`dpcost.dp.samplers`: not private on a computer). None if neither."""
     if not plan["proven"]:
         return "no proven guarantee (proven: false)"
-    if any("float-unsafe" in (r.get("sampler") or "") for r in plan["releases"]):
+    if any(r["noise"] == "float-unsafe" for r in plan["releases"]):
         return "noise drawn by the float-unsafe sampler: not private on a computer"
     return None
 
 
 def float_noise_reason(plan: dict) -> str | None:
-    """Why this plan's output is NOT PROVEN (floating point): the releases whose ``sampler`` carries
-    :data:`~dpcost.dp.samplers.FLOAT_NOISE` (noise drawn by floating-point samplers). None if there are none."""
-    floating = [r["mechanism"] for r in plan["releases"] if FLOAT_NOISE in (r.get("sampler") or "")]
+    """Why this plan's output is NOT PROVEN (floating point): its releases of ``noise: float`` (drawn by
+    floating-point samplers). None if there are none."""
+    floating = [r["mechanism"] for r in plan["releases"] if r["noise"] == "float"]
     if not floating:
         return None
     return f"{FLOAT_NOISE}: the noise of {'; '.join(floating)} is drawn by floating-point samplers (see its sampler)"
@@ -258,7 +218,7 @@ def _table_m(m: int, plans: dict[str, dict], missing: list[str]) -> tuple[dict, 
     """The table-level entry at one m, and why each method entered at its stated (ε, δ)."""
     basic_e = sum(p["epsilon"] for p in plans.values())
     basic_d = sum(p["delta"] for p in plans.values())
-    terms = {k: release_terms(k, p) for k, p in plans.items()}
+    terms = {k: release_terms(p) for k, p in plans.items()}
     warnings = []
     flagged = [k for k, p in plans.items() if p["delta"] >= 1 / m]
     if flagged:
@@ -300,11 +260,12 @@ def table_entry(records: Sequence[dict]) -> dict:
 
     * ``basic``: (Σ ε_i, Σ δ_i) over the private methods' plans at m (each (ε_i, δ_i)-DP as stated).
     * ``tight``: an (ε, δ) at δ = max δ_i over the methods composed from their releases + Σ δ_j over the others.
-      Methods in :data:`EXACT_RELEASES` whose releases are all Gaussian (ℓ2) or Laplace (ℓ1) with sensitivity, noise
-      scale and count enter through those releases (the Gaussians exactly, as one μ-GDP mechanism; each Laplace as
-      (Δ/b, 0)); the others (``at_stated_epsilon_delta``, reasons in ``as_stated``) as worst-case (ε_j, δ_j)-DP
-      mechanisms; composed by dp-accounting's PLD, or exactly when there are only Gaussians. Null, with a ``note``
-      why, when no method can be composed from its releases.
+      Methods whose plans say their releases are the whole mechanism (``whole_mechanism``) and whose releases are
+      all Gaussian (ℓ2) or Laplace (ℓ1) with sensitivity, noise scale and count enter through those releases (the
+      Gaussians exactly, as one μ-GDP mechanism; each Laplace as (Δ/b, 0)); the others (``at_stated_epsilon_delta``,
+      reasons in ``as_stated``: the plan's ``whole_mechanism_why``, or what its releases lack) as worst-case
+      (ε_j, δ_j)-DP mechanisms; composed by dp-accounting's PLD, or exactly when there are only Gaussians. Null, with
+      a ``note`` why, when no method can be composed from its releases.
     * ``void``: the methods whose plan is unproven (or whose noise is drawn by the float-unsafe sampler), with the
       reason: publishing them voids the composed guarantee (the numbers count them at their nominal (ε, δ)).
     * ``not_included``: the non-private baselines.
@@ -316,6 +277,9 @@ def table_entry(records: Sequence[dict]) -> dict:
     """
     baseline = "not private (non-private baseline): no guarantee, nothing to compose"
     not_included = {r["method"]: baseline for r in records if not r["private"]}
+    for r in records:
+        if r["private"]:
+            _typed(r)
     float_noise = {}
     for r in records:
         if r["private"] and not any(void_reason(p) for p in r["plans"]):

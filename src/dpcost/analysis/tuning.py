@@ -35,14 +35,13 @@ import numpy as np
 import pandas as pd
 
 from ..dp.accountant import gaussian_epsilon
-from ..dp.plan import PrivacyPlan, Release
+from ..dp.plan import PrivacyPlan, Release, noise_of
 from ..dp.samplers import add_noise, grid_scale
 from ..dp.selection import candidate_mu_for, check_eta, check_mean_K, select_best
 from ..dp.spec import Privacy
 from ..errors import ConfigError, PrivacyError
 from ..estimators.registry import Method
 from .decoys import Decoys, decoy_choice, decoy_errors, decoy_search, merge_errors
-from .ledger import EXACT_RELEASES, STATED_REASONS
 
 log = logging.getLogger(__name__)
 
@@ -103,15 +102,19 @@ class PrivateTuning:
 
 
 def _gaussian_mu2(plan: PrivacyPlan) -> float:
-    """μ² of a plan whose releases are all additive Gaussian noise (Σ count·(Δ/σ)²), or a PrivacyError."""
+    """μ² of a plan whose releases are its whole mechanism and all additive Gaussian noise in l2,
+    Σ count·((Δ + rounding)/σ)² (the grid's rounding is part of the shift between neighbours); else an error."""
+    if not plan.whole_mechanism:
+        raise ConfigError(f"{plan.method}: private selection needs releases that are the whole mechanism: "
+                          f"{plan.whole_mechanism_why}")  # fmt: skip
     mu2 = 0.0
     for r in plan.releases:
-        if not r.mechanism.startswith("gaussian") or not r.sensitivity or not r.noise_scale:
+        if r.kind != "gaussian" or r.norm != "l2" or not r.sensitivity or not r.noise_scale:
             raise PrivacyError(
                 f"private tuning needs candidates whose releases are all additive Gaussian noise; {plan.method} "
-                f"releases {r.mechanism!r}"
+                f"releases {r.mechanism!r} ({r.kind}, {r.norm})"
             )
-        mu2 += r.count * (r.sensitivity / r.noise_scale) ** 2
+        mu2 += r.count * ((r.sensitivity + r.rounding) / r.noise_scale) ** 2
     return mu2
 
 
@@ -125,16 +128,14 @@ class PrivatelyTuned:
     so a replaced record lies on one side: the run is μ_c-GDP (fit and score both μ_c-GDP, on disjoint rows).
     K ~ truncated negative binomial with E[K] = mean_K; the best-scoring fit is released. The whole procedure is
     (ε, δ)-DP with μ_c from :func:`dpcost.dp.selection.candidate_mu_for` (RDP accounting by dp-accounting).
-    Only methods whose recorded releases are their whole mechanism and all Gaussian qualify (the ledger's
-    EXACT_RELEASES; their μ is read from their plan and checked ≤ μ_c); the tune step runs the others at their
-    fixed constants and says so.
+    Only methods whose plans say their releases are their whole mechanism (``whole_mechanism``) and all Gaussian
+    qualify (their μ is read from their plan and checked ≤ μ_c; another candidate is a ConfigError when its plan is
+    made); the tune step runs the others at their fixed constants and says so.
     """
 
     private = True
 
     def __init__(self, method: Method, cands: Sequence[dict], spec: PrivateTuning):
-        if method.name not in EXACT_RELEASES:
-            raise ConfigError(f"{method.name}: private selection needs releases that are the whole mechanism")
         self.method, self.cands, self.spec = method, [dict(c) for c in cands], spec
         self.name, self.label, self.family = method.name, method.label, method.family
 
@@ -178,7 +179,8 @@ class PrivatelyTuned:
             f"each candidate enforces its own bounds (e.g. {b['plans'][0].assumption}); squared residuals capped at "
             f"{s.loss_cap}; a split of the rows drawn independently of the data"
         )
-        rel = Release("private selection: the best of K candidate runs (Papernot & Steinke 2022)", None, "none", None)
+        rel = Release("private selection: the best of K candidate runs (Papernot & Steinke 2022)", None, "none", None,
+                      kind="repeat_and_select", noise=noise_of(privacy.sampler))  # fmt: skip
         params_out = {
             "tuning_mode": "private",
             "candidates": len(self.cands),
@@ -188,8 +190,13 @@ class PrivatelyTuned:
             **s.to_dict(),
         }
         proven = all(p.proven for p in b["plans"])
+        why = (
+            "private selection from private candidates: the candidates' runs (K of them, K random) are not recorded "
+            "as releases; entered at the plan's RDP accounting"
+        )
         return PrivacyPlan(self.name, privacy.epsilon, privacy.delta, privacy.calibration, comp, assumption, (rel,),
-                           privacy.relation, params_out, proven)  # fmt: skip
+                           privacy.relation, params_out, proven, whole_mechanism=False,
+                           whole_mechanism_why=why)  # fmt: skip
 
     def estimate(self, X, y, *, privacy: Privacy, rng: np.random.Generator, tuning: Mapping, params: Mapping):
         n, d = X.shape
@@ -303,8 +310,10 @@ def tune(
     why_fixed = None
     if mode != "fixed" and (not method.private or not search):
         why_fixed = "no search space for this method"
-    elif mode == "private" and method.name not in EXACT_RELEASES:
-        why_fixed = f"private selection needs releases that are the whole mechanism: {STATED_REASONS[method.name]}"
+    elif mode == "private":  # the method's plan says whether its releases are its whole mechanism
+        plan = method.make_plan(privacy.at(min(m_grid)), min(m_grid), 1, base, params)
+        if not plan.whole_mechanism:
+            why_fixed = f"private selection needs releases that are the whole mechanism: {plan.whole_mechanism_why}"
     if mode == "fixed" or why_fixed:
         looked = LOOKED_AT["fixed"] + (f" ({why_fixed})" if why_fixed else "")
         choices = {str(m): base for m in m_grid}

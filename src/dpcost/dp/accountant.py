@@ -59,23 +59,23 @@ def pure_releases_event(plans, extra: tuple = ()):
     """One dp-accounting event whose RDP bounds that of every plan in ``plans`` (and ``extra`` events composed with
     it): the mechanism "run one of these plans", whichever it is.
 
-    Plans made of pure releases only — report-noisy-max selections, each (ε_r)-DP and so (ε_r²/2)-zCDP (Bun &
-    Steinke 2016, Prop. 1.4), and Laplace releases of ε_r = Δ/b (exact Laplace RDP) — with ε_r the budget each
-    release's plan charges (:class:`dpcost.dp.plan.Release`). For each kind the count and the per-release ε are the
-    largest over the plans; RDP grows with both, so the event dominates each plan's. Any other release is refused.
+    Plans made of pure releases only — selections (``kind`` selection: report-noisy-max or -min), each (ε_r)-DP and
+    so (ε_r²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4), and Laplace releases of ε_r = Δ/b (exact Laplace RDP) — with
+    ε_r the budget each release's plan charges (:class:`dpcost.dp.plan.Release`). For each kind the count and the
+    per-release ε are the largest over the plans; RDP grows with both, so the event dominates each plan's. Any other
+    release is refused.
     """
     lib = dpa()[0]
     worst: dict[str, tuple[int, float]] = {}
     for plan in plans:
         for r in plan.releases:
-            kind = "rnm" if r.mechanism.startswith("report-noisy-max") else r.mechanism
-            if kind not in ("rnm", "laplace") or not (r.epsilon and r.epsilon > 0):
+            if r.kind not in ("selection", "laplace") or not (r.epsilon and r.epsilon > 0):
                 raise PrivacyError(f"{plan.method}: release {r.mechanism!r} is not a pure release with a budget")
-            count, eps = worst.get(kind, (0, 0.0))
-            worst[kind] = (max(count, r.count), max(eps, r.epsilon))
+            count, eps = worst.get(r.kind, (0, 0.0))
+            worst[r.kind] = (max(count, r.count), max(eps, r.epsilon))
     events = list(extra)
-    if "rnm" in worst:
-        events.append(lib.SelfComposedDpEvent(lib.ZCDpEvent(worst["rnm"][1] ** 2 / 2), worst["rnm"][0]))
+    if "selection" in worst:
+        events.append(lib.SelfComposedDpEvent(lib.ZCDpEvent(worst["selection"][1] ** 2 / 2), worst["selection"][0]))
     if "laplace" in worst:
         events.append(lib.SelfComposedDpEvent(lib.LaplaceDpEvent(1 / worst["laplace"][1]), worst["laplace"][0]))
     return lib.ComposedDpEvent(events)

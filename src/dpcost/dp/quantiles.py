@@ -56,8 +56,7 @@ import numpy as np
 
 from ..errors import ConfigError, DataError, PrivacyError
 from .mechanisms import noisy_argmax, report_noisy_max_scale
-from .plan import PrivacyPlan, Release
-from .samplers import describe
+from .plan import PrivacyPlan, Release, grid_release
 from .spec import Privacy
 
 Q_LO, Q_HI = 0.025, 0.975  # the levels of 004 §5.1
@@ -178,9 +177,9 @@ def _release(privacy: Privacy, epsilon: float, k: int, m: int, label: str) -> Re
     """One report-noisy-max selection at budget ε: Laplace(2Δ/ε), Δ = k, raised by the grid's rounding cost (one
     grid step per rounded score, as for every selection in the package)."""
     b = report_noisy_max_scale(k, epsilon, privacy.sampler)
-    how = describe("laplace", 1, "linf", privacy.sampler)
-    return Release(f"report-noisy-max (Laplace) over {m} candidates: {label}", float(k), "linf over candidate scores",
-                   b, 1, epsilon, 0.0, sampler=how)  # fmt: skip
+    return grid_release("selection", f"report-noisy-max (Laplace) over {m} candidates: {label}", float(k), "linf", b,
+                        1, epsilon, 0.0, coordinates=None, sampler=privacy.sampler,
+                        norm_words="linf over candidate scores")  # fmt: skip
 
 
 def _plan(privacy: Privacy, method: str, composition: str, m: int, k: int, releases, params) -> PrivacyPlan:
@@ -190,7 +189,8 @@ def _plan(privacy: Privacy, method: str, composition: str, m: int, k: int, relea
     )
     params = {"candidates": m, "values_per_record": k, **params}
     return PrivacyPlan(method, privacy.epsilon, 0.0, privacy.calibration, composition, assumption, tuple(releases),
-                       privacy.relation, params)  # fmt: skip
+                       privacy.relation, params, whole_mechanism=False,
+                       whole_mechanism_why="report-noisy-max selections are not additive-noise releases")  # fmt: skip
 
 
 def private_quantile_plan(privacy: Privacy, n: int, *, m: int, k: int = 1) -> PrivacyPlan:

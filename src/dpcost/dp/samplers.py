@@ -24,9 +24,9 @@ integer sensitivity of Δ_Z steps (measured; ~1e-10 on our grid). Every grid sca
 not on a proof.
 
 Noise this module does not draw (a posterior sample or a sketch whose covariance depends on the data, noise inside
-an argmin, a peer library's samplers) is labelled by :func:`describe_float`: its plan says how it is drawn and
-that its guarantee is NOT PROVEN (floating point), and the ledger leaves such a method out of the table's
-composition (:mod:`dpcost.analysis.ledger`).
+an argmin, a peer library's samplers) is described by :func:`describe_float` and typed ``noise="float"`` in its
+release (:class:`dpcost.dp.plan.Release`): its guarantee is NOT PROVEN (floating point), and the ledger leaves such
+a method out of the table's composition (:mod:`dpcost.analysis.ledger`).
 
 ``sampler="float-unsafe"`` keeps the old ``rng.laplace`` / ``rng.normal`` path, at the continuous scale, for speed
 comparisons only: its guarantee does not hold on a computer.
@@ -37,7 +37,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -376,22 +375,11 @@ def describe(kind: str, k: int, norm: str, sampler: str) -> str:
     )
 
 
-_INFLATED = re.compile(r"^exact discrete \w+ on a grid of scale/2\^(\d+); sensitivity inflated by (\S+) grid steps")
-
-
-def rounding_cost(sampler: str | None, scale: float) -> float:
-    """What a grid release's rounding adds to its sensitivity, r·g with g = scale/2^GRID_BITS, read back from the
-    ``sampler`` text :func:`describe` wrote (r in full precision); 0 for a release not on the grid. The privacy loss
-    of the release is that of the inflated sensitivity: the integer vectors of neighbours differ by Δ/g + r steps."""
-    match = _INFLATED.match(sampler or "")
-    return float(match.group(2)) * scale / 2 ** int(match.group(1)) if match else 0.0
-
-
-FLOAT_NOISE = "NOT PROVEN (floating point)"  # the marker the ledger looks for in a release's sampler
+FLOAT_NOISE = "NOT PROVEN (floating point)"  # how the ledger names a guarantee resting on floating-point noise
 
 
 def describe_float(what: str) -> str:
-    """How a release whose noise is drawn by floating-point samplers is drawn (``what``), with the marker
+    """How a release whose noise is drawn by floating-point samplers is drawn (``what``), in words, with
     :data:`FLOAT_NOISE`: such noise has no proof of privacy on a computer (Mironov 2012), whatever its guarantee in
-    exact arithmetic."""
+    exact arithmetic. The release says so in its typed field (``noise="float"``, :class:`dpcost.dp.plan.Release`)."""
     return f"{what}; {FLOAT_NOISE}: floating-point noise, no proof of privacy on a computer (Mironov 2012)"

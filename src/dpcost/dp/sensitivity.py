@@ -10,19 +10,18 @@ Values released off the grid that later releases read (a random sketch) are repl
 (:func:`~dpcost.dp.samplers.replayable`). Releases without a stated sensitivity — a posterior sample, noise inside an
 argmin, a peer library's own sampler — are not compared; they end a run, and the caller checks the output is finite.
 
-Each traced release is matched to the plan's :class:`~dpcost.dp.plan.Release` by its noise scale (releases whose norm
-says "per unit of" a public quantity may use any multiple of their scale, with the sensitivity scaled alike). Its
-units are read from the norm: a whole ``linf`` vector (a selection's scores) is one unit, ``l1 per …`` makes every
-coordinate one unit, ``l1``/``l2`` groups of k coordinates, k from the sampler text
-(:func:`~dpcost.dp.samplers.describe`). Found: a unit that moves by more than stated, a release the plan does not
-record, more changed units than the plan counts, and a run on D′ whose sequence of releases differs from D's (the
-data steering the algorithm outside its releases). Where releases share a noise scale, a release is read as the one
-most favourable to the plan and their counts are checked together.
+Each traced release is matched to the plan's :class:`~dpcost.dp.plan.Release` by its noise scale (a ``per_unit``
+release, whose scale is per unit of a public quantity, may use any multiple of it, with the sensitivity scaled
+alike). Its units follow from its typed norm: a whole ``linf`` vector (a selection's scores) is one unit, ``each``
+makes every coordinate one unit, ``l1``/``l2`` groups of the release's ``coordinates``. Found: a unit that moves
+by more than stated, a release the plan does not record, more changed units than the plan counts, and a run on D′
+whose sequence of releases differs from D's (the data steering the algorithm outside its releases). Where releases
+share a noise scale, a release is read as the one most favourable to the plan and their counts are checked
+together.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -116,7 +115,7 @@ class Observation:
 
     index: int  # the release's place in the run
     release: str  # the plan's mechanism text
-    norm: str  # "l1", "l2", "linf" or "each" (every coordinate a unit)
+    norm: str  # the release's norm: "l1", "l2", "linf" or "each" (every coordinate a unit)
     stated: float
     observed: float
     changed: int  # units that moved at all
@@ -126,36 +125,20 @@ class Observation:
         return self.observed / self.stated
 
 
-_K = re.compile(r"for rounding (\d+) coordinate")
-
-
-def norm_kind(release: Release) -> str:
-    """How a release's sensitivity is measured, read from its norm text (issue 36 makes it a typed field)."""
-    text = release.norm.lower()
-    if text.startswith("l2"):
-        return "l2"
-    if text.startswith("l1 per"):
-        return "each"
-    if text.startswith("l1"):
-        return "l1"
-    if text.startswith(("linf", "absolute", "sup")):
-        return "linf"
-    raise ValueError(f"unknown sensitivity norm {release.norm!r} of {release.mechanism!r}")
-
-
-def _units(delta: np.ndarray, release: Release, kind: str) -> np.ndarray:
+def _units(delta: np.ndarray, release: Release) -> np.ndarray:
     """Per unit of the release, the norm of its movement."""
     a = np.abs(delta).ravel()
-    if kind == "linf":
+    if release.norm == "linf":
         return np.array([a.max(initial=0.0)])
-    if kind == "each":
+    if release.norm == "each":
         return a
-    k = _K.search(release.sampler or "")
-    k = int(k.group(1)) if k else a.size
+    if release.norm not in ("l1", "l2"):
+        raise ValueError(f"{release.mechanism!r}: a release measured in {release.norm!r} is not compared")
+    k = release.coordinates or a.size
     if a.size % k:
         raise ValueError(f"{release.mechanism!r}: a value of {a.size} coordinates is not made of units of {k}")
     parts = a.reshape(-1, k)
-    return parts.sum(axis=1) if kind == "l1" else np.sqrt((parts * parts).sum(axis=1))
+    return parts.sum(axis=1) if release.norm == "l1" else np.sqrt((parts * parts).sum(axis=1))
 
 
 def _candidates(plan: PrivacyPlan, scale: float) -> list[tuple[Release, float]]:
@@ -168,7 +151,7 @@ def _candidates(plan: PrivacyPlan, scale: float) -> list[tuple[Release, float]]:
     if exact:
         return exact
     return [(r, k * r.sensitivity * scale / r.noise_scale) for r in plan.releases
-            if r.sensitivity is not None and r.noise_scale and "per unit" in r.norm]  # fmt: skip
+            if r.sensitivity is not None and r.noise_scale and r.per_unit]  # fmt: skip
 
 
 def compare(plan: PrivacyPlan, a: Trace, b: Trace) -> list[Observation]:
@@ -184,11 +167,10 @@ def compare(plan: PrivacyPlan, a: Trace, b: Trace) -> list[Observation]:
             delta = fa - fb
         readings = []
         for rel, stated in cands:
-            kind = norm_kind(rel)
-            units = _units(delta, rel, kind)
+            units = _units(delta, rel)
             with np.errstate(invalid="ignore"):
                 moved = int(np.count_nonzero(units))  # NaN counts as moved
-            readings.append(Observation(i, rel.mechanism, kind, stated, float(units.max(initial=0.0)), moved))
+            readings.append(Observation(i, rel.mechanism, rel.norm, stated, float(units.max(initial=0.0)), moved))
         best = min(readings, key=lambda o: (o.ratio, o.changed))
         out.append(best)
         group = tuple(r.mechanism for r, _ in cands)

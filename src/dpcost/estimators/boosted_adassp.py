@@ -18,8 +18,8 @@ import math
 import numpy as np
 
 from ..dp.mechanisms import check_positive, gaussian_sigma
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import add_noise, describe, grid_scale
+from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.samplers import add_noise, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_design, clip_rows, require_replace
@@ -89,15 +89,19 @@ def boosted_adassp_plan(privacy: Privacy, n: int, d: int, *, B_X, R, T, gram_sha
     sig_g = grid_scale(s_g / (mu * math.sqrt(gram_share)), s_g, k_g, "l2", "gaussian", p.sampler)
     sig_r = grid_scale(s_r / (mu * math.sqrt((1 - gram_share) / T)), s_r, d, "l2", "gaussian", p.sampler)
     rels = (
-        Release("gaussian: X'X upper triangle (rows clipped to B_X)", s_g, "l2 (Frobenius)", sig_g, 1,
-                sampler=describe("gaussian", k_g, "l2", p.sampler)),
-        Release("gaussian: X_c' clip_R(y - X theta), one per boosting round", s_r, "l2", sig_r, T,
-                sampler=describe("gaussian", d, "l2", p.sampler)),
+        grid_release("gaussian", "gaussian: X'X upper triangle (rows clipped to B_X)", s_g, "l2", sig_g, 1,
+                     coordinates=k_g, sampler=p.sampler, norm_words="l2 (Frobenius)"),
+        grid_release("gaussian", "gaussian: X_c' clip_R(y - X theta), one per boosting round", s_r, "l2", sig_r, T,
+                     coordinates=d, sampler=p.sampler),
     )  # fmt: skip
     comp = f"Gaussian DP: 1 + {T} Gaussian releases, mu^2 = sum (sensitivity/sigma)^2 = {mu:.6g}^2 (exact)"
     assumption = f"rows clipped to ||x||_2 <= B_X = {B_X:.6g}; residuals clipped to [-R, R], R = {R:.6g}"
     params = {"B_X": B_X, "R": R, "T": T, "gram_share": gram_share}
-    return PrivacyPlan("boosted_adassp", p.epsilon, p.delta, p.calibration, comp, assumption, rels, p.relation, params)
+    why = (
+        "Gaussian releases of X'X and of T sums of clipped residual terms; the ridge and the solves are post-processing"
+    )
+    return PrivacyPlan("boosted_adassp", p.epsilon, p.delta, p.calibration, comp, assumption, rels, p.relation, params,
+                       whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
 
 
 def boosted_adassp(

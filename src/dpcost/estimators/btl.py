@@ -26,8 +26,8 @@ import numpy as np
 from scipy import sparse, special
 
 from ..dp.mechanisms import check_positive, gaussian_sigma
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import describe, draw, grid_scale
+from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.samplers import draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import DataError, PrivacyError
 from .base import require_replace
@@ -324,12 +324,12 @@ def dp_btl_plan(privacy: Privacy, n: int, d: int, *, d_max: int | None, sensitiv
         p.outside_validity(msg)
         assumption = "NOT PROVEN: " + msg + "; " + assumption
         params["PRIVACY GAP"] = msg
-    how = describe("gaussian", n, "l2", p.sampler)
-    rel = Release("gaussian: linear term of the objective (4.4)", sens, "l2", sigma, 1, epsilon, delta, sampler=how)
+    rel = grid_release("gaussian", "gaussian: linear term of the objective (4.4)", sens, "l2", sigma, 1, epsilon, delta,
+                       coordinates=n, sampler=p.sampler)  # fmt: skip
     neighbours = p.relation + " (a record: all comparison outcomes of one item; graph and n public)"
-    return PrivacyPlan(
-        "dp_btl", epsilon, delta, p.calibration, comp, assumption, (rel,), neighbours, params, proven=not gap
-    )
+    why = "one Gaussian release of the linear term -B'y; the constrained solve is post-processing"
+    return PrivacyPlan("dp_btl", epsilon, delta, p.calibration, comp, assumption, (rel,), neighbours, params,
+                       proven=not gap, whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
 
 
 def dp_btl(

@@ -33,8 +33,8 @@ import numpy as np
 
 from ..dp.accountant import advanced_composition_epsilon0, gaussian_noise_multiplier
 from ..dp.mechanisms import check_positive, check_sensitivity, classic_gaussian_sigma
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import describe, draw, grid_scale
+from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.samplers import draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import DataError
 from .base import check_count, check_s, require_replace
@@ -141,7 +141,9 @@ def dp_ight_plan(
     sens = 2 * G / n
     check_sensitivity(sens)
     eps, delta = p.epsilon, p.delta
-    how = describe("gaussian", d, "l2", p.sampler)
+    typed = {"coordinates": d, "sampler": p.sampler}
+    whole = {"whole_mechanism": True, "whole_mechanism_why": "T Gaussian releases of the clipped gradient; the hard "
+             "thresholding is post-processing"}  # fmt: skip
     if loss == "squared":
         assumption = (f"rows clipped to ||x||_2 <= {c_x}, y to [-{B_y}, {B_y}], the predictor x'theta to "
                       f"[-{radius}, {radius}] (Huber-type loss): per-record gradient bound G = {G:.6g}")  # fmt: skip
@@ -152,10 +154,10 @@ def dp_ight_plan(
     if p.calibration == "tight":
         z = gaussian_noise_multiplier(T, eps, delta)
         sigma = grid_scale(sens * z, sens, d, "l2", "gaussian", p.sampler)
-        rel = Release("gaussian", sens, "l2", sigma, T, sampler=how)
+        rel = grid_release("gaussian", "gaussian", sens, "l2", sigma, T, **typed)
         comp = f"exact Gaussian-DP composition of {T} Gaussian releases of the gradient (closed form)"
         params |= {"noise multiplier z": z, "noise on the step eta*sigma": eta * sigma}
-        return PrivacyPlan(METHOD, eps, delta, "tight", comp, assumption, (rel,), p.relation, params)
+        return PrivacyPlan(METHOD, eps, delta, "tight", comp, assumption, (rel,), p.relation, params, **whole)
     cands = _paper_candidates(sens, eps, delta, T)
     valid = [c for c in cands if c[1] < 1]
     if not valid:
@@ -163,12 +165,12 @@ def dp_ight_plan(
                            f" at best (epsilon={eps}, T={T})")  # fmt: skip
     sigma0, e_step, d_step, which = min(valid or cands)
     sigma = grid_scale(sigma0, sens, d, "l2", "gaussian", p.sampler)
-    rel = Release("gaussian", sens, "l2", sigma, T, e_step, d_step, sampler=how)
+    rel = grid_release("gaussian", "gaussian", sens, "l2", sigma, T, e_step, d_step, **typed)
     comp = (f"{which} classic Gaussian mechanisms sqrt(2 log(1.25/delta_step)) Delta/eps_step — a reconstruction: "
             "the printed sigma of Wang & Gu (IJCAI 2019) was not available")  # fmt: skip
     params |= {"paper formula found": PAPER_FORMULA_FOUND, "sigma / Delta": sigma / sens,
                "noise on the step eta*sigma": eta * sigma}  # fmt: skip
-    return PrivacyPlan(METHOD, eps, delta, "paper", comp, assumption, (rel,), p.relation, params)
+    return PrivacyPlan(METHOD, eps, delta, "paper", comp, assumption, (rel,), p.relation, params, **whole)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -18,8 +18,8 @@ from scipy import special
 
 from ..dp.accountant import dpa
 from ..dp.mechanisms import check_epsilon_delta, check_positive, gaussian_delta, gaussian_sigma
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import add_noise, describe, draw, grid_scale
+from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.samplers import add_noise, draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_matrix, require_replace
@@ -82,9 +82,11 @@ def dp_mean_plan(privacy: Privacy, n: int, d: int, *, R: float) -> PrivacyPlan:
         sigma = gaussian_sigma(sens, epsilon, delta, "analytic")
         comp = "one analytic Gaussian release (Balle & Wang 2018), exact"
     sigma = grid_scale(sigma, sens, d, "l2", "gaussian", p.sampler)
-    rel = Release("gaussian", sens, "l2", sigma, 1, epsilon, delta, sampler=describe("gaussian", d, "l2", p.sampler))
+    rel = grid_release("gaussian", "gaussian", sens, "l2", sigma, 1, epsilon, delta, coordinates=d, sampler=p.sampler)
     assumption = f"every coordinate clipped to [-{R}, {R}] inside the estimator"
-    return PrivacyPlan("dp_mean", epsilon, delta, p.calibration, comp, assumption, (rel,), p.relation, params, proven)
+    why = "one Gaussian release of the coordinate-clipped mean"
+    return PrivacyPlan("dp_mean", epsilon, delta, p.calibration, comp, assumption, (rel,), p.relation, params, proven,
+                       whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
 
 
 def dp_mean(X, *, privacy: Privacy, rng: np.random.Generator, R: float) -> np.ndarray:
@@ -258,28 +260,32 @@ def karwa_vadhan_mean_plan(
             f"Laplace means at ({e2:.4g}, {d2:.3g}); the two steps composed basically"
         )
     b_mean0 = sens_mean * mult_mean
-    how = describe("laplace", 1, "l1", p.sampler)
+    typed = {"coordinates": 1, "sampler": p.sampler}
     rels = (
-        Release(
+        grid_release(
+            "laplace",
             f"laplace: noisy histogram counts, {d} coordinates x {K} bins of width sigma (at most 2 counts per "
             "coordinate change between neighbours)",
             1.0,
-            "l1 per count",
+            "each",
             grid_scale(b_hist0, 1.0, 1, "l1", "laplace", p.sampler),
             2 * d,
             1 / b_hist0,
             0.0 if p.calibration == "paper" else None,
-            sampler=how,
+            norm_words="l1 per count",
+            **typed,
         ),
-        Release(
+        grid_release(
+            "laplace",
             "laplace: coordinate means clipped to the private ranges",
             sens_mean,
-            "l1 per coordinate",
+            "each",
             grid_scale(b_mean0, sens_mean, 1, "l1", "laplace", p.sampler),
             d,
             sens_mean / b_mean0,
             0.0 if p.calibration == "paper" else None,
-            sampler=how,
+            norm_words="l1 per coordinate",
+            **typed,
         ),
     )
     params = {
@@ -295,7 +301,11 @@ def karwa_vadhan_mean_plan(
         f"each coordinate clipped inside the estimator to [c - {w:.4g}, c + {w:.4g}] around its privately chosen "
         f"bin centre c (bins of width sigma = {sigma} on [-{R_range}, {R_range}])"
     )
-    return PrivacyPlan("karwa_vadhan", epsilon, delta, p.calibration, comp, assumption, rels, p.relation, params)
+    why = (
+        "its noisy histograms choose the clipping range of the mean: entered at the stated composition of its two steps"
+    )
+    return PrivacyPlan("karwa_vadhan", epsilon, delta, p.calibration, comp, assumption, rels, p.relation, params,
+                       whole_mechanism=False, whole_mechanism_why=why)  # fmt: skip
 
 
 def kv_counts(X: np.ndarray, sigma: float, r: int) -> np.ndarray:

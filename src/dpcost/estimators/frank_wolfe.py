@@ -7,8 +7,8 @@ import numpy as np
 
 from ..dp.accountant import advanced_composition_epsilon0, pure_steps_epsilon0
 from ..dp.mechanisms import check_positive, check_sensitivity
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import describe, draw, grid_scale
+from ..dp.plan import PrivacyPlan, Release, grid_release
+from ..dp.samplers import draw, grid_scale
 from ..dp.spec import Privacy
 from .base import check_count, check_matrix, require_replace
 from .sparse_mean import truncated_mean
@@ -25,8 +25,12 @@ def vertex_selections(p: Privacy, sens: float, T: int) -> tuple[Release, str]:
         e0 = pure_steps_epsilon0(T, p.epsilon, p.delta)
         comp = f"{T} selections: the better of basic composition and zCDP/RDP accounting (dp-accounting)"
     b = grid_scale(2 * sens / e0, sens, 1, "linf", "laplace", p.sampler)  # + one grid step per rounded score
-    how = describe("laplace", 1, "linf", p.sampler)
-    return Release("report-noisy-min (Laplace)", sens, "linf over vertex scores", b, T, e0, sampler=how), comp
+    rel = grid_release("selection", "report-noisy-min (Laplace)", sens, "linf", b, T, e0, coordinates=None,
+                       sampler=p.sampler, norm_words="linf over vertex scores")  # fmt: skip
+    return rel, comp
+
+
+FRANK_WOLFE_WHY = "report-noisy-min selections are not additive-noise releases"
 
 
 def frank_wolfe_plan(privacy: Privacy, n: int, d: int, *, R: float, radius: float, T: int) -> PrivacyPlan:
@@ -47,6 +51,8 @@ def frank_wolfe_plan(privacy: Privacy, n: int, d: int, *, R: float, radius: floa
         f"coordinates clipped to [-{R}, {R}], estimate in the l1 ball of radius {radius}",
         (rel,),
         p.relation,
+        whole_mechanism=False,
+        whole_mechanism_why=FRANK_WOLFE_WHY,
     )
 
 

@@ -23,12 +23,13 @@ from scipy import special
 
 from ..dp.accountant import gaussian_noise_multiplier
 from ..dp.mechanisms import check_positive, check_sensitivity
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import describe, draw, grid_scale
+from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.samplers import draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import DataError, PrivacyError
 from .base import check_count, check_design, check_s, require_replace
 from .sparse_regression import (
+    NOISY_IHT_WHY,
     check_B,
     check_s_max,
     clip_design_linf,
@@ -227,22 +228,23 @@ def dp_glm_plan(privacy: Privacy, n: int, d: int, *, family: str | GLMFamily, T:
     sens = glm_step_sensitivity(t.family, R=t.R, sigma_x=t.sigma_x, eta0=t.eta0, n=n, d=d, psi_bound=t.psi_bound)
     check_sensitivity(sens)  # a zero bound must never mean zero noise
     B = check_B(B, 2 * t.rho * t.sigma_x, t.B_printed, "2 rho sigma_x")
-    how = describe("gaussian", d, "l2", p.sampler)
-    params = t.params(B)
+    params, typed = t.params(B), {"coordinates": d, "sampler": p.sampler}
+    whole = {"whole_mechanism": True, "whole_mechanism_why": "T Gaussian gradient steps; the clipping is in the "
+             "sensitivity, the iterates are post-processing"}  # fmt: skip
     if p.calibration == "tight":
         sigma = grid_scale(sens * gaussian_noise_multiplier(T, epsilon, delta), sens, d, "l2", "gaussian", p.sampler)
-        rel = Release("gaussian", sens, "l2", sigma, T, sampler=how)
+        rel = grid_release("gaussian", "gaussian", sens, "l2", sigma, T, **typed)
         comp = f"exact Gaussian-DP composition of {T} Gaussian steps (closed form)"
-        return PrivacyPlan("dp_glm", epsilon, delta, "tight", comp, t.assumption(), (rel,), p.relation, params)
+        return PrivacyPlan("dp_glm", epsilon, delta, "tight", comp, t.assumption(), (rel,), p.relation, params, **whole)
     if epsilon / T >= 1:
         p.outside_validity(f"Alg. 1's per-step Gaussian mechanism needs epsilon/T < 1, got epsilon={epsilon}, T={T}")
     paper_bound = t.eta0 * B * math.sqrt(d) / n  # what the printed σ is derived from (≥ Δ)
     sigma = paper_bound * math.sqrt(2 * math.log(2 * T / delta)) / (epsilon / T)
     sigma = grid_scale(sigma, sens, d, "l2", "gaussian", p.sampler)
-    rel = Release("gaussian", sens, "l2", sigma, T, epsilon / T, delta / T, sampler=how)
+    rel = grid_release("gaussian", "gaussian", sens, "l2", sigma, T, epsilon / T, delta / T, **typed)
     comp = f"basic composition of {T} Gaussian mechanisms at (eps/T, delta/T) (Example 2.1)"
     params |= {"noise derived from eta0 B sqrt(d) / n": paper_bound, "true sensitivity / that": sens / paper_bound}
-    return PrivacyPlan("dp_glm", epsilon, delta, "paper", comp, t.assumption(), (rel,), p.relation, params)
+    return PrivacyPlan("dp_glm", epsilon, delta, "paper", comp, t.assumption(), (rel,), p.relation, params, **whole)
 
 
 def _glm_data(X, y, family) -> tuple[np.ndarray, np.ndarray]:
@@ -356,7 +358,7 @@ def dp_sparse_glm_plan(privacy: Privacy, n: int, d: int, *, s: int, family: str 
     params = t.params(B) | {"lambda": lam, "true sensitivity / lambda": sens / lam,
                               "Laplace scale per unit lambda": b0 / lam}  # fmt: skip
     return PrivacyPlan("dp_sparse_glm", p.epsilon, p.delta, p.calibration, comp, t.assumption(), rels, p.relation,
-                       params)  # fmt: skip
+                       params, whole_mechanism=False, whole_mechanism_why=NOISY_IHT_WHY)  # fmt: skip
 
 
 def dp_sparse_glm(

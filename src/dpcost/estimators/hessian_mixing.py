@@ -21,8 +21,8 @@ import math
 import numpy as np
 
 from ..dp.mechanisms import check_positive, gaussian_sigma
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import add_noise, describe, describe_float, grid_scale, replayable
+from ..dp.plan import PrivacyPlan, Release, grid_release
+from ..dp.samplers import add_noise, describe_float, grid_scale, replayable
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_design, clip_rows, require_replace
@@ -158,13 +158,12 @@ def hessian_mixing_plan(
     gamma = B_X**2 / r
     sens = 2 * B_X * C
     sigma = grid_scale(sens / rho, sens, d, "l2", "gaussian", p.sampler)
-    # the sketch's name must not start with "gaussian": the ledger and the private tuner read that prefix as
-    # additive Gaussian noise of the recorded (sensitivity, scale)
     sketch = f"random-projection sketch S X_c + sqrt(gamma) N (S Gaussian), k = {k} rows, ridge gamma = {gamma:.6g}"
     rels = (
-        Release(sketch, B_X**2, "row norm^2 (Renyi bound with r = B_X^2/gamma)", gamma, sketches, sampler=SKETCH_NOISE),
-        Release("gaussian: X_c' clip_C(y - X_c theta_t)", sens, "l2", sigma, T,
-                sampler=describe("gaussian", d, "l2", p.sampler)),
+        Release(sketch, B_X**2, "none", gamma, sketches, sampler=SKETCH_NOISE, kind="sketch", noise="float",
+                norm_words="row norm^2 (Renyi bound with r = B_X^2/gamma)"),
+        grid_release("gaussian", "gaussian: X_c' clip_C(y - X_c theta_t)", sens, "l2", sigma, T, coordinates=d,
+                     sampler=p.sampler),
     )  # fmt: skip
     if p.calibration == "tight":
         comp = f"Renyi DP of {sketches} sketches and {T} Gaussian steps composed, converted once (Balle et al. 2020)"
@@ -175,9 +174,12 @@ def hessian_mixing_plan(
         "to the sketch's covariance by construction"
     )
     params = {"B_X": B_X, "C": C, "T": T, "k": k, "gamma": gamma, "r": r, "sketches": sketches}
-    return PrivacyPlan(
-        "hessian_mixing", p.epsilon, p.delta, p.calibration, comp, assumption, rels, p.relation, parameters=params
+    why = (
+        "its Gaussian sketches of the design are not additive-noise releases (their privacy is a Renyi bound on "
+        "the sketch's own randomness): entered at the plan's RDP composition"
     )
+    return PrivacyPlan("hessian_mixing", p.epsilon, p.delta, p.calibration, comp, assumption, rels, p.relation,
+                       parameters=params, whole_mechanism=False, whole_mechanism_why=why)  # fmt: skip
 
 
 def _sketch_hessian(G: np.ndarray, gamma: float, k: int, rng: np.random.Generator) -> np.ndarray:

@@ -39,8 +39,8 @@ from scipy import optimize, sparse
 from scipy.sparse import linalg as splinalg
 
 from ..dp.mechanisms import calibrated_gaussian_sigma, check_positive, classic_gaussian_sigma
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import describe, draw
+from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.samplers import draw
 from ..dp.spec import Privacy
 from ..errors import DataError, PrivacyError
 from .base import FrozenMemo, check_count, check_s, frozen, require_replace
@@ -129,16 +129,17 @@ def dpsl_kt_plan(privacy: Privacy, n: int, d: int, *, s: int, loss: str = "squar
     theta_sens = 2 * c_x * c_r / (n * lam)
     sens = op_norm * (1 + 2 * tol) * theta_sens
     sigma, how = calibrated_gaussian_sigma(p, sens, p.epsilon, p.delta, m, "dpsl_kt")
-    how_drawn = describe("gaussian", m, "l2", p.sampler)
-    rel = Release(f"gaussian ({how})", sens, "l2", sigma, 1, p.epsilon, p.delta, how_drawn)
+    rel = grid_release("gaussian", f"gaussian ({how})", sens, "l2", sigma, 1, p.epsilon, p.delta, coordinates=m,
+                       sampler=p.sampler)  # fmt: skip
     assumption = (f"rows of x clipped to l2 norm {c_x}; " + ("logistic loss" if loss == "logistic" else
                   f"squared loss with the residual clipped at {c_r} (Huber)") + f"; ridge lambda = {lam:.6g}; the "
                   f"teacher solved to ||grad F|| <= lambda*tau; public auxiliary features X~ ({m} rows, "
                   f"||X~||_op = {op_norm:.6g}) independent of the private data")  # fmt: skip
     params = {"lambda": lam, "teacher sensitivity 2G/(n lambda)": theta_sens, "tau": tol * theta_sens, "m": m,
               "op_norm": op_norm}  # fmt: skip
+    why = "one Gaussian release of the teacher's labels X~ theta-hat; the student is post-processing"
     return PrivacyPlan("dpsl_kt", p.epsilon, p.delta, p.calibration, "one release", assumption, (rel,), p.relation,
-                       params)  # fmt: skip
+                       params, whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
 
 
 def _teacher_objective(loss: str, X, y: np.ndarray, lam: float, c_r: float):
@@ -260,16 +261,20 @@ def dpsl_kt_paper_plan(privacy: Privacy, n: int, d: int, *, s: int, loss: str = 
     lam = _check_lam(c_lambda, n, d, s, p)
     sens = 2 * math.sqrt(m * beta_tilde * s) * gamma / (n * lam)
     sigma, how = calibrated_gaussian_sigma(p, sens, p.epsilon, p.delta / 2, m, "dpsl_kt_paper")
-    rel = Release(f"gaussian ({how}) at (epsilon, delta/2)", sens, "l2", sigma, 1, p.epsilon, p.delta / 2,
-                  describe("gaussian", m, "l2", p.sampler))  # fmt: skip
+    rel = grid_release("gaussian", f"gaussian ({how}) at (epsilon, delta/2)", sens, "l2", sigma, 1, p.epsilon,
+                       p.delta / 2, coordinates=m, sampler=p.sampler)  # fmt: skip
     assumption = (f"PRIVATE ONLY UNDER THE PAPER'S ASSUMPTIONS (Thm 4.3): the IGHT teacher taken as the exact "
                   f"minimiser of the l0-constrained problem; ||X~ v||^2 <= m beta~ ||v||^2 for s-sparse v with "
                   f"beta~ = {beta_tilde}; entries of x clipped to [-{K}, {K}], residual at the clip, gamma = "
                   f"{gamma}; lambda = {lam:.6g}")  # fmt: skip
     params = {"lambda": lam, "gamma": gamma, "beta_tilde": beta_tilde, "m": m,
               "printed sigma": classic_gaussian_sigma(sens, p.epsilon, p.delta / 2)}  # fmt: skip
+    why = (
+        "private only under the paper's assumptions (Thm 4.3): its Delta is not a sensitivity bound for every "
+        "input, so its release cannot be composed as a Gaussian of that sensitivity"
+    )
     return PrivacyPlan("dpsl_kt_paper", p.epsilon, p.delta, p.calibration, "one release (Thm 4.3)", assumption, (rel,),
-                       p.relation, params, proven=False)  # fmt: skip
+                       p.relation, params, proven=False, whole_mechanism=False, whole_mechanism_why=why)  # fmt: skip
 
 
 def ight_teacher(X, y, *, loss: str, s: int, lam: float, K: float, residual_clip: float, eta1: float,

@@ -9,8 +9,8 @@ import numpy as np
 
 from ..dp.accountant import gaussian_noise_multiplier
 from ..dp.mechanisms import check_positive, check_sensitivity
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import GridNoise, describe, draw, grid_scale
+from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.samplers import GridNoise, draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_design, clip_rows, project_l2_ball, require_replace
@@ -48,26 +48,28 @@ def noisy_gd_plan(
     B = 4 * (R + C * c_x) * c_x if B is None else B
     if not (math.isfinite(B) and B >= B_min * (1 - 1e-12)):
         raise PrivacyError(f"noise scale B={B} is below the replace-one sensitivity bound 2(R + C c_x)c_x = {B_min}")
-    how = describe("gaussian", d, "l2", p.sampler)
+    typed = {"coordinates": d, "sampler": p.sampler}
+    whole = {"whole_mechanism": True, "whole_mechanism_why": "T Gaussian gradient steps; the projections are "
+             "post-processing"}  # fmt: skip
     if p.calibration == "tight":
         sigma = grid_scale(sens * gaussian_noise_multiplier(T, epsilon, delta), sens, d, "l2", "gaussian", p.sampler)
-        rel = Release("gaussian", sens, "l2", sigma, T, sampler=how)
+        rel = grid_release("gaussian", "gaussian", sens, "l2", sigma, T, **typed)
         comp = f"exact Gaussian-DP composition of {T} Gaussian steps (closed form)"
-        return PrivacyPlan("noisy_gd", epsilon, delta, "tight", comp, assumption, (rel,), p.relation)
+        return PrivacyPlan("noisy_gd", epsilon, delta, "tight", comp, assumption, (rel,), p.relation, **whole)
     if epsilon / T >= 1:
         p.outside_validity(f"Alg. 4.1's per-step calibration needs epsilon/T < 1, got epsilon={epsilon}, T={T}")
     # the paper derives σ from η⁰B/n; with its B = 4(R + C c_x)c_x that is twice the true sensitivity, which is
     # what the plan records (the larger constant is kept in the parameters, as the paper's)
     sigma = eta0 * B * math.sqrt(2 * math.log(2 * T / delta)) / (n * epsilon / T)
     sigma = grid_scale(sigma, sens, d, "l2", "gaussian", p.sampler)
-    rel = Release("gaussian", sens, "l2", sigma, T, epsilon / T, delta / T, sampler=how)
+    rel = grid_release("gaussian", "gaussian", sens, "l2", sigma, T, epsilon / T, delta / T, **typed)
     comp = f"basic composition of {T} steps at (eps/T, delta/T)"
     params = {
         "B": B,
         "noise derived from eta0 B / n": eta0 * B / n,
         "true sensitivity / (eta0 B / n)": sens * n / (eta0 * B),
     }
-    return PrivacyPlan("noisy_gd", epsilon, delta, "paper", comp, assumption, (rel,), p.relation, params)
+    return PrivacyPlan("noisy_gd", epsilon, delta, "paper", comp, assumption, (rel,), p.relation, params, **whole)
 
 
 def noisy_gd_from_stats(G: np.ndarray, h: np.ndarray, n: int, *, eta0: float, C: float, noise: GridNoise) -> np.ndarray:

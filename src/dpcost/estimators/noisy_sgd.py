@@ -8,8 +8,8 @@ import math
 import numpy as np
 
 from ..dp.accountant import sampled_gaussian_epsilon, sampled_gaussian_multiplier
-from ..dp.plan import PrivacyPlan, Release, check_bounds
-from ..dp.samplers import describe, draw, grid_scale
+from ..dp.plan import PrivacyPlan, check_bounds, grid_release
+from ..dp.samplers import draw, grid_scale
 from ..dp.spec import Privacy
 from .base import check_count, clip_design, require_replace
 
@@ -54,8 +54,8 @@ def noisy_sgd_plan(
         sd_sum = 2 * L * sampled_gaussian_multiplier(n, batch, T, epsilon, delta)
         comp = f"RDP accounting of {T} sampled Gaussian steps ({batch} of {n} records each; dp-accounting)"
     sd = grid_scale(sd_sum / batch, 2 * L / batch, d, "l2", "gaussian", p.sampler)
-    how = describe("gaussian", d, "l2", p.sampler) + ("" if p.sampler == "float-unsafe" else f"; {RDP_CARRY_OVER}")
-    rel = Release(f"gaussian: mean gradient of {batch} sampled records", 2 * L / batch, "l2", sd, T, sampler=how)
+    rel = grid_release("gaussian", f"gaussian: mean gradient of {batch} sampled records", 2 * L / batch, "l2", sd, T,
+                       coordinates=d, sampler=p.sampler, note=RDP_CARRY_OVER)  # fmt: skip
     return PrivacyPlan(
         "noisy_sgd",
         epsilon,
@@ -67,6 +67,9 @@ def noisy_sgd_plan(
         (rel,),
         p.relation,
         parameters={"T": T, "batch": batch, "L": L},
+        whole_mechanism=False,
+        whole_mechanism_why="subsampled Gaussian steps: the releases do not record the sampling that the plan's RDP "
+        "accounting counts",
     )
 
 

@@ -39,7 +39,8 @@ def objpert_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, C:
     if k == 1:
         std /= 2
     Delta = 2 * B_X**2 / epsilon
-    rel = Release("gaussian: linear term b of the objective", k * zeta, "l2 (gradient)", std, 1, epsilon, delta, NOISE)
+    rel = Release("gaussian: linear term b of the objective", k * zeta, "l2", std, 1, epsilon, delta, NOISE,
+                  kind="objective", noise="float", coordinates=d, norm_words="l2 (gradient)")  # fmt: skip
     return PrivacyPlan(
         "objpert",
         epsilon,
@@ -50,6 +51,9 @@ def objpert_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, C:
         (rel,),
         p.relation,
         {"Delta": Delta, "zeta": zeta},
+        whole_mechanism=False,
+        whole_mechanism_why="objective perturbation: the Gaussian on the linear term is not the whole mechanism (the "
+        "regulariser carries part of the guarantee)",
     )
 
 

@@ -13,8 +13,8 @@ import warnings
 
 import numpy as np
 
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import describe, describe_float, draw, grid_scale
+from ..dp.plan import PrivacyPlan, Release, grid_release
+from ..dp.samplers import describe_float, draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import ConfigError
 from .base import clip_design, require_replace
@@ -72,12 +72,17 @@ def diffprivlib_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float
             Release(
                 "laplace (functional mechanism): the objective's coefficients, drawn by diffprivlib",
                 None,
-                "diffprivlib's own",
+                "none",
                 None,
                 sampler=DIFFPRIVLIB_NOISE,
+                kind="peer",
+                noise="float",
+                norm_words="diffprivlib's own",
             ),
         ),
         neighbours=p.relation,
+        whole_mechanism=False,
+        whole_mechanism_why="diffprivlib's own accounting; its mechanism is not recorded as releases",
     )
 
 
@@ -133,7 +138,6 @@ def opendp_ssp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float)
     k = d * (d + 1) // 2 + d  # ONE Gaussian of the concatenated vector
     certified = opendp_scale(epsilon=p.epsilon, delta=p.delta, sensitivity=sens)
     scale = grid_scale(certified, sens, k, "l2", "gaussian", p.sampler)
-    how = describe("gaussian", k, "l2", p.sampler)
     return PrivacyPlan(
         "opendp_ssp",
         p.epsilon,
@@ -141,8 +145,20 @@ def opendp_ssp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float)
         "library",
         "one Gaussian release of (X'X upper triangle, X'y), scale certified by OpenDP (zCDP -> approx-DP)",
         f"rows clipped to ||x||_2 <= {B_X}, y clipped to [-{B_Y}, {B_Y}]",
-        (Release("gaussian: (X'X upper triangle, X'y)", sens, "l2", scale, sampler=how),),
+        (
+            grid_release(
+                "gaussian",
+                "gaussian: (X'X upper triangle, X'y)",
+                sens,
+                "l2",
+                scale,
+                coordinates=k,
+                sampler=p.sampler,
+            ),  # fmt: skip
+        ),
         p.relation,
+        whole_mechanism=True,
+        whole_mechanism_why="one Gaussian release of (X'X upper triangle, X'y), on the exact sampler's grid",
     )
 
 

@@ -13,14 +13,16 @@ import numpy as np
 from scipy import linalg, optimize, special
 
 from ..dp.mechanisms import gaussian_delta, gaussian_sigma
-from ..dp.plan import PrivacyPlan, Release, add_remove_budget, check_bounds
-from ..dp.samplers import T, add_noise, describe, describe_float, grid_scale
+from ..dp.plan import PrivacyPlan, Release, add_remove_budget, check_bounds, grid_release
+from ..dp.samplers import T, add_noise, describe_float, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import clip_design, proven_under
 
 # θ_λ + L'⁻¹z/√γ: a covariance that depends on the data, so no grid sampler applies
 POSTERIOR_NOISE = describe_float("posterior sample by numpy standard_normal (covariance (gamma (X'X + lambda I))^-1)")
+# why OPS and AdaOPS enter a table's composition at their stated (ε, δ)
+POSTERIOR_WHY = "a posterior sample is not an additive-noise release"
 # AdaOPS's noisy bounds are shifted by this many more grid steps than bias·σ: they cover rounding to the grid (½ step)
 # and the discrete Gaussian's tail, P(Z ≥ k) ≤ Φ̄((k − 1)/t)·t√(2π)/(t√(2π) − 1), so that each bound fails with
 # probability ≤ Φ̄(bias) whenever bias ≥ 0.27 (adaops_plan's docstring)
@@ -83,12 +85,15 @@ def ops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, B: flo
     rel = Release(
         "posterior sample N(theta_lambda, (gamma (X'X + lambda I))^-1)",
         L,
-        "Lipschitz bound L(lambda)",
+        "none",
         1 / math.sqrt(gamma),
         1,
         e_a,
         d_a,
         POSTERIOR_NOISE,
+        kind="posterior",
+        noise="float",
+        norm_words="Lipschitz bound L(lambda)",
     )
     comp = "per-instance DP of one posterior sample (Wang 2018, Remark 11) with lambda_min = 0"
     if p.neighbours == "replace":
@@ -105,6 +110,8 @@ def ops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, B: flo
         {"lambda": lam, "gamma": gamma, "L": L},
         proven=proven,
         releases_stated_for="add_remove" if p.neighbours == "replace" else None,
+        whole_mechanism=False,
+        whole_mechanism_why=POSTERIOR_WHY,
     )
 
 
@@ -184,38 +191,16 @@ def adaops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, rho
         "t_floor": 2 * (1 + post_log) * B_X**2 / e_a,
     }
     rels = (
-        Release(
-            "gaussian: lambda_min(X'X)",
-            B_X**2,
-            "absolute",
-            params["sigma_lambda_min"],
-            1,
-            e_a / 4,
-            d_each,
-            describe("gaussian", 1, "l2", p.sampler),
-        ),
-        Release(
-            "gaussian: log(B_Y + B_X ||theta_lambda||), sensitivity from the released lambda_min",
-            1.0,
-            "absolute, per unit of log(1 + B_X^2/(lambda + lambda_min~))",
-            grid_mult,
-            1,
-            e_a / 4,
-            d_each,
-            describe("gaussian", 1, "l2", p.sampler),
-        ),
+        grid_release("gaussian", "gaussian: lambda_min(X'X)", B_X**2, "l2", params["sigma_lambda_min"], 1, e_a / 4,
+                     d_each, coordinates=1, sampler=p.sampler, norm_words="absolute"),
+        grid_release("gaussian", "gaussian: log(B_Y + B_X ||theta_lambda||), sensitivity from the released lambda_min",
+                     1.0, "l2", grid_mult, 1, e_a / 4, d_each, coordinates=1, sampler=p.sampler,
+                     norm_words="absolute, per unit of log(1 + B_X^2/(lambda + lambda_min~))", per_unit=True),
         # γ depends on the released bounds: no fixed sensitivity or noise scale to record
-        Release(
-            "posterior sample, gamma from Remark 11 at the released bounds",
-            None,
-            "per-instance DP bound (Wang 2018, Remark 11)",
-            None,
-            1,
-            e_a / 2,
-            d_each,
-            POSTERIOR_NOISE,
-        ),
-    )
+        Release("posterior sample, gamma from Remark 11 at the released bounds", None, "none", None, 1, e_a / 2,
+                d_each, POSTERIOR_NOISE, kind="posterior", noise="float",
+                norm_words="per-instance DP bound (Wang 2018, Remark 11)"),
+    )  # fmt: skip
     return PrivacyPlan(
         "adaops",
         p.epsilon,
@@ -228,6 +213,8 @@ def adaops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, rho
         params,
         proven=calibration == "tight",
         releases_stated_for="add_remove" if p.neighbours == "replace" else None,
+        whole_mechanism=False,
+        whole_mechanism_why=POSTERIOR_WHY,
     )
 
 

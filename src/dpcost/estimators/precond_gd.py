@@ -16,8 +16,8 @@ import math
 import numpy as np
 
 from ..dp.mechanisms import check_positive, classic_gaussian_sigma, gaussian_sigma
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import describe, draw, grid_scale
+from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.samplers import draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import JointClip, check_count, check_design, clip_rows, require_replace
@@ -70,17 +70,19 @@ def precond_gd_plan(
             )
         sig1, sig2 = classic_gaussian_sigma(s1, *budget1), classic_gaussian_sigma(s2, *budget2)
         comp = f"basic composition: stage 1 at (f0 eps, delta/(T+1)), {T} steps at ((1 - f0) eps/T, delta/(T+1))"
-    how1, how2 = (describe("gaussian", k, "l2", p.sampler) for k in (k1, d))
     sig1 = grid_scale(sig1, s1, k1, "l2", "gaussian", p.sampler)
     sig2 = grid_scale(sig2, s2, d, "l2", "gaussian", p.sampler)
     rels = (
-        Release("gaussian: X'X upper triangle (rows clipped to B0), for the preconditioner", s1, "l2 (Frobenius)",
-                sig1, 1, *budget1, sampler=how1),
-        Release("gaussian: sum of clipped per-example gradient terms", s2, "l2", sig2, T, *budget2, sampler=how2),
+        grid_release("gaussian", "gaussian: X'X upper triangle (rows clipped to B0), for the preconditioner", s1, "l2",
+                     sig1, 1, *budget1, coordinates=k1, sampler=p.sampler, norm_words="l2 (Frobenius)"),
+        grid_release("gaussian", "gaussian: sum of clipped per-example gradient terms", s2, "l2", sig2, T, *budget2,
+                     coordinates=d, sampler=p.sampler),
     )  # fmt: skip
     term = f"clip_C(u_i (y_i - u_i'b)), C = {C}" if R is None else f"clip_C(u_i) clip_R(y_i - u_i'b), C = {C}, R = {R}"
     assumption = f"stage 1 rows clipped to ||x||_2 <= B0 = {B0}; per-example terms {term}"
-    return PrivacyPlan("precond_gd", p.epsilon, p.delta, p.calibration, comp, assumption, rels, p.relation)
+    why = "Gaussian releases of X'X and of T sums of clipped gradient terms; the rest is post-processing"
+    return PrivacyPlan("precond_gd", p.epsilon, p.delta, p.calibration, comp, assumption, rels, p.relation,
+                       whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
 
 
 def preconditioner(

@@ -25,8 +25,8 @@ import math
 import numpy as np
 
 from ..dp.mechanisms import check_positive, classic_gaussian_sigma
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import add_noise, describe, draw, grid_scale
+from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.samplers import add_noise, draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import JointClip, check_count, check_design, clip_rows, require_replace, row_norms
@@ -162,15 +162,19 @@ def precond_gd_adaptive_plan(
             budget = (share * p.epsilon, p.delta / (2 + J + T))
             sigma = classic_gaussian_sigma(sens, *budget)
         sigma = grid_scale(sigma, sens, k, "l2", "gaussian", p.sampler)
-        how = describe("gaussian", k, "l2", p.sampler)
-        rels.append(Release(f"gaussian: {name}", sens, "l2", sigma, count, *budget, sampler=how))
+        rels.append(grid_release("gaussian", f"gaussian: {name}", sens, "l2", sigma, count, *budget, coordinates=k,
+                                 sampler=p.sampler))  # fmt: skip
     assumption = (
         "B0 and C_t are released before they are used; rows clipped to ||x|| <= B0 and terms u_i r_i to norm <= C_t, "
         "released in those units; each record counts once in each histogram (public grid)"
     )
     params = {"T": T, "clip_updates": J, "f_rows": f_rows, "f0": f0, "f_clip": f_clip, "bins": bins}
+    why = (
+        "Gaussian releases of a row-norm histogram, of X'X/B0^2, of J gradient-norm histograms and of T sums of "
+        "clipped gradient terms (in units of C_t); the bounds, the solve and the steps are post-processing"
+    )
     return PrivacyPlan("precond_gd_adaptive", p.epsilon, p.delta, p.calibration, comp, assumption, tuple(rels),
-                       p.relation, params)  # fmt: skip
+                       p.relation, params, whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
 
 
 def precond_gd_adaptive(

@@ -8,8 +8,8 @@ import math
 import numpy as np
 
 from ..dp.mechanisms import check_sensitivity
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import add_noise, describe, describe_float, grid_scale
+from ..dp.plan import PrivacyPlan, Release, grid_release
+from ..dp.samplers import add_noise, describe_float, grid_scale
 from ..dp.spec import Privacy
 from .base import check_count, clip_design, require_replace
 
@@ -39,18 +39,21 @@ def sheffet_jl_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float,
     lt = math.log(8 / delta)
     w2 = 8 * B2 / epsilon * (math.sqrt(2 * r * lt) + 2 * lt)
     b = grid_scale(4 * B2 / epsilon, B2, 1, "l1", "laplace", p.sampler)
-    test = describe("laplace", 1, "l1", p.sampler)
     rels = (
-        Release("laplace: sigma_min(A)^2 test", B2, "absolute", b, 1, epsilon / 4, sampler=test),
+        grid_release("laplace", "laplace: sigma_min(A)^2 test", B2, "l1", b, 1, epsilon / 4, coordinates=1,
+                     sampler=p.sampler, norm_words="absolute"),
         Release(
             f"Gaussian JL projection R A, R of {r} x n i.i.d. N(0, 1), sigma_min(A') >= w",
             B2,
-            "row norm^2",
+            "none",
             math.sqrt(w2),
             1,
             sampler=SKETCH_NOISE,
+            kind="sketch",
+            noise="float",
+            norm_words="row norm^2",
         ),
-    )
+    )  # fmt: skip
     return PrivacyPlan(
         "sheffet_jl",
         epsilon,
@@ -61,6 +64,8 @@ def sheffet_jl_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float,
         rels,
         p.relation,
         parameters={"w2": w2, "test_offset": 4 * B2 * math.log(1 / delta) / epsilon, "laplace_scale": b},
+        whole_mechanism=False,
+        whole_mechanism_why="a Gaussian JL projection behind a Laplace test is not an additive-noise release",
     )
 
 

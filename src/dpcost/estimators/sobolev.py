@@ -29,15 +29,15 @@ import numbers
 import numpy as np
 
 from ..dp.mechanisms import check_positive, gaussian_delta, gaussian_sigma
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import GRID_BITS, MARGIN, GridNoise, add_noise, bernoulli_exp, describe, discrete_laplace, grid_scale
+from ..dp.plan import PrivacyPlan, Release, grid_release, grid_rounding, noise_of
+from ..dp.samplers import GRID_BITS, MARGIN, GridNoise, add_noise, bernoulli_exp, discrete_laplace, grid_scale
 from ..dp.samplers import T as GRID_T
 from ..dp.spec import Privacy
 from ..errors import DataError, PrivacyError
 from .base import check_count, require_replace
 
 SQRT2 = math.sqrt(2.0)
-MECHANISMS = ("gaussian", "laplace", "knorm")
+MECHANISMS = {"gaussian": "Gaussian", "laplace": "Laplace", "knorm": "K-norm"}  # the noise of the release, in words
 KNORM_MAX_K = 3  # S = conv{±φ(x)} is an interval, a rectangle or a cylinder up to K = 3; beyond, no exact sampler here
 # K = 3: the disc of the cylinder is replaced by the polygon {ρ ≤ 1}, ρ(a, b) = max (p|a| + q|b|)/c over these
 # rational unit normals (Pythagorean triples) and their reflections: 28 tangents to the unit circle, ≤ 16.3° apart,
@@ -302,7 +302,7 @@ def dp_fourier_regression_plan(privacy: Privacy, n: int, d: int, *, K, T, mechan
     if d != 1:
         raise DataError(f"the Fourier projection estimator of §6 is for a one-dimensional design: d must be 1, got {d}")
     if mechanism not in MECHANISMS:
-        raise PrivacyError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
+        raise PrivacyError(f"mechanism must be one of {tuple(MECHANISMS)}, got {mechanism!r}")
     eps, delta = p.epsilon, p.delta
     K, T = fourier_tuning(n, eps, K=K, T=T, alpha=alpha, c1=c1, sigma=sigma)
     params = {"K": K, "T": T, "alpha": alpha, "c1": c1, "sigma": sigma, "mechanism": mechanism}
@@ -323,12 +323,12 @@ def dp_fourier_regression_plan(privacy: Privacy, n: int, d: int, *, K, T, mechan
         else:
             sigma0, comp = gaussian_sigma(sens, eps, delta, "analytic"), "one analytic Gaussian release, exact"
         scale = grid_scale(sigma0, sens, K, "l2", "gaussian", p.sampler)
-        rel = Release("gaussian", sens, "l2", scale, 1, eps, delta, sampler=describe("gaussian", K, "l2", p.sampler))
+        rel = grid_release("gaussian", "gaussian", sens, "l2", scale, 1, eps, delta, coordinates=K, sampler=p.sampler)
         params["expected_noise_sq"] = K * scale**2
     elif mechanism == "laplace":
         sens = 2 * T * sup_phi_l1_bound(K) / n
         scale = grid_scale(sens / eps, sens, K, "l1", "laplace", p.sampler)
-        rel = Release("laplace", sens, "l1", scale, 1, eps, 0.0, sampler=describe("laplace", K, "l1", p.sampler))
+        rel = grid_release("laplace", "laplace", sens, "l1", scale, 1, eps, 0.0, coordinates=K, sampler=p.sampler)
         comp, params["expected_noise_sq"] = "one Laplace release, pure eps-DP", 2 * K * scale**2
     else:
         if K > KNORM_MAX_K:
@@ -348,15 +348,16 @@ def dp_fourier_regression_plan(privacy: Privacy, n: int, d: int, *, K, T, mechan
             "discrete Laplace proposals, exact Bernoulli(exp(-rational)) acceptance; sensitivity inflated by "
             f"{math.sqrt(r_k):.3g} grid steps for rounding; scale raised by a relative {MARGIN:g}"
         )
-        rel = Release(f"knorm: K-norm mechanism on {body}", sens, "S-gauge (conv of +-phi(x))", scale, 1, eps, 0.0,
-                      sampler=how)  # fmt: skip
+        rel = Release(f"knorm: K-norm mechanism on {body}", sens, "gauge", scale, 1, eps, 0.0, how, kind="knorm",
+                      noise=noise_of(p.sampler), coordinates=K, rounding=grid_rounding(r_k, r_norm, scale, p.sampler),
+                      norm_words="S-gauge (conv of +-phi(x))")  # fmt: skip
         comp = "one K-norm release, density exp(-||t||_Q/b), b = 2T/(n eps) (Hardt & Talwar 2010), pure eps-DP"
-        params |= {
-            "printed_scale": printed_knorm_scale(n, T, eps),
-            "printed_epsilon": sens / printed_knorm_scale(n, T, eps),
-            "expected_noise_sq": knorm_noise_moment(K) * scale**2,
-        }
-    return PrivacyPlan("dp_fourier", eps, delta, p.calibration, comp, assumption, (rel,), p.relation, params, proven)
+        printed = printed_knorm_scale(n, T, eps)
+        params |= {"printed_scale": printed, "printed_epsilon": sens / printed,
+                   "expected_noise_sq": knorm_noise_moment(K) * scale**2}  # fmt: skip
+    why = f"one {MECHANISMS[mechanism]} release of the truncated Fourier coefficients"
+    return PrivacyPlan("dp_fourier", eps, delta, p.calibration, comp, assumption, (rel,), p.relation, params, proven,
+                       whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
 
 
 def release(theta_hat, plan: PrivacyPlan, rng: np.random.Generator, sampler: str = "exact") -> np.ndarray:

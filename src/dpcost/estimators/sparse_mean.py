@@ -15,8 +15,8 @@ import numpy as np
 
 from ..dp.accountant import dpa, largest_below, rdp_epsilon
 from ..dp.mechanisms import check_epsilon_delta, check_positive, check_sensitivity
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import GridNoise, add_noise, describe, draw, grid_scale
+from ..dp.plan import PrivacyPlan, Release, grid_release
+from ..dp.samplers import GridNoise, add_noise, draw, grid_scale
 from ..dp.spec import Privacy
 from ..errors import DataError, PrivacyError
 from .base import check_matrix, check_s, require_replace
@@ -125,13 +125,24 @@ def peeling_plan(
     # the grid adds one step to each score and each released coordinate (samplers.grid_scale); the budget per
     # release is then that of the continuous scale b0 (to within the 1e-6 margin)
     b0, b = b, grid_scale(b, lam, 1, "linf", "laplace", privacy.sampler)
-    how = describe("laplace", 1, "linf", privacy.sampler)
-    rels = (
-        Release("report-noisy-max (Laplace)", lam, "linf", b, s, 2 * lam / b0, sampler=how),
-        Release("laplace", lam, "l1 per coordinate", b, s, lam / b0, sampler=how),
-    )
+    rels = peeling_releases(lam, b, s, b0, privacy.sampler)
     assumption = f"||v(Z) - v(Z')||_inf <= {lam}"
-    return PrivacyPlan(method, epsilon, delta, privacy.calibration, comp, assumption, rels, privacy.relation)
+    return PrivacyPlan(method, epsilon, delta, privacy.calibration, comp, assumption, rels, privacy.relation,
+                       whole_mechanism=False, whole_mechanism_why=PEELING_WHY)  # fmt: skip
+
+
+PEELING_WHY = "report-noisy-max selections are not additive-noise releases"
+
+
+def peeling_releases(sens: float, b: float, count: int, b0: float, sampler: str) -> tuple[Release, Release]:
+    """The releases of ``count`` Peeling selections of scores of ℓ∞ sensitivity ``sens`` and of the selected
+    coordinates, each its own release (grid scale b, continuous scale b0: their budgets 2·sens/b0 and sens/b0)."""
+    return (
+        grid_release("selection", "report-noisy-max (Laplace)", sens, "linf", b, count, 2 * sens / b0,
+                     coordinates=None, sampler=sampler),
+        grid_release("laplace", "laplace", sens, "each", b, count, sens / b0, coordinates=1, sampler=sampler,
+                     norm_words="l1 per coordinate"),
+    )  # fmt: skip
 
 
 def peel_from_noise(v: np.ndarray, W: GridNoise, W_tilde: GridNoise) -> tuple[np.ndarray, np.ndarray]:

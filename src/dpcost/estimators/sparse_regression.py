@@ -25,13 +25,13 @@ from scipy import sparse
 from ..dp.accountant import dpa, rdp_epsilon
 from ..dp.mechanisms import check_positive, check_sensitivity
 from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import describe, draw
+from ..dp.samplers import draw
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import beyond, check_count, check_design, check_s, frozen, project_l2_ball, require_replace
-from .frank_wolfe import vertex_selections
+from .frank_wolfe import FRANK_WOLFE_WHY, vertex_selections
 from .losses import as_design, check_loss, clip_entries, gradient, gram_columns, residual
-from .sparse_mean import hard_threshold, peel_from_noise, peeling_plan
+from .sparse_mean import hard_threshold, peel_from_noise, peeling_plan, peeling_releases
 
 # ---------------------------------------------------------------------------------------------------------------
 # Shared: clipping and the gradient step
@@ -155,12 +155,10 @@ def noisy_iht_releases(
         )
     sel = step.releases[0]
     b, b0 = sel.noise_scale, 2 * lam / sel.epsilon  # grid scale; continuous scale (peeling_plan: ε_sel = 2λ/b0)
-    how = describe("laplace", 1, "linf", p.sampler)
-    rels = (
-        Release("report-noisy-max (Laplace)", sens, "linf", b, T * s, 2 * sens / b0, sampler=how),
-        Release("laplace", sens, "l1 per coordinate", b, T * s, sens / b0, sampler=how),
-    )
-    return rels, comp, lam, b0
+    return peeling_releases(sens, b, T * s, b0, p.sampler), comp, lam, b0
+
+
+NOISY_IHT_WHY = "peeling's report-noisy-max selections are not additive-noise releases"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -242,7 +240,8 @@ def dp_iht_plan(
         "coordinate clip c_x/sqrt(s)": c_x / math.sqrt(s),
         "Laplace scale per unit lambda": b0 / lam,
     }
-    return PrivacyPlan("dp_iht", epsilon, delta, p.calibration, comp, assumption, rels, p.relation, params)
+    return PrivacyPlan("dp_iht", epsilon, delta, p.calibration, comp, assumption, rels, p.relation, params,
+                       whole_mechanism=False, whole_mechanism_why=NOISY_IHT_WHY)  # fmt: skip
 
 
 def dp_iht(
@@ -349,7 +348,8 @@ def frank_wolfe_regression_plan(
     rel, comp = vertex_selections(p, sens, T)
     on_y = "logistic loss, y in {0, 1}" if loss == "logistic" else f"y truncated to [-{R}, {R}]"
     assumption = f"coordinates of x clipped to [-{c_x}, {c_x}], {on_y}, estimate in the l1 ball of radius {radius}"
-    return PrivacyPlan("frank_wolfe_lasso", epsilon, delta, p.calibration, comp, assumption, (rel,), p.relation)
+    return PrivacyPlan("frank_wolfe_lasso", epsilon, delta, p.calibration, comp, assumption, (rel,), p.relation,
+                       whole_mechanism=False, whole_mechanism_why=FRANK_WOLFE_WHY)  # fmt: skip
 
 
 def private_frank_wolfe_regression(

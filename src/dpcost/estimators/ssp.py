@@ -16,8 +16,8 @@ from ..dp.mechanisms import (
     gaussian_delta,
     gaussian_sigma,
 )
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import add_noise, describe, draw, grid_scale
+from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.samplers import add_noise, draw, grid_scale
 from ..dp.spec import Privacy
 from .base import clip_design
 
@@ -36,11 +36,11 @@ def xx_xy_sensitivities(B_X: float, B_Y: float, neighbours: str) -> tuple[float,
 
 
 def gaussian_releases_plan(
-    method: str, releases: list[tuple[str, float, str, int]], p: Privacy, assumption: str
+    method: str, releases: list[tuple[str, float, str | None, int]], p: Privacy, assumption: str, why: str
 ) -> PrivacyPlan:
-    """k Gaussian releases (name, sensitivity under the relation of ``p``, norm, coordinates) sharing (ε, δ); δ a
-    number. Each σ is then paid for the noise grid's rounding of its coordinates
-    (:func:`~dpcost.dp.samplers.grid_scale`).
+    """k Gaussian releases (name, sensitivity in l2 under the relation of ``p``, the norm in words or None,
+    coordinates) sharing (ε, δ), which are the whole mechanism (``why``); δ a number. Each σ is then paid for the
+    noise grid's rounding of its coordinates (:func:`~dpcost.dp.samplers.grid_scale`).
 
     paper: each at (ε/k, δ/k) with Wang's σ = Δ√(log(2/δ′))/ε′ — which is NOT (ε′, δ′)-DP for moderate ε′ (see
     docs/proofs.md, "Wang's Gaussian calibration"); its exact δ is checked here and a violation refused or warned
@@ -52,10 +52,10 @@ def gaussian_releases_plan(
     for _, sens, _, _ in releases:
         check_sensitivity(sens)
 
-    def release(name, sens, norm, dims, sigma, eps_i=None, delta_i=None):
+    def release(name, sens, words, dims, sigma, eps_i=None, delta_i=None):
         sigma = grid_scale(sigma, sens, dims, "l2", "gaussian", p.sampler)
-        how = describe("gaussian", dims, "l2", p.sampler)
-        return Release(f"gaussian: {name}", sens, norm, sigma, 1, eps_i, delta_i, sampler=how)
+        return grid_release("gaussian", f"gaussian: {name}", sens, "l2", sigma, 1, eps_i, delta_i,
+                            coordinates=dims, sampler=p.sampler, norm_words=words)  # fmt: skip
 
     if p.calibration == "tight":
         rho = gaussian_noise_multiplier(k, epsilon, delta)
@@ -74,7 +74,8 @@ def gaussian_releases_plan(
             release(name, sens, norm, dims, sens * multiplier, e_k, d_k) for name, sens, norm, dims in releases
         )
         comp = f"basic composition of {k} Gaussian releases at (eps/{k}, delta/{k}), Wang (2018) calibration"
-    return PrivacyPlan(method, epsilon, delta, p.calibration, comp, assumption, rels, p.relation)
+    return PrivacyPlan(method, epsilon, delta, p.calibration, comp, assumption, rels, p.relation,
+                       whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
 
 
 def _assumption(B_X, B_Y) -> str:
@@ -86,8 +87,9 @@ def ssp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float) -> Pri
     replace-one (the default here) the sensitivities are √2·B_X² and 2B_X B_Y (:func:`xx_xy_sensitivities`)."""
     p = privacy.at(n)
     s_xx, s_xy = xx_xy_sensitivities(B_X, B_Y, p.neighbours)
-    rels = [("X'X upper triangle", s_xx, "l2 (Frobenius)", d * (d + 1) // 2), ("X'y", s_xy, "l2", d)]
-    return gaussian_releases_plan("ssp", rels, p, _assumption(B_X, B_Y))
+    rels = [("X'X upper triangle", s_xx, "l2 (Frobenius)", d * (d + 1) // 2), ("X'y", s_xy, None, d)]
+    why = "Gaussian releases of X'X and X'y; the solve is post-processing"
+    return gaussian_releases_plan("ssp", rels, p, _assumption(B_X, B_Y), why)
 
 
 def adassp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float) -> PrivacyPlan:
@@ -99,9 +101,10 @@ def adassp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float) -> 
     rels = [
         ("lambda_min(X'X)", B_X**2, "absolute", 1),
         ("X'X upper triangle", s_xx, "l2 (Frobenius)", d * (d + 1) // 2),
-        ("X'y", s_xy, "l2", d),
+        ("X'y", s_xy, None, d),
     ]
-    return gaussian_releases_plan("adassp", rels, p, _assumption(B_X, B_Y))
+    why = "Gaussian releases of lambda_min(X'X), X'X and X'y; the ridge and the solve are post-processing"
+    return gaussian_releases_plan("adassp", rels, p, _assumption(B_X, B_Y), why)
 
 
 def noise_norm_bound(sigma: float, d: int, rho: float) -> float:
@@ -220,9 +223,11 @@ def joint_ssp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, 
         sigma = classic_gaussian_sigma(sens, p.epsilon, p.delta)
         comp, eps_i, delta_i = "one classic Gaussian release", p.epsilon, p.delta
     sigma = grid_scale(sigma, sens, dims, "l2", "gaussian", p.sampler)
-    rel = Release(name, sens, "l2", sigma, 1, eps_i, delta_i, sampler=describe("gaussian", dims, "l2", p.sampler))
+    rel = grid_release("gaussian", name, sens, "l2", sigma, 1, eps_i, delta_i, coordinates=dims, sampler=p.sampler)
     assumption = _assumption(B_X, B_Y) + f"; noise on X'y is {ratio} x (noise on X'X) x B_Y/B_X"
-    return PrivacyPlan("joint_ssp", p.epsilon, p.delta, p.calibration, comp, assumption, (rel,), p.relation)
+    why = "one Gaussian release of (X'X upper triangle, X'y); the ridge and the solve are post-processing"
+    return PrivacyPlan("joint_ssp", p.epsilon, p.delta, p.calibration, comp, assumption, (rel,), p.relation,
+                       whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
 
 
 def ridge_from_noisy_gram(G: np.ndarray, sigma_G: float, kappa: float, rho: float) -> float:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..dp.mechanisms import check_positive, classic_gaussian_sigma, gaussian_sigma
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import add_noise, describe, grid_scale
+from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.samplers import add_noise, grid_scale
 from ..dp.spec import Privacy
 from .base import check_count, check_design, project_l2_ball, require_replace
 
@@ -43,12 +43,13 @@ def subsample_aggregate_plan(privacy: Privacy, n: int, d: int, *, R_b: float, bl
         sigma, budget = classic_gaussian_sigma(sens, p.epsilon, p.delta), (p.epsilon, p.delta)
         comp = "one classic Gaussian release"
     sigma = grid_scale(sigma, sens, d, "l2", "gaussian", p.sampler)
-    how = describe("gaussian", d, "l2", p.sampler)
-    rel = Release("gaussian: mean of clipped block OLS estimates", sens, "l2", sigma, 1, *budget, sampler=how)
+    rel = grid_release("gaussian", "gaussian: mean of clipped block OLS estimates", sens, "l2", sigma, 1, *budget,
+                       coordinates=d, sampler=p.sampler)  # fmt: skip
     assumption = f"{k} disjoint blocks of about {n // k} rows, each block's OLS estimate projected on ||b||_2 <= {R_b}"
     params = {"blocks": k}
     return PrivacyPlan("subsample_aggregate", p.epsilon, p.delta, p.calibration, comp, assumption, (rel,), p.relation,
-                       params)  # fmt: skip
+                       params, whole_mechanism=True,
+                       whole_mechanism_why="one Gaussian release of the mean of clipped block estimates")  # fmt: skip
 
 
 def _fit(G: np.ndarray, h: np.ndarray) -> np.ndarray:

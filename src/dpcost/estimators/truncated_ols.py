@@ -9,8 +9,8 @@ import warnings
 import numpy as np
 
 from ..dp.mechanisms import check_positive, check_sensitivity, classic_gaussian_sigma, gaussian_sigma
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import add_noise, describe, grid_scale
+from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.samplers import add_noise, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_design, clip_rows, require_replace, ridge_in_ball
@@ -58,7 +58,8 @@ def noisy_truncated_ols_plan(
             "NONE PROVEN: the paper's printed noise variance d R^2 log(1.25/delta)/(n eps)^2 on unregularised OLS",
             f"y truncated to [-{R}, {R}]; no bound on the design (the paper's eigenvalue conditions are not enforced)",
             (
-                Release(
+                grid_release(
+                    "gaussian",
                     "gaussian (printed variance, no proven sensitivity)",
                     None,
                     "l2",
@@ -66,11 +67,14 @@ def noisy_truncated_ols_plan(
                     1,
                     epsilon,
                     delta,
-                    sampler=describe("gaussian", 0, "l2", p.sampler),
+                    coordinates=d,
+                    sampler=p.sampler,
                 ),
             ),
             p.relation,
             proven=False,
+            whole_mechanism=True,
+            whole_mechanism_why="one Gaussian release of the OLS fit of the truncated y (no proven sensitivity)",
         )
     sens = noisy_truncated_ols_sensitivity(R=R, C=C, c_x=c_x, kappa=kappa, n=n)
     check_sensitivity(sens)
@@ -85,8 +89,10 @@ def noisy_truncated_ols_plan(
         f"estimate constrained to ||b||_2 <= {C}"
     )
     sigma = grid_scale(sigma, sens, d, "l2", "gaussian", p.sampler)
-    rel = Release("gaussian", sens, "l2", sigma, 1, epsilon, delta, sampler=describe("gaussian", d, "l2", p.sampler))
-    return PrivacyPlan("noisy_truncated_ols", epsilon, delta, p.calibration, comp, assumption, (rel,), p.relation)
+    rel = grid_release("gaussian", "gaussian", sens, "l2", sigma, 1, epsilon, delta, coordinates=d, sampler=p.sampler)
+    why = "one Gaussian release of the clipped ridge fit"
+    return PrivacyPlan("noisy_truncated_ols", epsilon, delta, p.calibration, comp, assumption, (rel,), p.relation,
+                       whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
 
 
 def truncated_ridge_fit(X: np.ndarray, y: np.ndarray, *, R: float, C: float, c_x: float, kappa: float) -> np.ndarray:

@@ -50,8 +50,8 @@ import math
 import numpy as np
 
 from ..dp.mechanisms import check_positive
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import GRID_BITS, add_noise, describe, describe_float, grid_scale
+from ..dp.plan import PrivacyPlan, Release, grid_release
+from ..dp.samplers import GRID_BITS, add_noise, describe_float, grid_scale
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_design, require_replace
@@ -102,10 +102,10 @@ def tukey_em_plan(privacy: Privacy, n: int, d: int, *, block_size: int | None, p
     if p.calibration == "paper":
         t = K // 4
     rels = (
-        Release("laplace: PTR test of the distance to unsafety L", 1.0, "absolute", b, 1, e_ptr, 0.0,
-                sampler=describe("laplace", 1, "l1", p.sampler)),
-        Release(f"restricted exponential mechanism exp({c:.4g} depth) on depth >= {t}", 1.0, "depth (sup)", None, 1,
-                eps - e_ptr, delta, sampler=EM_NOISE),
+        grid_release("laplace", "laplace: PTR test of the distance to unsafety L", 1.0, "l1", b, 1, e_ptr, 0.0,
+                     coordinates=1, sampler=p.sampler, norm_words="absolute"),
+        Release(f"restricted exponential mechanism exp({c:.4g} depth) on depth >= {t}", 1.0, "linf", None, 1,
+                eps - e_ptr, delta, sampler=EM_NOISE, kind="exponential", noise="float", norm_words="depth (sup)"),
     )  # fmt: skip
     assumption = f"{K} disjoint blocks of {bs} rows (one record changes one block model); no bound on x or y"
     params = {
@@ -116,7 +116,12 @@ def tukey_em_plan(privacy: Privacy, n: int, d: int, *, block_size: int | None, p
         "em_coefficient": c,
         "log_eta": math.log(eta),
     }
-    return PrivacyPlan("tukey_em", eps, delta, p.calibration, comp, assumption, rels, p.relation, params, proven)
+    why = (
+        "a propose-test-release check and an exponential mechanism on Tukey depth are not additive-noise "
+        "releases: entered at the composition its proof states"
+    )
+    return PrivacyPlan("tukey_em", eps, delta, p.calibration, comp, assumption, rels, p.relation, params, proven,
+                       whole_mechanism=False, whole_mechanism_why=why)  # fmt: skip
 
 
 def log_volumes(models: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

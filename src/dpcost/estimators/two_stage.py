@@ -46,8 +46,8 @@ import numbers
 import numpy as np
 
 from ..dp.mechanisms import calibrated_gaussian_sigma, check_positive
-from ..dp.plan import PrivacyPlan, Release
-from ..dp.samplers import describe, draw
+from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.samplers import draw
 from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_s, require_replace
@@ -107,10 +107,10 @@ def two_stage_plan(privacy: Privacy, n: int, d: int, *, s: int, loss: str = "squ
     sens2 = (1 + 2 * tol) * theta_sens
     sigma2, how2 = calibrated_gaussian_sigma(p, sens2, e2, d2, s, "stage 2 (epsilon2 = (1 - share) * epsilon)")
     rels = (
-        Release(f"gaussian ({how1}): block vote counts (support = top s, post-processing)", sens1, "l2", sigma1, 1,
-                e1, d1, describe("gaussian", d, "l2", p.sampler)),
-        Release(f"gaussian ({how2}): the ridge fit on the selected coordinates (output perturbation)", sens2, "l2",
-                sigma2, 1, e2, d2, describe("gaussian", s, "l2", p.sampler)),
+        grid_release("gaussian", f"gaussian ({how1}): block vote counts (support = top s, post-processing)", sens1,
+                     "l2", sigma1, 1, e1, d1, coordinates=d, sampler=p.sampler),
+        grid_release("gaussian", f"gaussian ({how2}): the ridge fit on the selected coordinates (output perturbation)",
+                     sens2, "l2", sigma2, 1, e2, d2, coordinates=s, sampler=p.sampler),
     )  # fmt: skip
     comp = "basic composition: stage 1 at (share eps, share delta), stage 2 at the rest"
     fit = "logistic loss" if loss == "logistic" else f"squared loss with the residual clipped at {c_r} (Huber)"
@@ -122,7 +122,12 @@ def two_stage_plan(privacy: Privacy, n: int, d: int, *, s: int, loss: str = "squ
     params = {"blocks": k, "rows per block": n // k, "epsilon1": e1, "delta1": d1, "epsilon2": e2, "delta2": d2,
               "count sensitivity": sens1, "G": G, "lambda": lam, "fit sensitivity 2G/(n lambda)": theta_sens,
               "tau": tol * theta_sens}  # fmt: skip
-    return PrivacyPlan("two_stage", eps, delta, p.calibration, comp, assumption, rels, p.relation, params)
+    why = (
+        "two Gaussian releases, the block vote counts and the ridge fit on the selected coordinates; the selection "
+        "is post-processing"
+    )
+    return PrivacyPlan("two_stage", eps, delta, p.calibration, comp, assumption, rels, p.relation, params,
+                       whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -1,16 +1,21 @@
 """The privacy ledger, built from records as the estimate jobs write them (run_grid's plans, wrapped and saved)."""
 
 import json
+import warnings
+from dataclasses import asdict
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from dpcost.analysis.designs import RegressionDesign
 from dpcost.analysis.engine import run_grid
-from dpcost.analysis.ledger import EXACT_RELEASES, STATED_REASONS, build_ledger, method_entry
+from dpcost.analysis.ledger import build_ledger, method_entry, release_terms, table_entry
 from dpcost.dp.accountant import gaussian_epsilon
 from dpcost.dp.mechanisms import gaussian_delta, gaussian_sigma
-from dpcost.dp.samplers import FLOAT_NOISE, describe
+from dpcost.dp.plan import Release
+from dpcost.dp.samplers import FLOAT_NOISE
 from dpcost.dp.spec import Privacy
 from dpcost.estimators.objpert import NOISE as OBJPERT_NOISE
 from dpcost.estimators.peers import DIFFPRIVLIB_NOISE
@@ -138,20 +143,13 @@ SIGMA0 = gaussian_sigma(1.0, 0.5, 1e-5)  # one Gaussian release of sensitivity 1
 MU0 = 1 / SIGMA0
 
 
-def _rel(mechanism, sensitivity, scale, count=1, norm="l2", sampler=EXACT_SAMPLER):
-    return {
-        "mechanism": mechanism,
-        "sensitivity": sensitivity,
-        "norm": norm,
-        "noise_scale": scale,
-        "count": count,
-        "epsilon": None,
-        "delta": None,
-        "sampler": sampler,
-    }
+def _rel(mechanism, sensitivity, scale, count=1, norm="l2", kind="gaussian", noise="exact", sampler=EXACT_SAMPLER):
+    """A release as a plans file holds it: the fields of :class:`Release`, validated by it."""
+    return asdict(Release(mechanism, sensitivity, norm, scale, count, sampler=sampler, kind=kind, noise=noise))
 
 
-def _plan(m, releases, epsilon=0.5, delta=1e-5, proven=True):
+def _plan(m, releases, epsilon=0.5, delta=1e-5, proven=True, why=None):
+    """A plan whose releases are its whole mechanism, or, given ``why``, are not (and why)."""
     return {
         "m": m,
         "method": "x",
@@ -164,6 +162,8 @@ def _plan(m, releases, epsilon=0.5, delta=1e-5, proven=True):
         "neighbours": "replace one record",
         "parameters": {},
         "proven": proven,
+        "whole_mechanism": why is None,
+        "whole_mechanism_why": why or "built by hand: its releases are all there is",
         "warnings": [],
     }
 
@@ -231,13 +231,13 @@ def test_per_m_flags_delta_at_least_one_over_m():
 
 
 def test_composed_delta_at_least_one_over_m_is_flagged_even_when_no_method_is():
-    recs = [_hand(k, [_plan(1000, [], delta=4e-4)]) for k in ("ops", "adaops", "objpert")]
+    recs = [_hand(k, [_plan(1000, [], delta=4e-4, why="stated")]) for k in ("ops", "adaops", "objpert")]
     (p,) = _table(recs)["per_m"]
     assert p["delta_ge_1_over_m"] == [] and p["basic"]["delta"] == pytest.approx(1.2e-3)
     assert p["basic"]["delta_ge_1_over_m"] is True
     assert any("composed delta 0.0012 is >= 1/m" in w for w in p["warnings"])
     # and a sum of deltas >= 1 says basic composition is vacuous
-    recs = [_hand(k, [_plan(10, [], delta=0.4)]) for k in ("ops", "adaops", "objpert")]
+    recs = [_hand(k, [_plan(10, [], delta=0.4, why="stated")]) for k in ("ops", "adaops", "objpert")]
     assert any("vacuous" in w for w in _table(recs)["per_m"][0]["warnings"])
 
 
@@ -264,9 +264,12 @@ def test_table_composes_gaussian_methods_exactly():
 
 
 def test_methods_known_only_by_their_guarantee_enter_as_stated():
-    # objpert's release is a Gaussian, yet not its whole mechanism; ops releases a posterior sample
-    objpert = _hand("objpert", [_plan(1000, [_rel("gaussian: linear term b", 2.0, 5.0, sampler=None)])])
-    ops = _hand("ops", [_plan(1000, [_rel("posterior sample", None, None, norm="Lipschitz", sampler=None)], 0.25)])
+    # objpert's release is a Gaussian, yet not its whole mechanism; ops releases a posterior sample: their plans say
+    # so, and why (noise drawn exactly here, so that the float-noise rule does not take them out first)
+    b = _rel("gaussian: linear term b", 2.0, 5.0, kind="objective", sampler=None)
+    objpert = _hand("objpert", [_plan(1000, [b], why="the regulariser carries part of the guarantee")])
+    sample = _rel("posterior sample", None, None, norm="none", kind="posterior", sampler=None)
+    ops = _hand("ops", [_plan(1000, [sample], 0.25, why="a posterior sample is not an additive-noise release")])
     t = _table([*_gaussian_methods(), objpert, ops])
     assert set(t["as_stated"]) == {"objpert", "ops"} and "regulariser" in t["as_stated"]["objpert"]
     (p,) = t["per_m"]
@@ -280,22 +283,27 @@ def test_methods_known_only_by_their_guarantee_enter_as_stated():
     assert tight["epsilon"] < p["basic"]["epsilon"]
 
 
-def test_an_unknown_release_or_method_is_taken_at_its_stated_guarantee():
-    odd = _hand("ssp", [_plan(1000, [_rel("gaussian: X'X", 2.0, 5.0), _rel("exponential", 1.0, 1.0)])])
-    unknown = _hand("brand_new", [_plan(1000, [_rel("gaussian", 1.0, SIGMA0)])])
+def test_a_release_the_ledger_cannot_compose_or_a_plan_not_whole_is_taken_at_its_stated_guarantee():
+    # what decides is the plan's typed fields, whatever the method's name or its texts say
+    odd = _hand("ssp", [_plan(1000, [_rel("gaussian: X'X", 2.0, 5.0), _rel("gaussian", 1.0, 1.0, kind="exponential")])])
+    not_whole = _hand("brand_new", [_plan(1000, [_rel("gaussian", 1.0, SIGMA0)], why="its sampling is not recorded")])
     no_sens = _hand("adassp", [_plan(1000, [_rel("gaussian: X'y", None, 5.0)])])
-    laplace_l2 = _hand("noisy_gd", [_plan(1000, [_rel("laplace", 1.0, 5.0, norm="l2")])])
-    t = _table([_gaussian_methods()[0], odd, unknown, no_sens, laplace_l2])
-    assert "'exponential'" in t["as_stated"]["ssp"]
-    assert "not in the ledger's EXACT_RELEASES" in t["as_stated"]["brand_new"]
+    laplace_l2 = _hand("noisy_gd", [_plan(1000, [_rel("laplace", 1.0, 5.0, norm="l2", kind="laplace")])])
+    gauss_l1 = _hand("dp_mean", [_plan(1000, [_rel("gaussian", 1.0, 5.0, norm="l1")])])
+    t = _table([_gaussian_methods()[0], odd, not_whole, no_sens, laplace_l2, gauss_l1])
+    assert (
+        t["as_stated"]["ssp"]
+        == "release 'gaussian' (exponential, l2) is not additive Gaussian (l2) or Laplace (l1) noise"
+    )
+    assert t["as_stated"]["brand_new"] == "its sampling is not recorded"
     assert "does not record a sensitivity, noise scale and count" in t["as_stated"]["adassp"]
-    assert "(l2) is not additive Gaussian (l2) or Laplace (l1)" in t["as_stated"]["noisy_gd"]
+    assert "(laplace, l2) is not additive Gaussian (l2) or Laplace (l1)" in t["as_stated"]["noisy_gd"]
+    assert "(gaussian, l1) is not additive" in t["as_stated"]["dp_mean"]
     assert t["per_m"][0]["tight"]["from_releases"] == ["noisy_truncated_ols"]
 
 
-def test_laplace_releases_compose_as_pure_dp(monkeypatch):
-    monkeypatch.setitem(EXACT_RELEASES, "toy_laplace", "five Laplace releases")
-    lap = [_rel("laplace", 2.0, 40.0, count=5, norm="l1 per coordinate")]  # 5 x (0.05, 0)
+def test_laplace_releases_compose_as_pure_dp():
+    lap = [_rel("laplace", 2.0, 40.0, count=5, norm="each", kind="laplace")]  # 5 x (0.05, 0)
     t = _table([_hand("toy_laplace", [_plan(1000, lap, epsilon=0.25, delta=1e-5)])])
     (p,) = t["per_m"]
     assert p["warnings"] == [] and p["tight"]["accounting"].startswith("PLD")
@@ -320,7 +328,7 @@ def test_unproven_or_float_unsafe_methods_void_the_composed_guarantee():
         [_plan(1000, [_rel("gaussian (printed variance, no proven sensitivity)", None, 0.1)], proven=False)],
     )
     unsafe = _gaussian_methods()[1]
-    unsafe["plans"][0]["releases"][0]["sampler"] = "float-unsafe numpy gaussian (NOT private on a computer)"
+    unsafe["plans"][0]["releases"][0]["noise"] = "float-unsafe"
     t = _table([printed, unsafe, _gaussian_methods()[2]])
     assert t["void"] == {
         "noisy_truncated_ols": "no proven guarantee (proven: false)",
@@ -333,10 +341,10 @@ def test_unproven_or_float_unsafe_methods_void_the_composed_guarantee():
 
 
 def test_only_basic_composition_when_no_method_composes_from_its_releases():
-    peeling = _hand(
-        "peeling", [_plan(m, [_rel("report-noisy-max (Laplace)", 1.0, 9.0, 20, "linf")]) for m in (50, 100)]
-    )
-    fw = _hand("frank_wolfe", [_plan(100, [_rel("report-noisy-min (Laplace)", 1.0, 9.0, 20, "linf")])])
+    rnm = _rel("report-noisy-max (Laplace)", 1.0, 9.0, 20, "linf", kind="selection")
+    peeling = _hand("peeling", [_plan(m, [rnm], why="report-noisy-max selections are not additive") for m in (50, 100)])
+    rnm = _rel("report-noisy-min (Laplace)", 1.0, 9.0, 20, "linf", kind="selection")
+    fw = _hand("frank_wolfe", [_plan(100, [rnm])])  # even a plan claiming to be whole: a selection is not composed
     t = _table([peeling, fw])
     assert [p["m"] for p in t["per_m"]] == [50, 100]
     assert t["per_m"][0]["not_run"] == ["frank_wolfe"] and t["per_m"][0]["basic"]["epsilon"] == 0.5
@@ -362,11 +370,81 @@ def test_table_of_the_run_grid_records(ledger):
     assert [p["delta_ge_1_over_m"] for p in ledger["methods"]["adassp"]["per_m"]] == [True, True]
 
 
-def test_every_private_method_of_the_registry_is_classified():
-    """A new estimator must be placed deliberately: composed from its releases, or at its stated (ε, δ) and why."""
-    private = {k for k, m in METHODS.items() if m.private}
-    assert set(EXACT_RELEASES) | set(STATED_REASONS) == private
-    assert not set(EXACT_RELEASES) & set(STATED_REASONS)
+# the methods whose plans say their releases are their whole mechanism: a new estimator is placed deliberately
+WHOLE = {"noisy_gd", "dpsl_kt", "dp_ight", "two_stage", "noisy_truncated_ols", "ssp", "adassp", "joint_ssp",
+         "precond_gd", "subsample_aggregate", "precond_gd_free", "precond_gd_adaptive", "boosted_adassp", "opendp_ssp",
+         "dp_mean", "dp_glm", "dp_btl", "dp_fourier", "dp_fourier_laplace"}  # fmt: skip
+
+
+@pytest.mark.parametrize("calibration", ["tight", "paper"])
+def test_every_private_method_says_whether_its_releases_compose(calibration):
+    """Each registered private method's plan says whether its releases are its whole mechanism, and why (or why not);
+    those that say so are composed from their releases by the ledger (all Gaussian or Laplace), the others not."""
+    from registry_cases import PARAMS, PLAN_SIZE, TUNING, needs_missing_peer
+
+    for name, m in METHODS.items():
+        if not m.private or needs_missing_peer(m):
+            continue
+        n, d = PLAN_SIZE.get(m.family, (1000, 5))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a paper calibration out of its range, made anyway
+            plan = m.make_plan(Privacy(0.5, 1e-5, calibration, "warn"), n, d, m.resolve_tuning(TUNING[name]), PARAMS)
+        assert plan.whole_mechanism is (name in WHOLE) and plan.whole_mechanism_why.strip(), name
+        terms = release_terms(json.loads(json.dumps(plan.to_dict())))
+        if plan.whole_mechanism:
+            assert isinstance(terms, tuple) and (terms[0] > 0 or terms[1]), (name, terms)
+        else:
+            assert terms == plan.whole_mechanism_why, name
+
+
+def test_plans_that_do_not_say_how_they_compose_are_refused():
+    # a plans file written before the plans typed their releases: its estimate job must be rerun
+    old = _gaussian_methods()[1]
+    del old["plans"][0]["whole_mechanism"]
+    with pytest.raises(ValueError, match="rerun its estimate job"):
+        _table([old])
+    old = _gaussian_methods()[1]
+    del old["plans"][0]["releases"][0]["kind"]
+    with pytest.raises(ValueError, match="do not say how they compose"):
+        method_entry(old)
+
+
+# the table-level composition of the default housing methods (config.yaml, m = 200, 2000, 20000, d = 8), in full
+# precision, computed on the commit before the releases were typed (6af47ca, when the ledger read the kind and the
+# rounding from the texts): typing them must leave every composed number as it was, bit for bit
+PINNED_HOUSING = {
+    "tight": {200: (5.5, 2.984315860653529, 0.05887040186524744),
+              2000: (5.5, 2.438639069087656, 0.004676242239113103),
+              20000: (5.5, 2.2905430604840267, 0.0003714471242937832)},
+    "paper": {200: (6.5, 1.7534564270407618, 0.11774080373049488),
+              2000: (6.5, 2.165585845572467, 0.009352484478226206),
+              20000: (6.5, 2.3120788405740442, 0.0007428942485875663)},
+}  # fmt: skip
+HOUSING_FROM_RELEASES = ["noisy_gd", "noisy_truncated_ols", "ssp", "adassp", "joint_ssp", "precond_gd",
+                         "subsample_aggregate", "boosted_adassp", "precond_gd_free", "precond_gd_adaptive"]  # fmt: skip
+
+
+@pytest.mark.parametrize("calibration", ["tight", "paper"])
+def test_the_composition_of_the_default_housing_methods_is_as_before(calibration):
+    housing = yaml.safe_load((Path(__file__).parents[3] / "config" / "config.yaml").read_text())["housing"]
+    records = []
+    for name in housing["methods"]:
+        m = METHODS[name]
+        record = {"method": name, "private": m.private, "label": m.label, "plans": []}
+        if m.private:
+            tuning = m.resolve_tuning(housing["tuning"].get(name))
+            for size in PINNED_HOUSING[calibration]:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    plan = m.make_plan(Privacy(0.5, "10/n^1.1", calibration, "warn"), size, 8, tuning, {})
+                record["plans"].append({"m": size, **plan.to_dict(), "warnings": []})
+        records.append(json.loads(json.dumps(record)))
+    table = table_entry(records)
+    for p in table["per_m"]:
+        basic, tight, delta = PINNED_HOUSING[calibration][p["m"]]
+        assert (p["basic"]["epsilon"], p["tight"]["epsilon"], p["tight"]["delta"]) == (basic, tight, delta)
+        assert p["tight"]["from_releases"] == HOUSING_FROM_RELEASES
+    assert [p["m"] for p in table["per_m"]] == list(PINNED_HOUSING[calibration])
 
 
 def test_choices_outside_the_budget_are_named_in_not_private():
@@ -389,10 +467,6 @@ def test_choices_outside_the_budget_are_named_in_not_private():
 def test_releases_named_with_their_calibration_are_composed():
     # "gaussian (analytic Gaussian ...): what" is a Gaussian release: the knowledge-transfer methods name their
     # calibration in the mechanism, and were once left uncomposed because of it
-    import numpy as np
-
-    from dpcost.analysis.ledger import release_terms
-    from dpcost.dp.spec import Privacy
     from dpcost.estimators.dp_ight import dp_ight_plan
     from dpcost.estimators.knowledge_transfer import dpsl_kt_plan
     from dpcost.estimators.two_stage import two_stage_plan
@@ -406,7 +480,7 @@ def test_releases_named_with_their_calibration_are_composed():
                                     c_lambda=1.0, tol=0.01),
     }  # fmt: skip
     for name, plan in plans.items():
-        terms = release_terms(name, plan.to_dict())
+        terms = release_terms(plan.to_dict())
         assert isinstance(terms, tuple) and terms[0] > 0, (name, terms)
     # a grid release is composed at its sensitivity plus the rounding's r·g: SSP's two releases at their common noise
     # multiplier ρ come back as exactly 2/(ρ(1 + MARGIN))² (Δ/σ alone would understate μ by a relative ~1e-5)
@@ -414,7 +488,7 @@ def test_releases_named_with_their_calibration_are_composed():
     from dpcost.dp.samplers import MARGIN
     from dpcost.estimators.ssp import ssp_plan
 
-    mu2, _ = release_terms("ssp", ssp_plan(p, 1000, 8, B_X=3.0, B_Y=3.0).to_dict())
+    mu2, _ = release_terms(ssp_plan(p, 1000, 8, B_X=3.0, B_Y=3.0).to_dict())
     assert mu2 == pytest.approx(2 / (gaussian_noise_multiplier(2, 1.0, 1e-5) * (1 + MARGIN)) ** 2, rel=1e-12)
 
 
@@ -424,8 +498,10 @@ def test_releases_named_with_their_calibration_are_composed():
 
 def test_float_noise_methods_are_left_out_of_the_composition_and_say_why():
     # objpert's b (noise inside an argmin) and a peer's own samplers are drawn by float samplers: NOT PROVEN
-    objpert = _hand("objpert", [_plan(1000, [_rel("gaussian: linear term b", 2.0, 5.0, sampler=OBJPERT_NOISE)])])
-    lib = _hand("diffprivlib", [_plan(1000, [_rel("laplace", None, None, sampler=DIFFPRIVLIB_NOISE)], delta=0.0)])
+    b = _rel("gaussian: linear term b", 2.0, 5.0, kind="objective", noise="float", sampler=OBJPERT_NOISE)
+    objpert = _hand("objpert", [_plan(1000, [b], why="objective perturbation")])
+    own = _rel("laplace", None, None, norm="none", kind="peer", noise="float", sampler=DIFFPRIVLIB_NOISE)
+    lib = _hand("diffprivlib", [_plan(1000, [own], delta=0.0, why="its own accounting")])
     records = [*_gaussian_methods(), objpert, lib]
     t = _table(records)
     assert set(t["float_noise"]) == {"objpert", "diffprivlib"}
@@ -447,10 +523,11 @@ def test_float_noise_methods_are_left_out_of_the_composition_and_say_why():
 
 def test_float_noise_does_not_hide_an_unproven_plan_or_the_float_unsafe_switch():
     # an unproven plan still voids, float noise or not; the global float-unsafe sampler still voids everything
-    posterior = _rel("posterior sample", None, None, norm="pDP", sampler=POSTERIOR_NOISE)
-    unproven = _hand("adaops", [_plan(1000, [posterior], proven=False)])
+    posterior = _rel("posterior sample", None, None, norm="none", kind="posterior", noise="float",
+                     sampler=POSTERIOR_NOISE)  # fmt: skip
+    unproven = _hand("adaops", [_plan(1000, [posterior], proven=False, why="a posterior sample")])
     unsafe = _gaussian_methods()[1]
-    unsafe["plans"][0]["releases"][0]["sampler"] = describe("gaussian", 3, "l2", "float-unsafe")
+    unsafe["plans"][0]["releases"][0]["noise"] = "float-unsafe"
     t = _table([unproven, unsafe, _gaussian_methods()[2]])
     assert t["float_noise"] == {} and set(t["void"]) == {"adaops", "ssp"}
     assert t["guarantee"].startswith("VOID: publishing adaops, ssp")

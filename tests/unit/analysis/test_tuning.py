@@ -152,6 +152,9 @@ def test_private_selection_is_charged_inside_the_budget():
     plan = tuned.make_plan(P, 1000, 3, {}, {})
     mu_c = plan.parameters["candidate_mu"]
     assert plan.epsilon == 0.5 and plan.delta == 1e-3 and plan.proven
+    # the selection is not composed from a release: its plan says so, and its one release is typed as what it is
+    assert not plan.whole_mechanism and "not recorded" in plan.whole_mechanism_why
+    assert (plan.releases[0].kind, plan.releases[0].noise) == ("repeat_and_select", "exact")
     assert selection_epsilon(mu_c, 3, 0, 1e-3) <= 0.5 and selection_epsilon(1.02 * mu_c, 3, 0, 1e-3) > 0.5
     # every candidate's own releases spend at most mu_c (read off its plan on the 750 training rows)
     b = tuned.budget(P, 1000, 3, ())
@@ -162,8 +165,8 @@ def test_private_selection_is_charged_inside_the_budget():
     assert b["sigma_q"] == pytest.approx(4.0 / 250 / mu_c, rel=1e-4)
     # a posterior sample is not an additive release: no candidate budget can be read off it
     ops = get("ops")
-    with pytest.raises(ConfigError, match="whole mechanism"):
-        tuning.PrivatelyTuned(ops, [ops.resolve_tuning({"B_X": 1.0, "B_Y": 1.0})], SPEC)
+    with pytest.raises(ConfigError, match="whole mechanism: a posterior sample"):  # its plan says so
+        tuning.PrivatelyTuned(ops, [ops.resolve_tuning({"B_X": 1.0, "B_Y": 1.0})], SPEC).make_plan(P, 1000, 3, {}, {})
     spec = tuning.TuningSpec("private", {"B_X": 1.0, "B_Y": 1.0}, {"B_X": [1.0, 2.0]}, None, SPEC.to_dict())
     rec = tuning.tune(ANALYSES["housing"], ops, {}, spec, params={}, m_grid=[100], seed=1, privacy=P)
     assert rec["mode"] == "fixed" and rec["requested_mode"] == "private" and "posterior" in rec["looked_at"]

@@ -8,6 +8,7 @@ from scipy import stats
 
 from dpcost.dp import samplers as S
 from dpcost.dp.mechanisms import gaussian_delta, gaussian_sigma, laplace_mechanism
+from dpcost.dp.plan import grid_release, grid_rounding
 from dpcost.errors import PrivacyError
 
 
@@ -150,15 +151,22 @@ def test_unknown_sampler_is_refused():
         S.draw("laplace", 1.0, 3, np.random.default_rng(0), "fast")
 
 
-def test_rounding_cost_is_read_back_from_the_release_text():
+def test_a_grid_release_records_what_its_rounding_adds_to_the_sensitivity():
     """The ledger composes a grid release at its sensitivity plus r·g (the neighbours' integer vectors differ by
-    Δ/g + r steps); r is read back, in full precision, from the text :func:`describe` wrote."""
+    Δ/g + r steps): the release records r·g as a number, ``rounding``, the r of its ``describe`` text."""
     sigma0 = gaussian_sigma(1.0, 0.5, 1e-5, "analytic")
     sigma = S.grid_scale(sigma0, 1.0, 45, "l2", "gaussian")
-    cost = S.rounding_cost(S.describe("gaussian", 45, "l2", "exact"), sigma)
-    assert cost == math.sqrt(45) * sigma / S.T
-    # with it, Δ/σ is the continuous calibration's, less the margin: (1 + cost)/σ = 1/(σ0 (1 + MARGIN))
-    assert (1.0 + cost) / sigma == pytest.approx(1 / (sigma0 * (1 + S.MARGIN)), rel=1e-12)
-    assert S.rounding_cost(S.describe("laplace", 3, "l1", "exact"), 2.0) == 3 * 2.0 / S.T
-    assert S.rounding_cost(S.describe("gaussian", 45, "l2", "float-unsafe"), sigma) == 0.0
-    assert S.rounding_cost(None, 1.0) == 0.0 and S.rounding_cost(S.describe_float("numpy normal"), 1.0) == 0.0
+    rel = grid_release("gaussian", "gaussian", 1.0, "l2", sigma, coordinates=45, sampler="exact")
+    assert rel.rounding == grid_rounding(45, "l2", sigma, "exact") == math.sqrt(45) * sigma / S.T
+    assert rel.sampler == S.describe("gaussian", 45, "l2", "exact") and rel.noise == "exact"
+    # with it, Δ/σ is the continuous calibration's, less the margin: (1 + rounding)/σ = 1/(σ0 (1 + MARGIN))
+    assert (1.0 + rel.rounding) / sigma == pytest.approx(1 / (sigma0 * (1 + S.MARGIN)), rel=1e-12)
+    lap = grid_release("laplace", "laplace", 1.0, "l1", 2.0, coordinates=3, sampler="exact")
+    assert lap.rounding == 3 * 2.0 / S.T
+    # each coordinate its own release, or a selection's scores: one grid step
+    assert grid_release("laplace", "laplace", 1.0, "each", 2.0, coordinates=1, sampler="exact").rounding == 2.0 / S.T
+    assert grid_release("selection", "rnm", 1.0, "linf", 2.0, coordinates=None, sampler="exact").rounding == 2.0 / S.T
+    unsafe = grid_release("gaussian", "gaussian", 1.0, "l2", sigma, coordinates=45, sampler="float-unsafe")
+    assert unsafe.rounding == 0.0 and unsafe.noise == "float-unsafe"
+    printed = grid_release("gaussian", "gaussian", None, "l2", sigma, coordinates=45, sampler="exact")
+    assert printed.rounding == 0.0 and "no rounding cost" in printed.sampler  # no sensitivity: nothing to pay for

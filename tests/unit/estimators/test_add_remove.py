@@ -7,6 +7,7 @@ precond_gd, β̂·n·√w/(ηg) is an integer under the true n only — is run w
 would catch the leak, and a planted n-dependent noise scale in SSP is caught by the grid comparison.
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -105,8 +106,8 @@ def test_the_grid_comparison_catches_a_noise_scale_that_depends_on_n(monkeypatch
 
     def leaky(privacy, n, d, **kw):
         p = plan(privacy, n, d, **kw)
-        rels = p.releases[:1] + (ssp_module.Release(**{**vars(p.releases[1]), "noise_scale": 1.0 + 1 / n}),)
-        return ssp_module.PrivacyPlan(**{**vars(p), "releases": rels})
+        rels = p.releases[:1] + (dataclasses.replace(p.releases[1], noise_scale=1.0 + 1 / n),)
+        return dataclasses.replace(p, releases=rels)
 
     monkeypatch.setattr(ssp_module, "ssp_plan", leaky)
     planted = spy.steps(lambda: _run(m, data, AR)), spy.steps(lambda: _run(m, _grown(data), AR))

@@ -9,7 +9,6 @@ import pytest
 from test_hostile_records import hostile_variants
 
 from dpcost.dp import accountant
-from dpcost.dp.samplers import rounding_cost
 from dpcost.dp.spec import Privacy
 from dpcost.errors import PrivacyError
 from dpcost.estimators import boosted_adassp as module
@@ -85,11 +84,11 @@ def test_add_remove_needs_explicit_constants_and_uses_the_one_row_sensitivities(
 def test_plan_composes_to_the_target(calibration, eps, n):
     p = Privacy(eps, 10 / n**1.1, calibration)
     plan = _plan(p, n, 5)
-    # every release's loss with its grid rounding paid (rounding_cost), composed by dp-accounting's PLD
+    # every release's loss with its grid rounding paid (its rounding), composed by dp-accounting's PLD
     pld = accountant.dpa()[1].privacy_loss_distribution
     parts = []
     for r in plan.releases:
-        z = r.noise_scale / (r.sensitivity + rounding_cost(r.sampler, r.noise_scale))
+        z = r.noise_scale / (r.sensitivity + r.rounding)
         one = pld.from_gaussian_mechanism(z, value_discretization_interval=1e-4)
         parts.append(one.self_compose(r.count) if r.count > 1 else one)
     eps_pld = parts[0].compose(parts[1]).get_epsilon_for_delta(plan.delta)

@@ -11,7 +11,7 @@ from scipy import linalg
 
 from dpcost.dp.accountant import sampled_gaussian_epsilon
 from dpcost.dp.audit import epsilon_lower_bound
-from dpcost.dp.plan import Release, add_remove_budget
+from dpcost.dp.plan import add_remove_budget
 from dpcost.dp.samplers import FLOAT_NOISE, T, grid_scale
 from dpcost.dp.spec import Privacy
 from dpcost.errors import PrivacyError
@@ -234,7 +234,7 @@ def _planted(monkeypatch, module, plan_name: str, *, noise_divisor: float = 1.0,
     def planted(*args, **kw):
         plan = real(*args, **kw)
         r = plan.releases[0]
-        rel = Release(r.mechanism, r.sensitivity, r.norm, r.noise_scale / noise_divisor)
+        rel = dataclasses.replace(r, noise_scale=r.noise_scale / noise_divisor)
         return dataclasses.replace(
             plan, releases=(rel, *plan.releases[1:]), parameters={**plan.parameters, **parameters}
         )

@@ -10,7 +10,6 @@ import pytest
 
 from dpcost.dp import accountant
 from dpcost.dp.mechanisms import classic_gaussian_sigma
-from dpcost.dp.samplers import rounding_cost
 from dpcost.dp.spec import Privacy
 from dpcost.errors import PrivacyError
 from dpcost.estimators import precond_gd_adaptive as mod
@@ -103,7 +102,7 @@ def test_tight_plan_composes_to_the_target(eps, n):
     pld = accountant.dpa()[1].privacy_loss_distribution
     total = None
     for r in plan.releases:  # each with its grid rounding paid, composed by dp-accounting's PLD
-        z = r.noise_scale / (r.sensitivity + rounding_cost(r.sampler, r.noise_scale))
+        z = r.noise_scale / (r.sensitivity + r.rounding)
         one = pld.from_gaussian_mechanism(z, value_discretization_interval=1e-4)
         one = one.self_compose(r.count) if r.count > 1 else one
         total = one if total is None else total.compose(one)

@@ -7,7 +7,6 @@ import pytest
 from test_hostile_records import hostile_variants
 
 from dpcost.dp import accountant
-from dpcost.dp.samplers import rounding_cost
 from dpcost.dp.spec import Privacy
 from dpcost.errors import PrivacyError
 from dpcost.estimators import precond_gd as pgd_module
@@ -63,7 +62,7 @@ def test_tight_plan_composes_to_the_target(eps, n):
     pld = accountant.dpa()[1].privacy_loss_distribution
     parts = []
     for r in plan.releases:  # each with its grid rounding paid, composed by dp-accounting's PLD
-        z = r.noise_scale / (r.sensitivity + rounding_cost(r.sampler, r.noise_scale))
+        z = r.noise_scale / (r.sensitivity + r.rounding)
         one = pld.from_gaussian_mechanism(z, value_discretization_interval=1e-4)
         parts.append(one.self_compose(r.count) if r.count > 1 else one)
     eps_pld = parts[0].compose(parts[1]).get_epsilon_for_delta(plan.delta)

@@ -2,7 +2,9 @@
 one plan per private method under its registry name, and Method.estimate's (estimate, support) contract."""
 
 import inspect
+import json
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -11,8 +13,9 @@ import yaml
 
 from dpcost.analysis.ledger import float_noise_reason
 from dpcost.config import with_defaults
-from dpcost.dp.plan import PrivacyPlan
-from dpcost.dp.samplers import add_noise
+from dpcost.dp.plan import KINDS, NOISE, NORMS, PrivacyPlan
+from dpcost.dp.plan import noise_of as plan_noise
+from dpcost.dp.samplers import FLOAT_NOISE, SAMPLERS, T, add_noise, rounding_steps
 from dpcost.dp.spec import CALIBRATIONS, Privacy
 from dpcost.errors import ConfigError, PrivacyError
 from dpcost.estimators.ols import ols
@@ -129,6 +132,38 @@ def test_every_private_method_has_a_plan_under_its_own_name(name, calibration):
     assert plan.calibration == ("library" if m.peer else calibration)
     assert plan.delta == (0.0 if name == "diffprivlib" else 1e-5)  # diffprivlib is pure ε-DP
     assert plan.proven is (name not in UNPROVEN)
+
+
+@pytest.mark.parametrize("sampler", SAMPLERS)
+@pytest.mark.parametrize("calibration", CALIBRATIONS)
+@pytest.mark.parametrize("name", PRIVATE)
+def test_every_release_documents_itself_in_typed_fields(name, calibration, sampler):
+    """What an accountant needs is in typed fields, never in the texts: the kind, the norm, the coordinates, what the
+    grid's rounding adds and how the noise is drawn; and the plan says whether its releases are the whole mechanism.
+    The texts are read here only to check that they say the same."""
+    m = METHODS[name]
+    if needs_missing_peer(m):
+        pytest.skip(f"{m.peer} not usable here")
+    n, d = PLAN_SIZE.get(m.family, (1000, 5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a paper calibration outside its range, made anyway
+        plan = m.make_plan(Privacy(0.5, 1e-5, calibration, "warn", sampler=sampler), n, d,
+                           m.resolve_tuning(TUNING[name]), PARAMS)  # fmt: skip
+    assert isinstance(plan.whole_mechanism, bool) and plan.whole_mechanism_why.strip()
+    assert plan.releases
+    for r in plan.releases:
+        assert r.kind in KINDS and r.norm in NORMS and r.noise in NOISE, r
+        assert r.noise == "float" if FLOAT_NOISE in (r.sampler or "") else r.noise == plan_noise(sampler), r
+        if r.norm in ("l1", "l2") and r.kind in ("gaussian", "laplace", "knorm", "objective"):
+            assert isinstance(r.coordinates, int) and r.coordinates >= 1, r
+        grid = r.noise == "exact" and r.sensitivity is not None and r.kind in ("gaussian", "laplace", "selection")
+        if grid:  # the rounding the scale was paid for, as the sampler text states it
+            k, norm = (r.coordinates, r.norm) if r.norm in ("l1", "l2") else (1, "linf")
+            assert r.rounding == rounding_steps(k, norm) * r.noise_scale / T > 0, r
+            assert f"inflated by {rounding_steps(k, norm)!r} grid steps for rounding {k} coordinate(s)" in r.sampler
+        elif r.kind != "knorm":
+            assert r.rounding == 0.0, r
+    json.loads(json.dumps(plan.to_dict(), allow_nan=False))  # what the plans file holds
 
 
 @pytest.mark.parametrize("name", PRIVATE)

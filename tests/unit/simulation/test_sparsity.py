@@ -125,7 +125,10 @@ def test_the_candidate_event_dominates_every_candidate():
         for delta in (1e-3, 1e-6):
             assert rdp_epsilon([event], delta) >= rdp_epsilon([own], delta)
     assert rdp_epsilon([event], 1e-5) > rdp_epsilon([pure_releases_event([plans[-1]])], 1e-5) * 1.05  # not just one
-    gauss = PrivacyPlan("x", 1.0, 1e-5, "tight", "", "", (Release("gaussian", 1.0, "l2", 3.0, 1, None),))
+    rel = Release("gaussian", 1.0, "l2", 3.0, 1, None, kind="gaussian", noise="exact", coordinates=1)
+    gauss = PrivacyPlan(
+        "x", 1.0, 1e-5, "tight", "", "", (rel,), whole_mechanism=True, whole_mechanism_why="one Gaussian"
+    )
     with pytest.raises(PrivacyError, match="not a pure release"):
         pure_releases_event([gauss])
     assert isinstance(event, lib.ComposedDpEvent)
