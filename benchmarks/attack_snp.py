@@ -19,7 +19,7 @@ import yaml
 from dpcost.analysis.attack import run_attack, summarise_attack
 from dpcost.analysis.designs import TwoGroupMeanDesign
 from dpcost.analysis.plotting import attack_figure
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.estimators.registry import get
 
 REPO_CONFIG = __file__.rsplit("/benchmarks/", 1)[0] + "/config/config.yaml"

@@ -16,7 +16,7 @@ import pandas as pd
 
 from dpcost.analysis.designs import RegressionDesign
 from dpcost.analysis.engine import run_grid
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.estimators.ols import ols
 from dpcost.estimators.registry import METHODS
 

@@ -17,7 +17,7 @@ import numpy as np
 from dpcost.analysis.designs import RegressionDesign, TwoGroupMeanDesign
 from dpcost.analysis.engine import run_grid
 from dpcost.analysis.streams import rng_for, subsample_indices
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.estimators.ols import ols
 from dpcost.estimators.registry import METHODS
 

@@ -70,7 +70,7 @@ def main():
         snakemake(args.workdir, cfg, *args.targets, cores=args.cores)
         wall = time.perf_counter() - t0
     jobs = []
-    for tsv in sorted((args.workdir / "results/benchmarks").glob("*.tsv")):
+    for tsv in sorted((args.workdir / "results/job_times").glob("*.tsv")):
         if tsv.stem.startswith("download"):
             continue
         row = pd.read_csv(tsv, sep="\t").iloc[0]

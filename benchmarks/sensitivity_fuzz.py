@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, Phase, given, settings, target
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from dpcost.dp.spec import CALIBRATIONS  # noqa: E402
+from dpcost.dp.privacy import CALIBRATIONS  # noqa: E402
 from dpcost.estimators.registry import METHODS  # noqa: E402
 
 from registry_cases import needs_missing_peer  # noqa: E402

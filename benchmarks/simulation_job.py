@@ -24,12 +24,12 @@ import sys, yaml, warnings
 warnings.simplefilter("ignore")
 from dpcost.jobs import Job
 from dpcost.jobs.simulation import simulate
-from dpcost.simulation.experiments import SimulationSpec
+from dpcost.simulation.experiments import SimulationStudy
 cfg = yaml.safe_load(open({config!r}))
 block = cfg["simulation"]
 if {reps} > 0:
     block["experiments"][{experiment!r}]["reps"] = {reps}
-last = SimulationSpec.from_config(block).experiments[{experiment!r}].reps - 1
+last = SimulationStudy.from_config(block).experiments[{experiment!r}].reps - 1
 simulate(Job("simulate", output={{"table": {table!r}, "plans": {plans!r}}},
              args={{"block": block, "calibration": cfg["calibration"], "on_invalid": "warn", "sampler": cfg["sampler"],
                    "seed": cfg["seed"]}}, wildcards={{"experiment": {experiment!r}, "n": "{n}", "first": "0",

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
+from dpcost.dp.privacy import Privacy
 from dpcost.dp.sensitivity import Observation, compare, trace_runs
-from dpcost.dp.spec import Privacy
 from dpcost.estimators.registry import METHODS
 
 from registry_cases import PARAMS, TUNING, tiny

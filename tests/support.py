@@ -83,13 +83,16 @@ def housing_block() -> dict:
 
 def housing_design() -> tuple[np.ndarray, np.ndarray, list[str], dict]:
     """(X, y, covariates, record) of the real housing data prepared as the workflow prepares it
-    (:func:`dpcost.data.prepare.prepare` with the default block's spec): the design every housing analysis reads."""
-    from dpcost.config import TABLE_SPEC_KEYS
+    (:func:`dpcost.data.prepare.prepare` with the default block's preparation keys): the design every housing
+    analysis reads."""
+    from dpcost.config import PREPARATION_KEYS
     from dpcost.data.prepare import prepare
 
     block = housing_block()
-    spec = {k: block[k] for k in TABLE_SPEC_KEYS if k in block}
-    table, meta = prepare(real_housing(), spec, name="housing", max_m=max(block["m"]), rng=np.random.default_rng(0))
+    preparation = {k: block[k] for k in PREPARATION_KEYS if k in block}
+    table, meta = prepare(
+        real_housing(), preparation, name="housing", max_m=max(block["m"]), rng=np.random.default_rng(0)
+    )
     names = meta["covariates"]
     return table[names].to_numpy(), table["y"].to_numpy(), names, meta
 
@@ -243,7 +246,7 @@ class LoopbackServer:
 def recovery_errors(estimator, epsilons=(0.5, 8.0), n=20000, reps=20):
     """Mean ‖β̂ − β_OLS‖ of a private regression at each ε (δ = 10/n^1.1, tight) on one Gaussian design with
     noise sd 0.5, d = 3 — whose OLS sampling error 0.5·sqrt(d/n) ≈ 0.006 a good estimate at large ε stays inside."""
-    from dpcost.dp.spec import Privacy
+    from dpcost.dp.privacy import Privacy
 
     rng = np.random.default_rng(7)
     X = rng.normal(size=(n, 3))

@@ -23,7 +23,7 @@ def run_workflow(
         "-m",
         "snakemake",
         "-s",
-        str(REPO / "Snakefile"),
+        str(REPO / "workflow" / "Snakefile"),
         "--directory",
         str(workdir),
         "--configfile",

@@ -3,7 +3,7 @@ workflow's rules read — which analyses run, their methods (peers included), pr
 split, the simulation study and the real-data benchmark. The workflow (workflow/rules/common.smk) lays every
 ``kind: table`` block over ``table_defaults`` (:func:`with_defaults`), validates the result against its schema, and
 calls :func:`resolve`; a bad value is one :class:`~dpcost.errors.ConfigError` whose message names the key.
-Unit-tested without Snakemake (tests/unit/test_config.py)."""
+Unit-tested without Snakemake (tests/unit/test_run_config.py)."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from .analysis import datasets
 from .analysis.checks import check_setup
 from .analysis.tuning import TuningSpec, searches_decoys
 from .data import libsvm
-from .dp.spec import Privacy
+from .dp.privacy import Privacy
 from .errors import ConfigError, DPCostError
 from .estimators.peers import available as peers_available
 from .estimators.registry import methods_of
 
 # the keys of a table's block that its preparation reads (dpcost.data.prepare.prepare)
-TABLE_SPEC_KEYS = ("response", "covariates", "categorical", "levels", "transforms", "y_scale", "test_fraction",
+PREPARATION_KEYS = ("response", "covariates", "categorical", "levels", "transforms", "y_scale", "test_fraction",
                    "max_levels")  # fmt: skip
 
 
@@ -65,7 +65,7 @@ class RunConfig:
     tables: tuple[str, ...]
     libsvm: tuple[str, ...]
     methods: Mapping[str, tuple[str, ...]]
-    simulation: object | None = None  # a SimulationSpec
+    simulation: object | None = None  # a SimulationStudy
     benchmark: Mapping | None = None
 
     # ---- per analysis ---------------------------------------------------------------------------------------------
@@ -112,8 +112,8 @@ class RunConfig:
 
     # ---- the arguments of each job (a rule's `job` param) ------------------------------------------------------------
 
-    def table_spec(self, name: str) -> dict:
-        return {k: self.config[name][k] for k in TABLE_SPEC_KEYS if k in self.config[name]}
+    def preparation(self, name: str) -> dict:
+        return {k: self.config[name][k] for k in PREPARATION_KEYS if k in self.config[name]}
 
     def estimate_args(self, name: str) -> dict:
         return {"params": self.params(name), "m": self.config[name]["m"], "reps": self.config["reps"],
@@ -174,7 +174,10 @@ def resolve(config: Mapping, *, run_checks: bool = True) -> RunConfig:
 
         check_block(name, config[name])  # raises a DPCostError naming the key
     for name in tables:
-        reader = table_data.reader_of(config[name].get("reader"))
+        try:
+            reader = table_data.reader_of(config[name].get("reader"))
+        except DPCostError as exc:
+            raise one_line(f"{name}.reader", exc) from None
         for k, src in enumerate(config[name]["sources"]):
             table_data.check_source(src, f"{name}.sources.{k}", reader)  # a DataError naming the source
 
@@ -229,9 +232,9 @@ def _peers(name: str, block: Mapping) -> tuple[str, ...]:
 def _simulation(config: Mapping):
     if "simulation" not in config:
         return None
-    from .simulation.experiments import SimulationSpec
+    from .simulation.experiments import SimulationStudy
 
     try:
-        return SimulationSpec.from_config(config["simulation"])
+        return SimulationStudy.from_config(config["simulation"])
     except DPCostError as exc:
         raise one_line("simulation", exc) from None

@@ -140,7 +140,16 @@ def test_a_yaml_syntax_error_names_the_file_and_line(tmp_path):
     line = next(k for k, t in enumerate(text) if t.startswith("reps:"))
     text[line] = "reps: [5"
     (tmp_path / "config/config.yaml").write_text("\n".join(text) + "\n")
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path), "-n"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "workflow" / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "-n",
+    ]
     res = subprocess.run([*cmd, "--cores", "1"], capture_output=True, text=True, timeout=300)
     assert res.returncode != 0
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]

@@ -140,3 +140,47 @@ def test_readme_is_short_and_docs_cite_papers_not_codes():
 def test_every_method_is_in_the_methods_table():
     rows = set(re.findall(r"^\| `([a-z_]+)`", (REPO / "docs/methods.md").read_text(), flags=re.M))
     assert set(METHODS) <= rows, set(METHODS) - rows
+
+
+def test_the_development_guide_names_files_that_exist():
+    guide = (REPO / "docs/development.md").read_text()
+    named = set(re.findall(r"`((?:src|workflow|config|tests|docs)/[\w./-]+)`", guide))
+    assert len(named) >= 10
+    assert sorted(p for p in named if not (REPO / p).exists()) == []
+
+
+def test_the_catalog_finds_a_standardized_workflow():
+    # the snakemake-workflow-catalog's "standardized usage": workflow/Snakefile, config/README.md and its usage file
+    usage = yaml.safe_load((REPO / ".snakemake-workflow-catalog.yml").read_text())["usage"]
+    assert (REPO / "workflow/Snakefile").is_file() and (REPO / "config/README.md").is_file()
+    assert set(usage) == {"mandatory-flags", "software-stack-deployment", "report"}
+    deploy = usage["software-stack-deployment"]
+    assert set(deploy) == {"conda", "singularity", "singularity+conda"} and any(deploy.values())
+    assert deploy["conda"] and (REPO / "workflow/envs/dpcost.yaml").is_file()  # the environment every rule declares
+    assert usage["report"] is True and (REPO / "workflow/report/workflow.rst").is_file()
+
+
+KEYWORDS = {"$defs", "$ref", "$schema", "additionalProperties", "default", "description", "enum", "const",
+            "exclusiveMaximum", "exclusiveMinimum", "items", "maxItems", "maxProperties", "maximum", "minItems",
+            "minLength", "minProperties", "minimum", "oneOf", "pattern", "properties", "propertyNames", "required",
+            "type", "uniqueItems"}  # fmt: skip
+
+
+def _stray_keys(node, path="schema"):
+    """Keys of a schema node that are no JSON-schema keyword: e.g. a flow mapping's description with a comma, which
+    YAML splits into keys of its own."""
+    if isinstance(node, list):
+        for k, item in enumerate(node):
+            yield from _stray_keys(item, f"{path}[{k}]")
+    elif isinstance(node, dict):
+        yield from (f"{path}.{k}" for k in node if k not in KEYWORDS)
+        for key, value in node.items():
+            if key in ("properties", "$defs"):
+                for name, sub in value.items():
+                    yield from _stray_keys(sub, f"{path}.{name}")
+            elif key != "default":
+                yield from _stray_keys(value, f"{path}.{key}")
+
+
+def test_the_schema_uses_json_schema_keywords_only():
+    assert list(_stray_keys(SCHEMA)) == []

@@ -24,7 +24,7 @@ import yaml
 from dpcost.analysis.designs import RegressionDesign, TwoGroupMeanDesign
 from dpcost.analysis.engine import run_grid
 from dpcost.config import with_defaults
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.estimators.ols import ols
 from dpcost.estimators.registry import METHODS
 

@@ -9,7 +9,7 @@ import pytest
 
 from support import REPO
 
-SNAKE_FILES = ["Snakefile", "workflow/rules"]
+SNAKE_FILES = ["workflow/Snakefile", "workflow/rules"]
 
 
 def _tool(name: str) -> str:

@@ -50,7 +50,7 @@ def mirror(housing_archives):
 def run(mirror, housing_archives, tmp_path_factory):
     workdir = tmp_path_factory.mktemp("run")
     # with the default workflow profile, as docs/usage.md shows: the run checks the profile too
-    profile = REPO / "workflow/profiles/default"
+    profile = REPO / "workflow/profiles/local"
     res = run_workflow(workdir, override(mirror.base, housing_archives), "--workflow-profile", str(profile))
     assert res.returncode == 0, res.stderr[-3000:]
     return workdir

@@ -18,7 +18,7 @@ rule aggregate:
     log:
         "logs/{dataset}/aggregate.log",
     benchmark:
-        "results/benchmarks/aggregate_{dataset}.tsv"
+        "results/job_times/aggregate_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
     conda:
@@ -52,7 +52,7 @@ rule plot:
     log:
         "logs/{dataset}/plot.log",
     benchmark:
-        "results/benchmarks/plot_{dataset}.tsv"
+        "results/job_times/plot_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
     conda:
@@ -81,7 +81,7 @@ rule ledger:
     log:
         "logs/{dataset}/ledger.log",
     benchmark:
-        "results/benchmarks/ledger_{dataset}.tsv"
+        "results/job_times/ledger_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
     conda:
@@ -104,7 +104,7 @@ rule config_snapshot:
     log:
         "logs/config_snapshot.log",
     benchmark:
-        "results/benchmarks/config_snapshot.tsv"
+        "results/job_times/config_snapshot.tsv"
     conda:
         "../envs/dpcost.yaml"
     params:
@@ -126,7 +126,7 @@ rule compare:
     log:
         "logs/{dataset}/compare.log",
     benchmark:
-        "results/benchmarks/compare_{dataset}.tsv"
+        "results/job_times/compare_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
     conda:

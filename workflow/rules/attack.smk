@@ -13,7 +13,7 @@ rule attack_method:
     log:
         "logs/{dataset}/attack_{method}.log",
     benchmark:
-        "results/benchmarks/attack_{dataset}_{method}.tsv"
+        "results/job_times/attack_{dataset}_{method}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
     conda:
@@ -47,7 +47,7 @@ rule attack:
     log:
         "logs/{dataset}/attack.log",
     benchmark:
-        "results/benchmarks/attack_{dataset}.tsv"
+        "results/job_times/attack_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
     conda:

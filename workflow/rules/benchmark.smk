@@ -12,7 +12,7 @@ rule benchmark_method:
     log:
         "logs/benchmark/{dataset}_{method}.log",
     benchmark:
-        "results/benchmarks/benchmark_{dataset}_{method}.tsv"
+        "results/job_times/benchmark_{dataset}_{method}.tsv"
     wildcard_constraints:
         dataset=one_of(BENCHMARK["datasets"]),
     conda:
@@ -59,7 +59,7 @@ rule benchmark_summary:
     log:
         "logs/benchmark/summary.log",
     benchmark:
-        "results/benchmarks/benchmark_summary.tsv"
+        "results/job_times/benchmark_summary.tsv"
     conda:
         "../envs/dpcost.yaml"
     params:

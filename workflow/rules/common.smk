@@ -5,12 +5,16 @@ from pathlib import Path
 from snakemake.utils import validate
 
 # Jobs import dpcost from this checkout's src/ (exported to their processes too), so a run always executes the code
-# it ships with, never an older installed copy.
-_SRC = str(Path(workflow.basedir) / "src")
-sys.path.insert(0, _SRC)
-os.environ.update(
-    PYTHONPATH=os.pathsep.join(p for p in (_SRC, os.getenv("PYTHONPATH")) if p)
-)
+# it ships with, never an older installed copy; this file's folder, not the main Snakefile's, so that the workflow
+# used as a module from another directory finds it too (a remote module has none: the installed package serves).
+# workflow/rules/, if on this machine
+_HERE = getattr(workflow.current_basedir, "path", None)
+_SRC = Path(_HERE).parents[1] / "src" if isinstance(_HERE, str) else None
+if _SRC is not None and _SRC.is_dir():
+    sys.path.insert(0, str(_SRC))
+    os.environ.update(
+        PYTHONPATH=os.pathsep.join(p for p in (str(_SRC), os.getenv("PYTHONPATH")) if p)
+    )
 
 
 def _fail(message):

@@ -4,7 +4,7 @@ rule download_snp:
     log:
         "logs/download_snp.log",
     benchmark:
-        "results/benchmarks/download_snp.tsv"
+        "results/job_times/download_snp.tsv"
     conda:
         "../envs/dpcost.yaml"
     params:
@@ -26,7 +26,7 @@ rule download_table:
     log:
         "logs/{dataset}/download.log",
     benchmark:
-        "results/benchmarks/download_{dataset}.tsv"
+        "results/job_times/download_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(TABLES),
     conda:

@@ -18,7 +18,7 @@ rule estimate:
     log:
         "logs/{dataset}/estimate_{method}.log",
     benchmark:
-        "results/benchmarks/estimate_{dataset}_{method}.tsv"
+        "results/job_times/estimate_{dataset}_{method}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
     conda:
@@ -39,7 +39,7 @@ rule estimate_part:
     log:
         "logs/{dataset}/estimate_{method}.{part}.log",
     benchmark:
-        "results/benchmarks/estimate_{dataset}_{method}.{part}.tsv"
+        "results/job_times/estimate_{dataset}_{method}.{part}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
         part="[0-9]+",

@@ -9,7 +9,7 @@ rule download_libsvm:
     log:
         "logs/download_{dataset}.log",
     benchmark:
-        "results/benchmarks/download_{dataset}.tsv"
+        "results/job_times/download_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(LIBSVM),
     conda:
@@ -33,7 +33,7 @@ rule prepare_libsvm:
     log:
         "logs/prepare_{dataset}.log",
     benchmark:
-        "results/benchmarks/prepare_{dataset}.tsv"
+        "results/job_times/prepare_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(LIBSVM),
     conda:
@@ -54,7 +54,7 @@ rule estimate_libsvm:
     log:
         "logs/estimate_{dataset}_{method}.log",
     benchmark:
-        "results/benchmarks/estimate_{dataset}_{method}.tsv"
+        "results/job_times/estimate_{dataset}_{method}.tsv"
     wildcard_constraints:
         dataset=one_of(LIBSVM),
         method="[a-z0-9_]+",

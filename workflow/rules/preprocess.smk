@@ -13,7 +13,7 @@ rule preprocess_snp:
     log:
         "logs/preprocess_snp.log",
     benchmark:
-        "results/benchmarks/preprocess_snp.tsv"
+        "results/job_times/preprocess_snp.tsv"
     conda:
         "../envs/dpcost.yaml"
     params:
@@ -43,7 +43,7 @@ rule preprocess_snp_logistic:
     log:
         "logs/preprocess_snp_logistic.log",
     benchmark:
-        "results/benchmarks/preprocess_snp_logistic.tsv"
+        "results/job_times/preprocess_snp_logistic.tsv"
     conda:
         "../envs/dpcost.yaml"
     params:
@@ -70,13 +70,13 @@ rule preprocess_table:
     log:
         "logs/{dataset}/preprocess.log",
     benchmark:
-        "results/benchmarks/preprocess_{dataset}.tsv"
+        "results/job_times/preprocess_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(TABLES),
     conda:
         "../envs/dpcost.yaml"
     params:
-        spec=lambda wc: RUN.table_spec(wc.dataset),
+        preparation=lambda wc: RUN.preparation(wc.dataset),
         max_m=lambda wc: max(config[wc.dataset]["m"]),
         seed=config["seed"],
     script:

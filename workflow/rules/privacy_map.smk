@@ -11,7 +11,7 @@ rule map_method:
     log:
         "logs/{dataset}/map_{method}.log",
     benchmark:
-        "results/benchmarks/map_{dataset}_{method}.tsv"
+        "results/job_times/map_{dataset}_{method}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
     conda:
@@ -53,7 +53,7 @@ rule privacy_map:
     log:
         "logs/{dataset}/privacy_map.log",
     benchmark:
-        "results/benchmarks/privacy_map_{dataset}.tsv"
+        "results/job_times/privacy_map_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
     conda:

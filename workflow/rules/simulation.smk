@@ -10,7 +10,7 @@ rule simulate:
     log:
         "logs/simulation/{experiment}_n{n}_reps{first}-{last}.log",
     benchmark:
-        "results/benchmarks/simulate_{experiment}_n{n}_reps{first}-{last}.tsv"
+        "results/job_times/simulate_{experiment}_n{n}_reps{first}-{last}.tsv"
     wildcard_constraints:
         experiment="[A-Za-z0-9_]+",
         n="[0-9]+",

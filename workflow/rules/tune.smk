@@ -14,7 +14,7 @@ rule tune:
     log:
         "logs/{dataset}/tune_{method}.log",
     benchmark:
-        "results/benchmarks/tune_{dataset}_{method}.tsv"
+        "results/job_times/tune_{dataset}_{method}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
     conda:
@@ -33,7 +33,7 @@ rule tune_part:
     log:
         "logs/{dataset}/tune_{method}.{part}.log",
     benchmark:
-        "results/benchmarks/tune_{dataset}_{method}.{part}.tsv"
+        "results/job_times/tune_{dataset}_{method}.{part}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
         part="[0-9]+",

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..attacks.score import attack_auc, attack_epsilon_lower_bound, dp_auc_ceiling, tpr_at_fpr
-from ..dp.spec import Privacy
+from ..dp.privacy import Privacy
 from ..errors import DataError
 from ..estimators.registry import Method
 from .engine import releases

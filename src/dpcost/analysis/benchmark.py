@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..dp.spec import Privacy
+from ..dp.privacy import Privacy
 from ..errors import DataError
 from ..estimators.registry import Method
 from . import privacy_map

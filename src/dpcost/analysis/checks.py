@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..dp.spec import Privacy
+from ..dp.privacy import Privacy
 from ..errors import ConfigError
 from ..estimators.registry import methods_of
 from . import tuning as tuning_steps

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..dp.spec import Privacy
+from ..dp.privacy import Privacy
 from ..errors import ConfigError, PrivacyError
 from ..estimators.ols import ols
 from ..estimators.registry import Method

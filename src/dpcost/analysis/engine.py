@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..dp.spec import Privacy
+from ..dp.privacy import Privacy
 from ..errors import ConfigError
 from ..estimators.registry import Method
 from .streams import noise_rng

@@ -32,8 +32,8 @@ import numbers
 from collections.abc import Mapping, Sequence
 
 from ..dp.accountant import PLD_INTERVAL, composed_epsilon
+from ..dp.privacy import NEIGHBOUR_RELATIONS
 from ..dp.samplers import FLOAT_NOISE
-from ..dp.spec import NEIGHBOUR_RELATIONS
 from .summaries import END_TO_END
 
 # the additive releases the ledger composes from their typed fields: kind -> the norms their sensitivity may be in

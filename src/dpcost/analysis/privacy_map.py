@@ -17,7 +17,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from ..dp.spec import Privacy
+from ..dp.privacy import Privacy
 from ..errors import PrivacyError
 from ..estimators.registry import Method
 from . import tuning as tuning_steps

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..dp.spec import Privacy
+from ..dp.privacy import Privacy
 
 
 def summarize(errors: pd.DataFrame) -> pd.DataFrame:

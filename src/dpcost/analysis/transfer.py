@@ -31,7 +31,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from ..dp.spec import Privacy
+from ..dp.privacy import Privacy
 from ..errors import ConfigError, DPCostError
 from ..estimators.knowledge_transfer import operator_norm
 from ..estimators.registry import get, methods_of

@@ -36,9 +36,9 @@ import pandas as pd
 
 from ..dp.accountant import gaussian_epsilon
 from ..dp.plan import PrivacyPlan, Release, noise_of
+from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, grid_scale
 from ..dp.selection import candidate_mu_for, check_eta, check_mean_K, select_best
-from ..dp.spec import Privacy
 from ..errors import ConfigError, PrivacyError
 from ..estimators.registry import Method
 from .decoys import Decoys, decoy_choice, decoy_errors, decoy_search, merge_errors
@@ -90,12 +90,12 @@ class PrivateTuning:
 
     @classmethod
     def from_config(cls, block: Mapping) -> PrivateTuning:
-        spec = cls(float(block["mean_K"]), float(block["eta"]), float(block["validation"]), float(block["loss_cap"]))
-        if not (0 < spec.validation < 1 and spec.loss_cap > 0):
+        private = cls(float(block["mean_K"]), float(block["eta"]), float(block["validation"]), float(block["loss_cap"]))
+        if not (0 < private.validation < 1 and private.loss_cap > 0):
             raise ConfigError("private_tuning: validation must lie in (0, 1) and loss_cap be > 0")
-        check_mean_K(spec.mean_K)
-        check_eta(spec.eta)
-        return spec
+        check_mean_K(private.mean_K)
+        check_eta(private.eta)
+        return private
 
     def to_dict(self) -> dict:
         return dict(mean_K=self.mean_K, eta=self.eta, validation=self.validation, loss_cap=self.loss_cap)
@@ -135,16 +135,16 @@ class PrivatelyTuned:
 
     private = True
 
-    def __init__(self, method: Method, cands: Sequence[dict], spec: PrivateTuning):
-        self.method, self.cands, self.spec = method, [dict(c) for c in cands], spec
+    def __init__(self, method: Method, cands: Sequence[dict], selection: PrivateTuning):
+        self.method, self.cands, self.selection = method, [dict(c) for c in cands], selection
         self.name, self.label, self.family = method.name, method.label, method.family
 
     def identity(self) -> dict:
         """What distinguishes this procedure's releases (part of its noise stream's identity)."""
-        return {"mode": "private", "candidates": self.cands, **self.spec.to_dict()}
+        return {"mode": "private", "candidates": self.cands, **self.selection.to_dict()}
 
     def _rows(self, n: int) -> tuple[int, int]:
-        n_v = max(1, round(self.spec.validation * n))
+        n_v = max(1, round(self.selection.validation * n))
         if n - n_v < 2:
             raise PrivacyError(f"n={n} rows are too few to hold out {n_v} for validation")
         return n - n_v, n_v
@@ -155,19 +155,19 @@ class PrivatelyTuned:
         if privacy.neighbours != "replace":
             raise PrivacyError("private tuning is analysed under replace-one neighbours (its split is positional)")
         n_t, n_v = self._rows(n)
-        mu_c = candidate_mu_for(privacy.epsilon, privacy.delta, self.spec.mean_K, self.spec.eta)
+        mu_c = candidate_mu_for(privacy.epsilon, privacy.delta, self.selection.mean_K, self.selection.eta)
         p_c = replace(privacy, epsilon=gaussian_epsilon(mu_c, privacy.delta))
         plans = [self.method.make_plan(p_c, n_t, d, c, dict(params)) for c in self.cands]
         for c, plan in zip(self.cands, plans, strict=True):
             if math.sqrt(_gaussian_mu2(plan)) > mu_c * (1 + 1e-9):
                 raise PrivacyError(f"{self.name} {c}: its releases spend more than the candidate budget mu={mu_c:.4g}")
-        sens = self.spec.loss_cap / n_v
+        sens = self.selection.loss_cap / n_v
         sigma_q = grid_scale(sens / mu_c, sens, 1, "l2", "gaussian", privacy.sampler)
         return {"mu_c": mu_c, "privacy_c": p_c, "n_train": n_t, "n_val": n_v, "sigma_q": sigma_q, "plans": plans}
 
     def make_plan(self, privacy: Privacy, n: int, d: int, tuning: Mapping, params: Mapping) -> PrivacyPlan:
         b = self.budget(privacy, n, d, tuple(sorted(params.items())))
-        s = self.spec
+        s = self.selection
         comp = (
             f"private selection from private candidates (Papernot & Steinke 2022, Thm 2; dp-accounting "
             f"RepeatAndSelect, RDP): K ~ truncated negative binomial (eta = {s.eta:g}), E[K] = {s.mean_K:g}, each run "
@@ -209,10 +209,10 @@ class PrivatelyTuned:
             r = np.random.default_rng([base, k])  # run k's own stream: fresh noise for every run
             fit, _ = self.method.estimate(X[train], y[train], privacy=b["privacy_c"], rng=r, tuning=self.cands[j],
                                           params=params)  # fmt: skip
-            loss = np.minimum((y[val] - X[val] @ fit) ** 2, self.spec.loss_cap).mean()
+            loss = np.minimum((y[val] - X[val] @ fit) ** 2, self.selection.loss_cap).mean()
             return fit, -float(add_noise(loss, "gaussian", b["sigma_q"], r, privacy.sampler))
 
-        chosen = select_best(run, len(self.cands), self.spec.mean_K, self.spec.eta, rng)
+        chosen = select_best(run, len(self.cands), self.selection.mean_K, self.selection.eta, rng)
         if chosen.output is None:  # K = 0 (Poisson K only): nothing was run; the estimate 0 is data-independent
             return np.zeros(d), None
         return chosen.output, None

@@ -48,7 +48,7 @@ SOURCES = {
     ds: {split: {"url": BASE_URL + f, "filename": f.rsplit("/", 1)[1], "sha256": None} for split, f in files.items()}
     for ds, files in _FILES.items()
 }
-# prepare()'s ``spec``: the shapes published on the LIBSVM pages | this experiment's draws
+# prepare()'s ``sizes``: the shapes published on the LIBSVM pages | this experiment's draws
 DATASETS = {
     "e2006": dict(name="E2006-tfidf", task="regression", n_features_total=150360, n_train=16087, n_test_total=3308)
     | dict(n_features=25000, n_private=8044, n_public=8043, n_test=None),
@@ -302,30 +302,30 @@ def _atomic_savez(out: Path, arrays: Mapping[str, np.ndarray]) -> None:
         raise
 
 
-def prepare(train, test, out, *, rng: np.random.Generator, spec: Mapping, seed=None, provenance=None) -> dict:
+def prepare(train, test, out, *, rng: np.random.Generator, sizes: Mapping, seed=None, provenance=None) -> dict:
     """Turn the downloaded ``train``/``test`` files into the ``.npz`` at ``out`` (see :func:`load_prepared`); return
-    its meta. ``spec`` as in :data:`DATASETS` (the row counts are checked against the files).
+    its meta. ``sizes`` as in :data:`DATASETS` (the row counts are checked against the files).
 
     Draws from ``rng``, in this order, using public counts only: (1) ``n_features`` of the ``n_features_total``
     columns, uniformly without replacement; (2) the split of the training rows into ``n_private`` private and
     ``n_public`` public rows (:func:`split_rows`; ``None``: the rest); (3) ``n_test`` of the ``n_test_total`` test
     rows (``None``: all). Binary labels become 0/1. No centring or scaling: values are as published.
     """
-    spec, state = dict(spec), rng.bit_generator.state
-    d_total, n_test_total, n_test = int(spec["n_features_total"]), int(spec["n_test_total"]), spec.get("n_test")
-    d = int(spec.get("n_features") or d_total)
+    sizes, state = dict(sizes), rng.bit_generator.state
+    d_total, n_test_total, n_test = int(sizes["n_features_total"]), int(sizes["n_test_total"]), sizes.get("n_test")
+    d = int(sizes.get("n_features") or d_total)
     if not 1 <= d <= d_total or not 1 <= (n_test or 1) <= n_test_total:
         raise ConfigError(f"need 1 <= n_features <= {d_total} and 1 <= n_test <= {n_test_total}; got {d}, {n_test}")
-    if spec["task"] not in ("regression", "binary"):
-        raise ConfigError(f"task {spec['task']!r} is neither 'regression' nor 'binary'")
+    if sizes["task"] not in ("regression", "binary"):
+        raise ConfigError(f"task {sizes['task']!r} is neither 'regression' nor 'binary'")
     feature_index = np.sort(rng.choice(d_total, size=d, replace=False))
-    X_tr, y_tr = read_svmlight(train, n_features=d_total, columns=feature_index, expect_rows=spec.get("n_train"))
-    n_train, n_private = X_tr.shape[0], int(spec["n_private"])
-    n_public = int(spec["n_public"]) if spec.get("n_public") is not None else n_train - n_private
+    X_tr, y_tr = read_svmlight(train, n_features=d_total, columns=feature_index, expect_rows=sizes.get("n_train"))
+    n_train, n_private = X_tr.shape[0], int(sizes["n_private"])
+    n_public = int(sizes["n_public"]) if sizes.get("n_public") is not None else n_train - n_private
     private, public = split_rows(n_train, n_private, n_public, rng)
     subset = None if n_test is None else np.sort(rng.choice(n_test_total, n_test, replace=False))
     X_te, y_te = read_svmlight(test, n_features=d_total, columns=feature_index, rows=subset, expect_rows=n_test_total)
-    if spec["task"] == "binary":
+    if sizes["task"] == "binary":
         y_tr, y_te = binary_labels(y_tr, str(train)), binary_labels(y_te, str(test))
     parts = {"private": (X_tr[private], y_tr[private], private), "public": (X_tr[public], y_tr[public], public)}
     parts["test"] = (X_te, y_te, np.arange(n_test_total) if subset is None else subset)
@@ -335,12 +335,12 @@ def prepare(train, test, out, *, rng: np.random.Generator, spec: Mapping, seed=N
         arrays.update({f"{name}_shape": np.array(X.shape), f"{name}_y": y, f"{name}_rows": idx})
     meta = {
         "format": FORMAT,
-        **{k: spec.get(k) for k in ("name", "task", "n_features", "n_private", "n_public", "n_test")},
+        **{k: sizes.get(k) for k in ("name", "task", "n_features", "n_private", "n_public", "n_test")},
         **{"n_features_total": d_total, "n_train": int(n_train), "n_test_total": n_test_total},
         "n": {name: int(X.shape[0]) for name, (X, _, _) in parts.items()},
         "nnz": {name: int(X.nnz) for name, (X, _, _) in parts.items()},
         "density": {name: X.nnz / max(1, X.shape[0] * d) for name, (X, _, _) in parts.items()},
-        "labels": "±1 mapped to 0/1 (−1 → 0, +1 → 1)" if spec["task"] == "binary" else "real target, as published",
+        "labels": "±1 mapped to 0/1 (−1 → 0, +1 → 1)" if sizes["task"] == "binary" else "real target, as published",
         "seed": seed,
         "rng_state": state,
         "draws": "rng.choice(n_features_total, n_features) sorted; rng.permutation(n_train) cut private|public; "

@@ -35,11 +35,11 @@ def _numeric(series: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
 
 
-def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: np.random.Generator
+def prepare(table: pd.DataFrame, preparation: Mapping, *, name: str, max_m: int, rng: np.random.Generator
             ) -> tuple[pd.DataFrame, dict]:  # fmt: skip
     """The analysis table (``y``, the covariates, ``split``) and the record of every step, from the raw table.
 
-    ``spec``: ``response``; ``covariates`` (default: every other column but an index column); ``categorical``
+    ``preparation``: ``response``; ``covariates`` (default: every other column but an index column); ``categorical``
     (numeric-coded columns to treat as factors; text and boolean columns always are); ``levels`` ({column: [levels]},
     declared in advance and so public: the first is the reference, a value outside them is refused, and d no longer
     depends on the data); ``transforms`` ({column: log | log1p}, before anything else); ``y_scale`` ("sd" or a
@@ -53,11 +53,11 @@ def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: n
     row (no intercept needed: every column is centred). The record says which of d, the split's size and the refusals
     (:data:`REFUSALS`) read the data. Every error names the analysis ``name`` and the key to fix.
     """
-    response = spec["response"]
+    response = preparation["response"]
     if response not in table.columns:
         raise _missing_column(name, response, table, "response")
-    if spec.get("covariates"):
-        covariates = list(spec["covariates"])
+    if preparation.get("covariates"):
+        covariates = list(preparation["covariates"])
         for c in covariates:
             if c not in table.columns:
                 raise _missing_column(name, c, table, "covariates")
@@ -66,15 +66,15 @@ def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: n
         covariates = [str(c) for c in table.columns if str(c) != response and str(c) not in index]
     if response in covariates:
         raise DataError(f"{name}.covariates: the response {response!r} is listed as a covariate")
-    forced = list(spec.get("categorical") or [])
+    forced = list(preparation.get("categorical") or [])
     for c in forced:
         if c not in covariates:
             raise DataError(f"{name}.categorical: {c!r} is not one of the covariates")
-    declared = {str(c): list(levels) for c, levels in (spec.get("levels") or {}).items()}
+    declared = {str(c): list(levels) for c, levels in (preparation.get("levels") or {}).items()}
     for c in declared:
         if c not in covariates:
             raise DataError(f"{name}.levels: {c!r} is not one of the covariates")
-    transforms = dict(spec.get("transforms") or {})
+    transforms = dict(preparation.get("transforms") or {})
     for c in transforms:
         if c != response and c not in covariates:
             raise DataError(f"{name}.transforms: {c!r} is neither the response nor a covariate")
@@ -86,7 +86,7 @@ def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: n
     empty = [str(c) for c in used.columns if used[c].isna().all()]
     if empty:
         raise DataError(f"{name}: column {empty[0]!r} has no value in any of the {len(table)} rows; leave it out"
-                        + (" (list the covariates to use)" if not spec.get("covariates") else ""))  # fmt: skip
+                        + (" (list the covariates to use)" if not preparation.get("covariates") else ""))  # fmt: skip
     keep = used.notna().all(axis=1).to_numpy()
     data = used[keep].reset_index(drop=True)
     dropped = int((~keep).sum())
@@ -102,7 +102,7 @@ def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: n
             raise DataError(f"{name}.transforms: {kind} of {c!r} needs values {need}; {bad} rows are not")
         data[c] = fn(data[c].to_numpy(float))
 
-    max_levels = int(spec.get("max_levels", MAX_LEVELS))
+    max_levels = int(preparation.get("max_levels", MAX_LEVELS))
     blocks, kinds, levels_of = [], {}, {}
     for c in covariates:
         col = data[c]
@@ -145,21 +145,21 @@ def prepare(table: pd.DataFrame, spec: Mapping, *, name: str, max_m: int, rng: n
     scale = np.where([kinds[k] == "numeric" for k in names], sd, 1.0)
     X = (X - mean) / scale
     y = data[response].to_numpy(float)
-    by_sd = spec.get("y_scale", "sd") == "sd"
+    by_sd = preparation.get("y_scale", "sd") == "sd"
     if by_sd:  # centred, then divided by its sd
         y_center, y_scale = float(y.mean()), float(y.std())
         if y_scale == 0:
             raise DataError(f"{name}.response: {response!r} is constant; nothing to regress")
         y = (y - y_center) / y_scale
     else:  # in public units first, then centred (y_center in those units)
-        y_scale = float(spec["y_scale"])
+        y_scale = float(preparation["y_scale"])
         y = y / y_scale
         y_center = float(y.mean())
         y = y - y_center
     if not (np.isfinite(X).all() and np.isfinite(y).all()):
         raise DataError(f"{name}: a value overflows after standardizing (a column of extreme magnitude)")
 
-    test_fraction = float(spec.get("test_fraction", 0.0))
+    test_fraction = float(preparation.get("test_fraction", 0.0))
     n_test = int(round(test_fraction * n))
     split = np.full(n, "train", dtype=object)
     split[rng.permutation(n)[:n_test]] = "test"

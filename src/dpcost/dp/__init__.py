@@ -2,6 +2,6 @@
 wrappers around dp-accounting, δ formulas and empirical audits. Nothing here knows an estimator."""
 
 from .plan import PrivacyPlan, Release
-from .spec import Privacy
+from .privacy import Privacy
 
 __all__ = ["Privacy", "PrivacyPlan", "Release"]

@@ -34,37 +34,37 @@ def _compile(node: ast.AST, text: str) -> Callable[[float], float]:
     raise ConfigError(f"delta formula {text!r} may use only numbers, n, + - * / ^ and parentheses")
 
 
-def parse_delta(spec: float | int | str) -> Callable[[int], float]:
-    """Turn a δ specification into a function of the sample size n.
+def parse_delta(delta: float | int | str) -> Callable[[int], float]:
+    """Turn δ as configured into a function of the sample size n.
 
-    ``spec`` is a number in (0, 1) or a formula in ``n`` such as ``"10/n^1.1"`` (the Cost of Privacy choice;
+    ``delta`` is a number in (0, 1) or a formula in ``n`` such as ``"10/n^1.1"`` (the Cost of Privacy choice;
     ``^`` means power). The formula is parsed, never evaluated as Python.
     """
-    if isinstance(spec, bool):
-        raise ConfigError(f"delta must be a number or a formula in n, got {spec!r}")
-    if isinstance(spec, (int, float)):
-        value = float(spec)
+    if isinstance(delta, bool):
+        raise ConfigError(f"delta must be a number or a formula in n, got {delta!r}")
+    if isinstance(delta, (int, float)):
+        value = float(delta)
         return lambda n: value
-    if not isinstance(spec, str):
-        raise ConfigError(f"delta must be a number or a formula in n, got {spec!r}")
-    return _parse_formula(spec)
+    if not isinstance(delta, str):
+        raise ConfigError(f"delta must be a number or a formula in n, got {delta!r}")
+    return _parse_formula(delta)
 
 
 @functools.lru_cache(maxsize=256)  # a tuning job resolves the same formula for every fit (parsing is ~30 µs)
-def _parse_formula(spec: str) -> Callable[[int], float]:
+def _parse_formula(delta: str) -> Callable[[int], float]:
     try:
-        tree = ast.parse(spec.strip().replace("^", "**"), mode="eval")
+        tree = ast.parse(delta.strip().replace("^", "**"), mode="eval")
     except SyntaxError:
-        raise ConfigError(f"delta formula {spec!r} does not parse (example: '10/n^1.1')") from None
-    return _compile(tree.body, spec)
+        raise ConfigError(f"delta formula {delta!r} does not parse (example: '10/n^1.1')") from None
+    return _compile(tree.body, delta)
 
 
-def resolve_delta(spec: float | int | str, n: int) -> float:
+def resolve_delta(delta: float | int | str, n: int) -> float:
     """δ for sample size n, refused unless 0 < δ < 1."""
     try:
-        value = parse_delta(spec)(n)
+        value = parse_delta(delta)(n)
     except (ZeroDivisionError, OverflowError):
-        raise PrivacyError(f"delta formula {spec!r} cannot be evaluated at n={n}") from None
+        raise PrivacyError(f"delta formula {delta!r} cannot be evaluated at n={n}") from None
     if not (math.isfinite(value) and 0 < value < 1):
-        raise PrivacyError(f"delta={spec!r} gives {value!r} at n={n}; delta must lie strictly between 0 and 1")
+        raise PrivacyError(f"delta={delta!r} gives {value!r} at n={n}; delta must lie strictly between 0 and 1")
     return value

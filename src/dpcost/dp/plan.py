@@ -1,7 +1,7 @@
 """The plan data model: what a private estimator releases, and what each release spends.
 
 Every private estimator asks its plan function (in its own module) for its noise scales. A plan is computed from
-public quantities only — the :class:`~dpcost.dp.spec.Privacy` specification, n, d and the tuning constants, never
+public quantities only — the :class:`~dpcost.dp.privacy.Privacy` specification, n, d and the tuning constants, never
 the data — and records each release: mechanism, sensitivity and its norm, noise scale, count and the budget charged.
 The workflow writes the plans an estimate job used beside its table, and the privacy ledger is built from those
 files, so the ledger and the estimator cannot disagree.
@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass, field
 
 from ..errors import PrivacyError
 from .mechanisms import check_positive
+from .privacy import Privacy
 from .samplers import GRID_BITS, check_sampler, describe, rounding_steps
-from .spec import Privacy
 
 # what a release is
 KINDS = {

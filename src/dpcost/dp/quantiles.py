@@ -57,7 +57,7 @@ import numpy as np
 from ..errors import ConfigError, DataError, PrivacyError
 from .mechanisms import noisy_argmax, report_noisy_max_scale
 from .plan import PrivacyPlan, Release, grid_release
-from .spec import Privacy
+from .privacy import Privacy
 
 Q_LO, Q_HI = 0.025, 0.975  # the levels of 004 §5.1
 # The default public grid for the (−∞, ∞) extension: ±10⁻³ … ±10⁶ at 2 % relative spacing (2,096 candidates).
@@ -136,7 +136,7 @@ def check_sample(x) -> tuple[np.ndarray, int]:
 
 def _check_privacy(privacy) -> None:
     if not isinstance(privacy, Privacy):
-        raise PrivacyError(f"privacy must be a dpcost.dp.spec.Privacy, got {type(privacy).__name__}")
+        raise PrivacyError(f"privacy must be a dpcost.dp.privacy.Privacy, got {type(privacy).__name__}")
 
 
 def _check_rng(rng) -> None:

@@ -19,8 +19,8 @@ import numpy as np
 
 from ..dp.mechanisms import check_positive, gaussian_sigma
 from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, grid_scale
-from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_design, clip_rows, require_replace
 from .ssp import noisy_symmetric, ridge_from_noisy_gram, xx_xy_sensitivities

@@ -27,8 +27,8 @@ from scipy import sparse, special
 
 from ..dp.mechanisms import check_positive, gaussian_sigma
 from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import draw, grid_scale
-from ..dp.spec import Privacy
 from ..errors import DataError, PrivacyError
 from .base import require_replace
 

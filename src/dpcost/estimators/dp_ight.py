@@ -34,8 +34,8 @@ import numpy as np
 from ..dp.accountant import advanced_composition_epsilon0, gaussian_noise_multiplier
 from ..dp.mechanisms import check_positive, check_sensitivity, classic_gaussian_sigma
 from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import draw, grid_scale
-from ..dp.spec import Privacy
 from ..errors import DataError
 from .base import check_count, check_s, require_replace
 from .losses import as_design, check_loss, clip_rows_l2, gradient_bound, predictor, residual

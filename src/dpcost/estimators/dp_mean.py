@@ -19,8 +19,8 @@ from scipy import special
 from ..dp.accountant import dpa
 from ..dp.mechanisms import check_epsilon_delta, check_positive, gaussian_delta, gaussian_sigma
 from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, draw, grid_scale
-from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_matrix, require_replace
 from .sparse_mean import truncated_mean

@@ -8,8 +8,8 @@ import numpy as np
 from ..dp.accountant import advanced_composition_epsilon0, pure_steps_epsilon0
 from ..dp.mechanisms import check_positive, check_sensitivity
 from ..dp.plan import PrivacyPlan, Release, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import draw, grid_scale
-from ..dp.spec import Privacy
 from .base import check_count, check_matrix, require_replace
 from .sparse_mean import truncated_mean
 

@@ -24,8 +24,8 @@ from scipy import special
 from ..dp.accountant import gaussian_noise_multiplier
 from ..dp.mechanisms import check_positive, check_sensitivity
 from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import draw, grid_scale
-from ..dp.spec import Privacy
 from ..errors import DataError, PrivacyError
 from .base import check_count, check_design, check_s, require_replace
 from .sparse_regression import (

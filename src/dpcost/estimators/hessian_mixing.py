@@ -22,8 +22,8 @@ import numpy as np
 
 from ..dp.mechanisms import check_positive, gaussian_sigma
 from ..dp.plan import PrivacyPlan, Release, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, describe_float, grid_scale, replayable
-from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_design, clip_rows, require_replace
 

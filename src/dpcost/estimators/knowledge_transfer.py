@@ -40,8 +40,8 @@ from scipy.sparse import linalg as splinalg
 
 from ..dp.mechanisms import calibrated_gaussian_sigma, check_positive, classic_gaussian_sigma
 from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import draw
-from ..dp.spec import Privacy
 from ..errors import DataError, PrivacyError
 from .base import FrozenMemo, check_count, check_s, frozen, require_replace
 from .losses import as_design, check_loss, clip_entries, clip_rows_l2, ight, predictor, residual

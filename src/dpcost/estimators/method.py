@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dp.plan import PrivacyPlan
-from ..dp.spec import Privacy
+from ..dp.privacy import Privacy
 from ..errors import ConfigError
 
 # parameters an analysis gives every method that takes them (not tuning: they define the estimand, or, X_public,

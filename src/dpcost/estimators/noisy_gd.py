@@ -10,8 +10,8 @@ import numpy as np
 from ..dp.accountant import gaussian_noise_multiplier
 from ..dp.mechanisms import check_positive, check_sensitivity
 from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import GridNoise, draw, grid_scale
-from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_design, clip_rows, project_l2_ball, require_replace
 

@@ -9,8 +9,8 @@ import numpy as np
 
 from ..dp.accountant import sampled_gaussian_epsilon, sampled_gaussian_multiplier
 from ..dp.plan import PrivacyPlan, check_bounds, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import draw, grid_scale
-from ..dp.spec import Privacy
 from .base import check_count, clip_design, require_replace
 
 # Why RDP accounting of the continuous sampled Gaussian covers the grid's discrete one, and where that is not proven.

@@ -8,8 +8,8 @@ import math
 import numpy as np
 
 from ..dp.plan import PrivacyPlan, Release, check_bounds
+from ..dp.privacy import Privacy
 from ..dp.samplers import describe_float
-from ..dp.spec import Privacy
 from .base import clip_design, ridge_in_ball
 
 # How b is drawn, for the plan and the ledger: not by dpcost.dp.samplers, whatever privacy.sampler says. b enters an

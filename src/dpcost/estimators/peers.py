@@ -14,8 +14,8 @@ import warnings
 import numpy as np
 
 from ..dp.plan import PrivacyPlan, Release, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import describe_float, draw, grid_scale
-from ..dp.spec import Privacy
 from ..errors import ConfigError
 from .base import clip_design, require_replace
 from .ssp import symmetric_from_upper

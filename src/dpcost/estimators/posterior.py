@@ -14,8 +14,8 @@ from scipy import linalg, optimize, special
 
 from ..dp.mechanisms import gaussian_delta, gaussian_sigma
 from ..dp.plan import PrivacyPlan, Release, add_remove_budget, check_bounds, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import T, add_noise, describe_float, grid_scale
-from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import clip_design, proven_under
 

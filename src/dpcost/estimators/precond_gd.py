@@ -17,8 +17,8 @@ import numpy as np
 
 from ..dp.mechanisms import check_positive, classic_gaussian_sigma, gaussian_sigma
 from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import draw, grid_scale
-from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import JointClip, check_count, check_design, clip_rows, require_replace
 from .ssp import noise_norm_bound, noisy_symmetric, xx_xy_sensitivities

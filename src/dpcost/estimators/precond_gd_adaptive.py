@@ -26,8 +26,8 @@ import numpy as np
 
 from ..dp.mechanisms import check_positive, classic_gaussian_sigma
 from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, draw, grid_scale
-from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import JointClip, check_count, check_design, clip_rows, require_replace, row_norms
 from .boosted_adassp import gdp_mu

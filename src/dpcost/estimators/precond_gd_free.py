@@ -14,7 +14,7 @@ import math
 
 from ..dp.mechanisms import check_positive
 from ..dp.plan import PrivacyPlan
-from ..dp.spec import Privacy
+from ..dp.privacy import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_design, require_replace
 from .boosted_adassp import gdp_mu

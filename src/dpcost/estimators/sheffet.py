@@ -9,8 +9,8 @@ import numpy as np
 
 from ..dp.mechanisms import check_sensitivity
 from ..dp.plan import PrivacyPlan, Release, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, describe_float, grid_scale
-from ..dp.spec import Privacy
 from .base import check_count, clip_design, require_replace
 
 # R A′ ~ rows N(0, A′'A′): a covariance that depends on the data, so no grid sampler applies

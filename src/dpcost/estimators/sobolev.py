@@ -30,9 +30,9 @@ import numpy as np
 
 from ..dp.mechanisms import check_positive, gaussian_delta, gaussian_sigma
 from ..dp.plan import PrivacyPlan, Release, grid_release, grid_rounding, noise_of
+from ..dp.privacy import Privacy
 from ..dp.samplers import GRID_BITS, MARGIN, GridNoise, add_noise, bernoulli_exp, discrete_laplace, grid_scale
 from ..dp.samplers import T as GRID_T
-from ..dp.spec import Privacy
 from ..errors import DataError, PrivacyError
 from .base import check_count, require_replace
 

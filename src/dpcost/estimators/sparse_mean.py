@@ -16,8 +16,8 @@ import numpy as np
 from ..dp.accountant import dpa, largest_below, rdp_epsilon
 from ..dp.mechanisms import check_epsilon_delta, check_positive, check_sensitivity
 from ..dp.plan import PrivacyPlan, Release, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import GridNoise, add_noise, draw, grid_scale
-from ..dp.spec import Privacy
 from ..errors import DataError, PrivacyError
 from .base import check_matrix, check_s, require_replace
 

@@ -25,8 +25,8 @@ from scipy import sparse
 from ..dp.accountant import dpa, rdp_epsilon
 from ..dp.mechanisms import check_positive, check_sensitivity
 from ..dp.plan import PrivacyPlan, Release
+from ..dp.privacy import Privacy
 from ..dp.samplers import draw
-from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import beyond, check_count, check_design, check_s, frozen, project_l2_ball, require_replace
 from .frank_wolfe import FRANK_WOLFE_WHY, vertex_selections

@@ -17,8 +17,8 @@ from ..dp.mechanisms import (
     gaussian_sigma,
 )
 from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, draw, grid_scale
-from ..dp.spec import Privacy
 from .base import clip_design
 
 

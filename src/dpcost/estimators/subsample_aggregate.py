@@ -8,8 +8,8 @@ import numpy as np
 
 from ..dp.mechanisms import check_positive, classic_gaussian_sigma, gaussian_sigma
 from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, grid_scale
-from ..dp.spec import Privacy
 from .base import check_count, check_design, project_l2_ball, require_replace
 
 

@@ -10,8 +10,8 @@ import numpy as np
 
 from ..dp.mechanisms import check_positive, check_sensitivity, classic_gaussian_sigma, gaussian_sigma
 from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, grid_scale
-from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_design, clip_rows, require_replace, ridge_in_ball
 from .ols import ols

@@ -51,8 +51,8 @@ import numpy as np
 
 from ..dp.mechanisms import check_positive
 from ..dp.plan import PrivacyPlan, Release, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import GRID_BITS, add_noise, describe_float, grid_scale
-from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_design, require_replace
 from .subsample_aggregate import block_ols

@@ -47,8 +47,8 @@ import numpy as np
 
 from ..dp.mechanisms import calibrated_gaussian_sigma, check_positive
 from ..dp.plan import PrivacyPlan, grid_release
+from ..dp.privacy import Privacy
 from ..dp.samplers import draw
-from ..dp.spec import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_s, require_replace
 from .knowledge_transfer import strongly_convex_teacher

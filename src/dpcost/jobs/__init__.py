@@ -19,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..dp.spec import Privacy
+from ..dp.privacy import Privacy
 from ..errors import DPCostError
 
 

@@ -34,9 +34,9 @@ def prepare_libsvm(job: Job) -> None:
     record = read_json(job.input["manifest"])
     files = {split: Path(job.input["manifest"]).parent / rec["filename"] for split, rec in record["files"].items()}
     base = libsvm.DATASETS[job.dataset]
-    spec = {"name": base["name"], "task": base["task"], **a["block"]["files"], **a["block"]["split"]}
+    sizes = {"name": base["name"], "task": base["task"], **a["block"]["files"], **a["block"]["split"]}
     meta = libsvm.prepare(files["train"], files["test"], job.output["data"], rng=rng_for(a["seed"], job.dataset,
-                          "split"), spec=spec, seed=a["seed"], provenance=record)  # fmt: skip
+                          "split"), sizes=sizes, seed=a["seed"], provenance=record)  # fmt: skip
     write_json_atomic(job.output["meta"], meta)
 
 

@@ -14,9 +14,9 @@ from . import Job, read_json, write_json_atomic, write_table_atomic
 
 def preprocess_table(job: Job) -> None:
     """A ``kind: table`` analysis (:func:`dpcost.data.prepare.prepare`): the table (``output.table``) and its record
-    with the download's (``output.meta``). Arguments: spec (the block's keys that prepare reads), max_m, seed."""
+    with the download's (``output.meta``). Arguments: preparation (the block's keys that prepare reads), max_m, seed."""
     a = job.args
-    out, meta = prepare(pd.read_parquet(job.input["table"]), dict(a["spec"]), name=job.dataset, max_m=a["max_m"],
+    out, meta = prepare(pd.read_parquet(job.input["table"]), dict(a["preparation"]), name=job.dataset, max_m=a["max_m"],
                         rng=rng_for(a["seed"], job.dataset, "test split"))  # fmt: skip
     meta["source"] = read_json(job.input["manifest"])
     write_table_atomic(job.output["table"], out)

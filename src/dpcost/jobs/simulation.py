@@ -8,10 +8,10 @@ import logging
 import pandas as pd
 
 from ..dp.delta import resolve_delta
-from ..dp.spec import Privacy
+from ..dp.privacy import Privacy
 from ..estimators.registry import METHODS
 from ..simulation import rates as rates_mod
-from ..simulation.experiments import SimulationSpec
+from ..simulation.experiments import SimulationStudy
 from ..simulation.run import run_job
 from . import Job, read_json, write_json_atomic, write_table_atomic
 
@@ -23,16 +23,16 @@ def simulate(job: Job) -> None:
     is 0: :func:`~dpcost.simulation.run.run_job`). Arguments: block (the simulation block), calibration,
     on_invalid, sampler, seed."""
     a, w = job.args, job.wildcards
-    spec = SimulationSpec.from_config(a["block"])
+    study = SimulationStudy.from_config(a["block"])
     experiment, n, first, last = w["experiment"], int(w["n"]), int(w["first"]), int(w["last"])
-    exp = spec.experiments[experiment]
+    exp = study.experiments[experiment]
     privacy = Privacy(a["block"]["privacy"]["epsilon"], a["block"]["privacy"]["delta"], a["calibration"],
                       a["on_invalid"], sampler=a["sampler"])  # fmt: skip
     log.info("%s n=%d: problem %s, d=%s, %d curves, repetitions %d-%d of %d", experiment, n, exp.problem,
              exp.dims(n)[0], len(exp.curves), first, last, exp.reps)  # fmt: skip
-    table, plans = run_job(exp, n, design=spec.design, tuning=spec.tuning, privacy=privacy, theory_R=spec.theory_R,
-                           quantile_share=spec.quantile_share, quantile_grid=spec.quantile_grid, seed=a["seed"],
-                           s_tuning=spec.s_tuning, reps=range(first, last + 1))  # fmt: skip
+    table, plans = run_job(exp, n, design=study.design, tuning=study.tuning, privacy=privacy, theory_R=study.theory_R,
+                           quantile_share=study.quantile_share, quantile_grid=study.quantile_grid, seed=a["seed"],
+                           s_tuning=study.s_tuning, reps=range(first, last + 1))  # fmt: skip
     write_table_atomic(job.output["table"], table)
     write_json_atomic(job.output["plans"], {"experiment": experiment, "n": n, "reps": [first, last], "plans": plans})
 
@@ -42,11 +42,11 @@ def simulation_aggregate(job: Job) -> None:
     from ..simulation import report  # imported here: matplotlib (~0.45 s) is not for the simulate jobs
 
     block = job.args["block"]
-    spec = SimulationSpec.from_config(block)
+    study = SimulationStudy.from_config(block)
     errors = pd.concat([pd.read_parquet(t) for t in job.input["tables"]], ignore_index=True)
     summary = report.summarize(errors)
     p = block["privacy"]
-    table = rates_mod.rates_table(summary, sigma=spec.design.sigma, epsilon=float(p["epsilon"]),
+    table = rates_mod.rates_table(summary, sigma=study.design.sigma, epsilon=float(p["epsilon"]),
                                   delta_at=lambda n: resolve_delta(p["delta"], int(n)))  # fmt: skip
     records = []
     for path in job.input["plans"]:
@@ -56,7 +56,7 @@ def simulation_aggregate(job: Job) -> None:
     write_table_atomic(out["errors"], errors)
     write_table_atomic(out["summary"], summary)
     write_table_atomic(out["rates"], table)
-    write_json_atomic(out["ledger"], report.ledger(records, quantile_share=spec.quantile_share))
+    write_json_atomic(out["ledger"], report.ledger(records, quantile_share=study.quantile_share))
     log.info("%d rows, %d curves; rates fitted", len(errors), len(table.groupby(["experiment", "method", "variant"])))
 
 

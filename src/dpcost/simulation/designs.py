@@ -75,21 +75,23 @@ class Design:
 
     @classmethod
     def from_config(cls, block: Mapping) -> Design:
-        spec = cls(**block)
-        if not spec.sigma > 0 or not spec.mu_range > 0 or not 0 < spec.p < 1:
+        design = cls(**block)
+        if not design.sigma > 0 or not design.mu_range > 0 or not 0 < design.p < 1:
             raise ConfigError("simulation.design: sigma and mu_range must be > 0 and p in (0, 1)")
-        if not (spec.glm_x_bound > 0 and spec.glm_beta_norm > 0 and spec.sobolev_C > 0 and spec.kt_noise_var > 0):
+        if not (
+            design.glm_x_bound > 0 and design.glm_beta_norm > 0 and design.sobolev_C > 0 and design.kt_noise_var > 0
+        ):
             raise ConfigError("simulation.design: glm_x_bound, glm_beta_norm, sobolev_C and kt_noise_var must be > 0")
-        if isinstance(spec.sobolev_J, bool) or not isinstance(spec.sobolev_J, int) or spec.sobolev_J < 2:
-            raise ConfigError(f"simulation.design.sobolev_J must be an integer >= 2, got {spec.sobolev_J!r}")
+        if isinstance(design.sobolev_J, bool) or not isinstance(design.sobolev_J, int) or design.sobolev_J < 2:
+            raise ConfigError(f"simulation.design.sobolev_J must be an integer >= 2, got {design.sobolev_J!r}")
         for key, allowed in (
             ("mu", ("uniform", "ones")),
             ("x", ("uniform", "bernoulli")),
             ("beta", ("sphere", "ones")),
         ):
-            if getattr(spec, key) not in allowed:
-                raise ConfigError(f"simulation.design.{key} must be one of {allowed}, got {getattr(spec, key)!r}")
-        return spec
+            if getattr(design, key) not in allowed:
+                raise ConfigError(f"simulation.design.{key} must be one of {allowed}, got {getattr(design, key)!r}")
+        return design
 
     def identity(self, problem: str = "mean") -> str:
         """The fields the problem's draw reads, as text (a field another family reads does not change the draw)."""

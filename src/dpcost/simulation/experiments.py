@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from ..analysis.formula import evaluate, evaluate_int
 from ..dp.delta import resolve_delta
-from ..dp.spec import Privacy
+from ..dp.privacy import Privacy
 from ..errors import ConfigError, PrivacyError
 from ..estimators.registry import METHODS, Method, get
 from .designs import FAMILY, FIXED_D, KT_LOSS, PROBLEMS, SETTING, SPARSE, analysis_params
@@ -204,7 +204,7 @@ def _is_count(method: Method, key: str) -> bool:
 
 
 @dataclass(frozen=True)
-class SimulationSpec:
+class SimulationStudy:
     """The config block ``simulation``, checked."""
 
     reps: int
@@ -218,7 +218,7 @@ class SimulationSpec:
     reps_per_job: int | None = None  # None: all of an experiment's repetitions in one job
 
     @classmethod
-    def from_config(cls, block: Mapping) -> SimulationSpec:
+    def from_config(cls, block: Mapping) -> SimulationStudy:
         from .designs import Design
 
         reps = int(block["reps"])

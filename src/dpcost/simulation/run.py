@@ -27,7 +27,7 @@ from ..analysis.engine import plan_record, unwarned
 from ..analysis.formula import evaluate
 from ..analysis.streams import noise_rng
 from ..dp import quantiles
-from ..dp.spec import Privacy
+from ..dp.privacy import Privacy
 from ..errors import ConfigError, DPCostError
 from ..estimators.registry import get
 from . import sparsity
@@ -83,12 +83,12 @@ def run_job(
     base = {c.method: constants(get(c.method), exp.tuning_for(c.method, tuning), n=n, d=d, s=s, sigma=design.sigma,
                                 setting=setting) for c in exp.curves}  # fmt: skip
     # each curve's privacy: the study's, or the experiment's δ and the curve's ε (in its noise stream's identity)
-    spec = {c: exp.privacy(privacy, c) for c in exp.curves}
+    privacies = {c: exp.privacy(privacy, c) for c in exp.curves}
     rows, plans, t0 = [], {}, time.perf_counter()
     where = f"simulation:{exp.problem}:{design.identity(exp.problem)}:d={d}:s={s}"
     if setting:
         where += ":" + ":".join(f"{k}={v!r}" for k, v in setting.items())
-    tuners = {c: _STuner(exp, c, n, d, s, spec[c].at(n), tuning, design.sigma, s_tuning, seed, where)
+    tuners = {c: _STuner(exp, c, n, d, s, privacies[c].at(n), tuning, design.sigma, s_tuning, seed, where)
               for c in exp.curves if c.variant in sparsity.S_VARIANTS[1:]}  # fmt: skip
     for rep in reps:
         data, truth = draw(design, exp.problem, n=n, d=d, s=s, rep=rep, seed=seed, setting=setting)
@@ -101,7 +101,7 @@ def run_job(
             if isinstance(a, np.ndarray):  # (losses.frozen: e.g. one clipped copy and one ||X~||_op a repetition)
                 a.flags.writeable = False
         for curve in exp.curves:
-            method, p_c = get(curve.method), spec[curve]
+            method, p_c = get(curve.method), privacies[curve]
             p_n = p_c.at(n)
             tun, p_est, extra = dict(base[curve.method]), p_n, {}
             spent = (p_n.epsilon, p_n.delta) if method.private and curve.variant != "R=none" else (np.nan, np.nan)
@@ -167,16 +167,16 @@ class _STuner:
     """One sparsity-variant curve at one n (:mod:`dpcost.simulation.sparsity`): its candidates, its budget (computed
     once: public), its streams and its plan record."""
 
-    def __init__(self, exp, curve, n, d, s_star, p_n, tuning, sigma, spec, seed, where):
-        self.method, self.curve, self.problem, self.n, self.d, self.p_n, self.spec = (
-            get(curve.method), curve, exp.problem, n, d, p_n, spec)  # fmt: skip
-        self.grid = spec.candidates(s_star, d)
+    def __init__(self, exp, curve, n, d, s_star, p_n, tuning, sigma, s_tuning, seed, where):
+        self.method, self.curve, self.problem, self.n, self.d, self.p_n, self.s_tuning = (
+            get(curve.method), curve, exp.problem, n, d, p_n, s_tuning)  # fmt: skip
+        self.grid = s_tuning.candidates(s_star, d)
         own = exp.tuning_for(curve.method, tuning)
         self._tun = {s: constants(self.method, own, n=n, d=d, s=s, sigma=sigma) for s in self.grid}
         self.seed, self.where = seed, where
         self.budget = None
         if curve.variant != "s=cv_expmech":
-            self.budget = sparsity.selection_budget(self.method, n, d, grid=self.grid, spec=spec, privacy=p_n,
+            self.budget = sparsity.selection_budget(self.method, n, d, grid=self.grid, s_tuning=s_tuning, privacy=p_n,
                                                     tuning_at=self.tuning_at,
                                                     compose=curve.variant == "s=composed_selection")  # fmt: skip
 
@@ -186,7 +186,7 @@ class _STuner:
     def _stream(self, rep: int):
         label = f"{self.curve.method}[{self.curve.variant}]"
         # everything that distinguishes the releases: the selection's settings and every candidate's constants
-        tun = {"s_tuning": asdict(self.spec), "constants": {str(s): self._tun[s] for s in self.grid}}
+        tun = {"s_tuning": asdict(self.s_tuning), "constants": {str(s): self._tun[s] for s in self.grid}}
 
         def stream(*release):
             return noise_rng(self.seed, self.where, label, self.n, rep, privacy=self.p_n, tuning=tun,
@@ -200,11 +200,11 @@ class _STuner:
             warnings.simplefilter("always")  # a PRIVACY WARNING is recorded in the plan and marks the row
             try:
                 if self.curve.variant == "s=cv_expmech":
-                    est, s_hat = sparsity.cv_expmech(self.method, self.problem, data, spec=self.spec,
+                    est, s_hat = sparsity.cv_expmech(self.method, self.problem, data, s_tuning=self.s_tuning,
                                                      privacy=self.p_n, **kw)  # fmt: skip
-                    spent = sparsity.cv_expmech_total(self.p_n, len(self.grid), self.spec.folds)
+                    spent = sparsity.cv_expmech_total(self.p_n, len(self.grid), self.s_tuning.folds)
                 elif self.curve.variant == "s=private_selection":
-                    est, s_hat = sparsity.private_selection(self.method, self.problem, data, spec=self.spec,
+                    est, s_hat = sparsity.private_selection(self.method, self.problem, data, s_tuning=self.s_tuning,
                                                             budget=self.budget, **kw)  # fmt: skip
                 else:
                     est, s_hat = sparsity.composed_selection(self.method, self.problem, data, budget=self.budget, **kw)
@@ -215,15 +215,15 @@ class _STuner:
         return est, s_hat, spent, unwarned(caught)
 
     def plan(self) -> dict:
-        m, n, d, grid, spec = self.method, self.n, self.d, self.grid, self.spec
+        m, n, d, grid, s_tuning = self.method, self.n, self.d, self.grid, self.s_tuning
         rec = {"method": self.curve.method, "variant": self.curve.variant, "candidates_s": list(grid)}
         if self.budget is None:
-            eps, delta = sparsity.cv_expmech_total(self.p_n, len(grid), spec.folds)
-            fits = (spec.folds - 1) * len(grid) + 1
+            eps, delta = sparsity.cv_expmech_total(self.p_n, len(grid), s_tuning.folds)
+            fits = (s_tuning.folds - 1) * len(grid) + 1
             rec |= plan_record(m, self.p_n, n, d, self.tuning_at(grid[len(grid) // 2]), {"s": grid[len(grid) // 2]})
             rec["procedure"] = {
                 "as_printed": "004 §5.2: 5-fold CV over the grid, validation losses truncated at a private "
-                f"{spec.loss_quantile} quantile, s by the exponential mechanism, the final fit with s-hat",
+                f"{s_tuning.loss_quantile} quantile, s by the exponential mechanism, the final fit with s-hat",
                 "stated_level_holds": False,
                 "total_epsilon": eps,
                 "total_delta": delta,
@@ -239,8 +239,8 @@ class _STuner:
             "selection": "Papernot & Steinke (2022), Thm 2, RepeatAndSelect in dp-accounting's RDP accountant"
             if b.s_max is not None
             else "every candidate fitted and scored once; RDP composition of the candidates (dp-accounting)",
-            "mean_K": spec.mean_K if b.s_max is not None else None,
-            "eta": spec.eta if b.s_max is not None else None,
+            "mean_K": s_tuning.mean_K if b.s_max is not None else None,
+            "eta": s_tuning.eta if b.s_max is not None else None,
             "candidate_fit_epsilon": b.fit.epsilon,
             "score_epsilon": b.score_epsilon,
             "score": "centred loss + Laplace (dpcost.simulation.sparsity)",

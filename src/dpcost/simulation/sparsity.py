@@ -53,9 +53,9 @@ import numpy as np
 
 from ..dp.accountant import dpa, largest_below, pure_releases_event, rdp_epsilon
 from ..dp.mechanisms import laplace_mechanism, report_noisy_max
+from ..dp.privacy import Privacy
 from ..dp.quantiles import geometric_grid, private_quantile
 from ..dp.selection import check_eta, check_mean_K, repeat_and_select_epsilon, select_best
-from ..dp.spec import Privacy
 from ..errors import ConfigError, PrivacyError
 from ..estimators.registry import Method
 from ..estimators.sparse_regression import iht_coordinate_bound
@@ -135,13 +135,13 @@ def score(problem: str, data: tuple, est: np.ndarray, *, s: int, tuning: Mapping
 # ---- the printed procedure -------------------------------------------------------------------------------------
 
 
-def cv_expmech(method: Method, problem: str, data: tuple, *, grid: Sequence[int], spec: STuning, privacy: Privacy,
+def cv_expmech(method: Method, problem: str, data: tuple, *, grid: Sequence[int], s_tuning: STuning, privacy: Privacy,
                tuning_at: Callable[[int], dict], stream: Callable[..., np.random.Generator]):  # fmt: skip
     """§5.2 as printed (module docstring). Returns (estimate, ŝ)."""
     n = len(data[0])
-    fold = np.arange(n) % spec.folds  # public: the records are exchangeable draws
+    fold = np.arange(n) % s_tuning.folds  # public: the records are exchangeable draws
     losses = np.empty((len(grid), n))
-    for k in range(spec.folds):  # each fold's split copied once, for every candidate (noise streams name (s, k))
+    for k in range(s_tuning.folds):  # each fold's split copied once, for every candidate (noise streams name (s, k))
         train, val = fold != k, fold == k
         fit_on, check_on = tuple(_read_only(a[train]) for a in data), tuple(a[val] for a in data)
         for j, s in enumerate(grid):
@@ -149,7 +149,7 @@ def cv_expmech(method: Method, problem: str, data: tuple, *, grid: Sequence[int]
                                      params={"s": s})  # fmt: skip
             losses[j, val] = validation_loss(problem, check_on, est)
         del fit_on, check_on
-    L = private_quantile(losses[len(grid) // 2], q=spec.loss_quantile, candidates=LOSS_GRID, privacy=privacy,
+    L = private_quantile(losses[len(grid) // 2], q=s_tuning.loss_quantile, candidates=LOSS_GRID, privacy=privacy,
                          rng=stream("cv-truncation"))  # fmt: skip
     cv = np.minimum(losses, L).mean(axis=1)
     j = report_noisy_max(-cv, sensitivity=L / n, epsilon=privacy.epsilon, rng=stream("cv-selection"),
@@ -183,7 +183,7 @@ class SelectionBudget:
     epsilon: float  # the whole selection's ε at the stated δ, by the accountant (≤ the stated ε)
 
 
-def selection_budget(method: Method, n: int, d: int, *, grid: Sequence[int], spec: STuning, privacy: Privacy,
+def selection_budget(method: Method, n: int, d: int, *, grid: Sequence[int], s_tuning: STuning, privacy: Privacy,
                      tuning_at: Callable[[int], dict], compose: bool) -> SelectionBudget:  # fmt: skip
     """The largest candidate budget ε_c (fit (1 − score_share)·ε_c, score score_share·ε_c) whose selection stays
     within the stated (ε, δ): bisection on ε_c, the accountant's ε increasing in it. ``compose``: every candidate
@@ -195,14 +195,16 @@ def selection_budget(method: Method, n: int, d: int, *, grid: Sequence[int], spe
     tun = {s: tuning_at(s) for s in grid}
 
     def fit_at(eps_c: float) -> Privacy:
-        return replace(privacy, epsilon=(1 - spec.score_share) * eps_c)
+        return replace(privacy, epsilon=(1 - s_tuning.score_share) * eps_c)
 
     def total(eps_c: float) -> float:
         plans = [method.make_plan(fit_at(eps_c), n, d, tun[s], {"s": s, "s_max": s_max}) for s in grid]
-        noise = lib.LaplaceDpEvent(1 / (spec.score_share * eps_c))
+        noise = lib.LaplaceDpEvent(1 / (s_tuning.score_share * eps_c))
         if compose:
             return rdp_epsilon([pure_releases_event([p], (noise,)) for p in plans], privacy.delta)
-        return repeat_and_select_epsilon(pure_releases_event(plans, (noise,)), spec.mean_K, spec.eta, privacy.delta)
+        return repeat_and_select_epsilon(
+            pure_releases_event(plans, (noise,)), s_tuning.mean_K, s_tuning.eta, privacy.delta
+        )
 
     hi = privacy.epsilon
     while total(hi) <= privacy.epsilon:
@@ -211,7 +213,7 @@ def selection_budget(method: Method, n: int, d: int, *, grid: Sequence[int], spe
     spent = total(eps_c)
     if not spent <= privacy.epsilon:
         raise PrivacyError(f"no candidate budget keeps the selection of s within epsilon={privacy.epsilon}")
-    return SelectionBudget(fit_at(eps_c), spec.score_share * eps_c, s_max, spent)
+    return SelectionBudget(fit_at(eps_c), s_tuning.score_share * eps_c, s_max, spent)
 
 
 def _candidate(method, problem, data, s, budget, tuning_at, rng):
@@ -231,14 +233,14 @@ def composed_selection(method: Method, problem: str, data: tuple, *, grid: Seque
     return runs[j][0], grid[j]
 
 
-def private_selection(method: Method, problem: str, data: tuple, *, grid: Sequence[int], spec: STuning,
+def private_selection(method: Method, problem: str, data: tuple, *, grid: Sequence[int], s_tuning: STuning,
                       budget: SelectionBudget, tuning_at: Callable[[int], dict],
                       stream: Callable[..., np.random.Generator]):  # fmt: skip
     """Private selection of s (module docstring). Returns (estimate, ŝ); a Poisson K = 0 releases the zero vector
     and ŝ = 0."""
     chosen = select_best(lambda j, k: _candidate(method, problem, data, grid[j], budget, tuning_at,
                                                  stream("candidate", k)),
-                         len(grid), spec.mean_K, spec.eta, stream("selection"))  # fmt: skip
+                         len(grid), s_tuning.mean_K, s_tuning.eta, stream("selection"))  # fmt: skip
     if chosen.output is None:
         return np.zeros(data[0].shape[1]), 0
     return chosen.output, grid[chosen.j]

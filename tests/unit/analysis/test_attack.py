@@ -8,7 +8,7 @@ from dpcost.analysis.attack import SUMMARY_COLUMNS, attack_statistics, run_attac
 from dpcost.analysis.designs import RegressionDesign, TwoGroupMeanDesign, split_candidates
 from dpcost.analysis.engine import releases, run_grid
 from dpcost.analysis.streams import subsample_indices
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import ConfigError, DataError
 from dpcost.estimators.registry import get
 

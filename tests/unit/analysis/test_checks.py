@@ -6,7 +6,7 @@ import pytest
 
 from dpcost.analysis.checks import check_setup, delta_notes
 from dpcost.analysis.datasets import ANALYSES
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import ConfigError, PrivacyError
 
 HOUSING = ANALYSES["housing"]

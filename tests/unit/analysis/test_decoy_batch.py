@@ -11,7 +11,7 @@ import pytest
 from dpcost.analysis import decoys, tuning
 from dpcost.analysis.designs import RegressionDesign
 from dpcost.analysis.engine import run_grid
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import PrivacyError
 from dpcost.estimators import precond_gd as pgd
 from dpcost.estimators.base import row_norms

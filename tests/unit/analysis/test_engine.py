@@ -4,7 +4,7 @@ import pytest
 
 from dpcost.analysis.designs import RegressionDesign, TwoGroupMeanDesign
 from dpcost.analysis.engine import run_grid
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import ConfigError, DataError
 from dpcost.estimators.registry import METHODS, get
 

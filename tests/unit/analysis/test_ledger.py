@@ -12,11 +12,12 @@ import yaml
 from dpcost.analysis.designs import RegressionDesign
 from dpcost.analysis.engine import run_grid
 from dpcost.analysis.ledger import build_ledger, method_entry, release_terms, table_entry
+from dpcost.config import with_defaults
 from dpcost.dp.accountant import gaussian_epsilon
 from dpcost.dp.mechanisms import gaussian_delta, gaussian_sigma
 from dpcost.dp.plan import Release
+from dpcost.dp.privacy import Privacy
 from dpcost.dp.samplers import FLOAT_NOISE
-from dpcost.dp.spec import Privacy
 from dpcost.estimators.objpert import NOISE as OBJPERT_NOISE
 from dpcost.estimators.peers import DIFFPRIVLIB_NOISE
 from dpcost.estimators.posterior import POSTERIOR_NOISE
@@ -426,7 +427,9 @@ HOUSING_FROM_RELEASES = ["noisy_gd", "noisy_truncated_ols", "ssp", "adassp", "jo
 
 @pytest.mark.parametrize("calibration", ["tight", "paper"])
 def test_the_composition_of_the_default_housing_methods_is_as_before(calibration):
-    housing = yaml.safe_load((Path(__file__).parents[3] / "config" / "config.yaml").read_text())["housing"]
+    housing = with_defaults(yaml.safe_load((Path(__file__).parents[3] / "config" / "config.yaml").read_text()))[
+        "housing"
+    ]
     records = []
     for name in housing["methods"]:
         m = METHODS[name]

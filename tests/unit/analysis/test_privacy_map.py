@@ -12,7 +12,7 @@ from dpcost.analysis import privacy_map
 from dpcost.analysis.datasets import Analysis
 from dpcost.analysis.designs import RegressionDesign
 from dpcost.analysis.tuning import TuningSpec
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.estimators.ols import ols
 from dpcost.estimators.registry import get
 

@@ -9,7 +9,7 @@ import pytest
 from dpcost.analysis.attack import run_attack, summarise_attack
 from dpcost.analysis.datasets import ANALYSES, snp_logistic_design, snp_logistic_record
 from dpcost.analysis.engine import run_grid
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import DataError
 from dpcost.estimators.registry import get
 

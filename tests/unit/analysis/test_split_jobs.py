@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from dpcost.analysis.tuning import TuningSpec
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import DPCostError
 from dpcost.jobs import Job
 from dpcost.jobs.estimate import estimate, estimate_part

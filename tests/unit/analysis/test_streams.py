@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from dpcost.analysis.streams import noise_rng, rng_for, subsample_indices
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import ConfigError
 from dpcost.estimators.truncated_ols import noisy_truncated_ols, noisy_truncated_ols_plan, truncated_ridge_fit
 

@@ -71,7 +71,7 @@ def test_an_empty_reference_column_says_why():
 
 
 def test_every_row_carries_its_privacy_setting():
-    from dpcost.dp.spec import Privacy
+    from dpcost.dp.privacy import Privacy
 
     summary = pd.DataFrame({"method": ["ols", "adassp", "ols", "adassp", "ops"], "m": [100, 100, 1000, 1000, 100],
                             "mean": [0.1, 0.4, 0.01, 0.1, 0.5]})  # fmt: skip

@@ -11,8 +11,8 @@ from dpcost.analysis import decoys, tuning
 from dpcost.analysis.datasets import ANALYSES
 from dpcost.analysis.designs import RegressionDesign
 from dpcost.analysis.engine import run_grid
+from dpcost.dp.privacy import Privacy
 from dpcost.dp.selection import selection_epsilon
-from dpcost.dp.spec import Privacy
 from dpcost.errors import ConfigError, PrivacyError
 from dpcost.estimators.ols import ols
 from dpcost.estimators.registry import get
@@ -143,12 +143,12 @@ def test_the_engine_runs_each_m_with_its_own_constants():
     assert np.all(np.abs(err[500] - norm) < 0.05) and np.any(np.abs(err[2000] - norm) > 0.1)
 
 
-SPEC = tuning.PrivateTuning(mean_K=3, eta=0, validation=0.25, loss_cap=4.0)
+SELECTION = tuning.PrivateTuning(mean_K=3, eta=0, validation=0.25, loss_cap=4.0)
 
 
 def test_private_selection_is_charged_inside_the_budget():
     cands = tuning.candidates(SA, {"R_b": 1.0, "block_size": 20}, {"R_b": [0.5, 2.0]}, "w")
-    tuned = tuning.PrivatelyTuned(SA, cands, SPEC)
+    tuned = tuning.PrivatelyTuned(SA, cands, SELECTION)
     plan = tuned.make_plan(P, 1000, 3, {}, {})
     mu_c = plan.parameters["candidate_mu"]
     assert plan.epsilon == 0.5 and plan.delta == 1e-3 and plan.proven
@@ -166,8 +166,9 @@ def test_private_selection_is_charged_inside_the_budget():
     # a posterior sample is not an additive release: no candidate budget can be read off it
     ops = get("ops")
     with pytest.raises(ConfigError, match="whole mechanism: a posterior sample"):  # its plan says so
-        tuning.PrivatelyTuned(ops, [ops.resolve_tuning({"B_X": 1.0, "B_Y": 1.0})], SPEC).make_plan(P, 1000, 3, {}, {})
-    spec = tuning.TuningSpec("private", {"B_X": 1.0, "B_Y": 1.0}, {"B_X": [1.0, 2.0]}, None, SPEC.to_dict())
+        tuned = tuning.PrivatelyTuned(ops, [ops.resolve_tuning({"B_X": 1.0, "B_Y": 1.0})], SELECTION)
+        tuned.make_plan(P, 1000, 3, {}, {})
+    spec = tuning.TuningSpec("private", {"B_X": 1.0, "B_Y": 1.0}, {"B_X": [1.0, 2.0]}, None, SELECTION.to_dict())
     rec = tuning.tune(ANALYSES["housing"], ops, {}, spec, params={}, m_grid=[100], seed=1, privacy=P)
     assert rec["mode"] == "fixed" and rec["requested_mode"] == "private" and "posterior" in rec["looked_at"]
     with pytest.raises(PrivacyError, match="replace-one"):
@@ -177,7 +178,7 @@ def test_private_selection_is_charged_inside_the_budget():
 def test_private_selection_finds_the_good_candidate_when_the_budget_allows():
     d = design(n=4000)
     cands = tuning.candidates(SA, {"R_b": 1.0, "block_size": 40}, {"R_b": [0.01, 2.0]}, "w")
-    tuned = tuning.PrivatelyTuned(SA, cands, SPEC)
+    tuned = tuning.PrivatelyTuned(SA, cands, SELECTION)
     errs = {}
     for eps in (0.2, 8.0):
         table, _ = run_grid(d, tuned, tuning=tuned.identity(), params={}, m_grid=[4000], reps=20, seed=2,
@@ -196,7 +197,7 @@ def test_every_run_of_the_selection_draws_fresh_noise():
         seen.append(rng.bit_generator.state["state"]["state"])
         return SA.fn(*data, rng=rng, **kw)
 
-    tuned = tuning.PrivatelyTuned(replace(SA, fn=spy), [SA.resolve_tuning({"R_b": 1.0, "block_size": 10})], SPEC)
+    tuned = tuning.PrivatelyTuned(replace(SA, fn=spy), [SA.resolve_tuning({"R_b": 1.0, "block_size": 10})], SELECTION)
     d = design(n=400)
     for s in range(20):
         tuned.estimate(d.X, d.y, privacy=P, rng=np.random.default_rng(s), tuning={}, params={})

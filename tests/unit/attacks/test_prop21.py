@@ -49,7 +49,7 @@ from scipy import special
 
 from dpcost.attacks.prop21 import Prop21Result, prop21_check
 from dpcost.attacks.score import btl_item_score, gaussian_mean_score, linear_score, logistic_score, score_attack
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import ConfigError, DataError, PrivacyError
 from dpcost.estimators import btl, glm, peers, sobolev
 from dpcost.estimators import dp_mean as dp_mean_module

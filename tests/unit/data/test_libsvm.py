@@ -216,7 +216,7 @@ def test_huge_width_is_never_densified(tmp_path):
 
 # ---------------------------------------------------------------- preparation
 
-SPEC = {
+SIZES = {
     "name": "toy",
     "task": "binary",
     "n_features_total": 50,
@@ -240,7 +240,7 @@ def files(tmp_path):
 
 def test_prepare_writes_what_load_prepared_reads(tmp_path, files):
     train, test, (X_tr, y_tr, X_te, y_te) = files
-    meta = prepare(train, test, tmp_path / "p.npz", rng=np.random.default_rng(7), spec=SPEC, seed=7)
+    meta = prepare(train, test, tmp_path / "p.npz", rng=np.random.default_rng(7), sizes=SIZES, seed=7)
     p = load_prepared(tmp_path / "p.npz")
     fi, rows = p.feature_index, p.rows
     assert fi.size == 20 and np.all(np.diff(fi) > 0) and 0 <= fi[0] and fi[-1] < 50
@@ -267,7 +267,7 @@ def test_prepare_is_deterministic_and_blind_to_the_data(tmp_path, files):
     other_train = write(tmp_path / "o.txt", svmlight_text(*random_data(99, 40, 50, binary=True)))
     run = {}
     for key, tr, seed in [("a", train, 1), ("b", train, 1), ("other_data", other_train, 1), ("other_seed", train, 2)]:
-        prepare(tr, test, tmp_path / f"{key}.npz", rng=np.random.default_rng(seed), spec=SPEC)
+        prepare(tr, test, tmp_path / f"{key}.npz", rng=np.random.default_rng(seed), sizes=SIZES)
         run[key] = load_prepared(tmp_path / f"{key}.npz")
     a, b = run["a"], run["b"]
     assert same(a.X_private, b.X_private) and np.array_equal(a.y_test, b.y_test) and a.meta == b.meta
@@ -281,9 +281,9 @@ def test_prepare_is_deterministic_and_blind_to_the_data(tmp_path, files):
 def test_regression_keeps_the_target_and_all_test_rows(tmp_path):
     X, y = random_data(12, 30, 15)
     train = write(tmp_path / "tr", svmlight_text(X, y))
-    spec = SPEC | dict(task="regression", n_features_total=15, n_train=30, n_test_total=30, n_features=None)
-    spec |= dict(n_public=None, n_test=None)  # the public part is the rest; every test row
-    meta = prepare(train, train, tmp_path / "r.npz", rng=np.random.default_rng(0), spec=spec)
+    sizes = SIZES | dict(task="regression", n_features_total=15, n_train=30, n_test_total=30, n_features=None)
+    sizes |= dict(n_public=None, n_test=None)  # the public part is the rest; every test row
+    meta = prepare(train, train, tmp_path / "r.npz", rng=np.random.default_rng(0), sizes=sizes)
     p = load_prepared(tmp_path / "r.npz")
     np.testing.assert_array_equal(p.feature_index, np.arange(15))
     np.testing.assert_array_equal(p.y_private, y[p.rows["private"]])
@@ -294,12 +294,12 @@ def test_regression_keeps_the_target_and_all_test_rows(tmp_path):
 def test_prepare_checks_published_counts_and_labels(tmp_path, files):
     train, test, _ = files
     with pytest.raises(DataError, match="40 data rows, expected 41"):
-        prepare(train, test, tmp_path / "x.npz", rng=np.random.default_rng(0), spec=SPEC | dict(n_train=41))
+        prepare(train, test, tmp_path / "x.npz", rng=np.random.default_rng(0), sizes=SIZES | dict(n_train=41))
     three = write(tmp_path / "three.txt", b"-1 1:1\n0 1:1\n1 2:1\n" * 14)
     with pytest.raises(DataError, match="labels ±1 or 0/1"):
-        prepare(three, test, tmp_path / "x.npz", rng=np.random.default_rng(0), spec=SPEC | dict(n_train=42))
+        prepare(three, test, tmp_path / "x.npz", rng=np.random.default_rng(0), sizes=SIZES | dict(n_train=42))
     with pytest.raises(ConfigError, match="cannot split 40 rows"):
-        prepare(train, test, tmp_path / "x.npz", rng=np.random.default_rng(0), spec=SPEC | dict(n_public=21))
+        prepare(train, test, tmp_path / "x.npz", rng=np.random.default_rng(0), sizes=SIZES | dict(n_public=21))
     assert not (tmp_path / "x.npz").exists()
 
 
@@ -328,7 +328,7 @@ def test_split_rows_is_disjoint_and_reproducible():
 def test_write_is_atomic(tmp_path, files, monkeypatch):
     train, test, _ = files
     out = tmp_path / "p.npz"
-    prepare(train, test, out, rng=np.random.default_rng(1), spec=SPEC)
+    prepare(train, test, out, rng=np.random.default_rng(1), sizes=SIZES)
     before = out.read_bytes()
 
     def crash(fh, **arrays):
@@ -337,7 +337,7 @@ def test_write_is_atomic(tmp_path, files, monkeypatch):
 
     monkeypatch.setattr(libsvm.np, "savez_compressed", crash)
     with pytest.raises(OSError, match="disk full"):
-        prepare(train, test, out, rng=np.random.default_rng(2), spec=SPEC)
+        prepare(train, test, out, rng=np.random.default_rng(2), sizes=SIZES)
     assert out.read_bytes() == before  # the earlier complete file is untouched
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.npz", "test.bz2", "train.bz2"]  # no temp file left
     (tmp_path / "cut.npz").write_bytes(before[: len(before) // 2])

@@ -29,11 +29,11 @@ def small_table(n=200, seed=0) -> pd.DataFrame:
     return df
 
 
-SPEC = {"response": "wage", "transforms": {"wage": "log"}}
+PREPARATION = {"response": "wage", "transforms": {"wage": "log"}}
 
 
-def prepare(df, spec=SPEC, max_m=100, seed=1):
-    return P.prepare(df, spec, name="wages", max_m=max_m, rng=np.random.default_rng(seed))
+def prepare(df, preparation=PREPARATION, max_m=100, seed=1):
+    return P.prepare(df, preparation, name="wages", max_m=max_m, rng=np.random.default_rng(seed))
 
 
 # ----------------------------------------------------------------------------------------------------- sources
@@ -158,48 +158,56 @@ def test_prepare_encodes_drops_transforms_standardizes_and_fits_the_truth():
 
 
 def test_the_held_out_split_is_the_seed_s_and_of_the_asked_size():
-    a, _ = prepare(small_table(), {**SPEC, "test_fraction": 0.25}, max_m=100, seed=3)
-    b, _ = prepare(small_table(), {**SPEC, "test_fraction": 0.25}, max_m=100, seed=3)
-    c, _ = prepare(small_table(), {**SPEC, "test_fraction": 0.25}, max_m=100, seed=4)
+    a, _ = prepare(small_table(), {**PREPARATION, "test_fraction": 0.25}, max_m=100, seed=3)
+    b, _ = prepare(small_table(), {**PREPARATION, "test_fraction": 0.25}, max_m=100, seed=3)
+    c, _ = prepare(small_table(), {**PREPARATION, "test_fraction": 0.25}, max_m=100, seed=4)
     assert (a.split == "test").sum() == round(0.25 * 198)
     assert a.split.equals(b.split) and not a.split.equals(c.split)
 
 
 @pytest.mark.parametrize(
-    "change, spec, message",
+    "change, preparation, message",
     [
         (None, {"response": "wages"}, r"wages\.response: the table has no column 'wages'; did you mean 'wage'"),
         (None, {"response": "wage", "covariates": ["educ", "xp"]}, r"wages\.covariates: the table has no column 'xp'"),
         (None, {"response": "region"}, r"wages\.response: column 'region' is not numeric"),
-        (lambda d: d.assign(educ=12.0), SPEC, r"wages\.covariates: 'educ' is constant"),
-        (lambda d: d.assign(region="north"), SPEC, r"wages\.covariates: 'region' is constant"),
-        (lambda d: d.assign(wage=d.wage - d.wage.min()), SPEC, r"transforms: log of 'wage' needs values > 0; 1 "),
-        (lambda d: d.assign(id=[f"p{i}" for i in range(len(d))]), SPEC, r"'id' has 198 levels \(> max_levels = 50\)"),
-        (lambda d: d.assign(educ2=2 * d.educ), SPEC, r"the design has rank 5 < 6 columns"),
-        (None, {**SPEC, "categorical": ["age"]}, r"wages\.categorical: 'age' is not one of the covariates"),
-        (None, {**SPEC, "transforms": {"age": "log"}}, r"'age' is neither the response nor a covariate"),
-        (None, {**SPEC, "covariates": ["wage", "educ"]}, r"the response 'wage' is listed as a covariate"),
+        (lambda d: d.assign(educ=12.0), PREPARATION, r"wages\.covariates: 'educ' is constant"),
+        (lambda d: d.assign(region="north"), PREPARATION, r"wages\.covariates: 'region' is constant"),
+        (
+            lambda d: d.assign(wage=d.wage - d.wage.min()),
+            PREPARATION,
+            r"transforms: log of 'wage' needs values > 0; 1 ",
+        ),
+        (
+            lambda d: d.assign(id=[f"p{i}" for i in range(len(d))]),
+            PREPARATION,
+            r"'id' has 198 levels \(> max_levels = 50\)",
+        ),
+        (lambda d: d.assign(educ2=2 * d.educ), PREPARATION, r"the design has rank 5 < 6 columns"),
+        (None, {**PREPARATION, "categorical": ["age"]}, r"wages\.categorical: 'age' is not one of the covariates"),
+        (None, {**PREPARATION, "transforms": {"age": "log"}}, r"'age' is neither the response nor a covariate"),
+        (None, {**PREPARATION, "covariates": ["wage", "educ"]}, r"the response 'wage' is listed as a covariate"),
         (
             lambda d: d.assign(sex=np.nan),
-            SPEC,
+            PREPARATION,
             r"wages: column 'sex' has no value in any of the 200 rows; leave it out",
         ),
     ],
 )
-def test_bad_tables_and_keys_are_one_line_naming_the_data_set_and_key(change, spec, message):
+def test_bad_tables_and_keys_are_one_line_naming_the_data_set_and_key(change, preparation, message):
     df = small_table() if change is None else change(small_table())
     with pytest.raises(DataError, match=message):
-        prepare(df, spec)
+        prepare(df, preparation)
 
 
 def test_too_few_rows_for_the_largest_m_is_refused_counting_what_was_dropped():
     with pytest.raises(DataError, match=r"wages\.m: the largest m is 196 but the table has 198 complete rows \(2 "):
         prepare(small_table(), max_m=196)
     with pytest.raises(DataError, match=r"there are 148 rows to subsample \(50 held out by test_fraction\)"):
-        prepare(small_table(), {**SPEC, "test_fraction": 0.25}, max_m=150)
+        prepare(small_table(), {**PREPARATION, "test_fraction": 0.25}, max_m=150)
 
 
-DECLARED = {**SPEC, "levels": {"region": ["west", "north", "south"], "union": ["False", "True"]}}
+DECLARED = {**PREPARATION, "levels": {"region": ["west", "north", "south"], "union": ["False", "True"]}}
 
 
 def test_declared_levels_make_d_public_and_set_the_reference():
@@ -211,7 +219,7 @@ def test_declared_levels_make_d_public_and_set_the_reference():
     assert "read from the data" not in meta["privacy_note"]
     # the declared order only moves the reference: the sorted declaration gives the undeclared table bit for bit
     same, _ = prepare(
-        small_table(), {**SPEC, "levels": {"region": ["north", "south", "west"], "union": ["False", "True"]}}
+        small_table(), {**PREPARATION, "levels": {"region": ["north", "south", "west"], "union": ["False", "True"]}}
     )
     undeclared, _ = prepare(small_table())
     assert same.equals(undeclared)
@@ -231,16 +239,16 @@ def test_declared_levels_make_d_public_and_set_the_reference():
 def test_a_declaration_the_data_break_is_one_line(change, levels, message):
     df = small_table() if change is None else change(small_table())
     with pytest.raises(DataError, match=message):
-        prepare(df, {**SPEC, "levels": levels})
+        prepare(df, {**PREPARATION, "levels": levels})
 
 
 def test_a_numeric_code_can_be_declared_categorical():
     df = small_table().assign(grade=lambda d: (d.educ > 12).astype(int) + 1)
-    _, meta = prepare(df, {**SPEC, "categorical": ["grade"]})
+    _, meta = prepare(df, {**PREPARATION, "categorical": ["grade"]})
     assert "grade=2" in meta["covariates"] and meta["kinds"]["grade=2"] == "indicator"
     # levels declared as YAML writes them (numbers, booleans) match the column's values
     _, meta = prepare(
-        df.assign(grade=df.grade.astype(float)), {**SPEC, "levels": {"grade": [2, 1], "union": [True, False]}}
+        df.assign(grade=df.grade.astype(float)), {**PREPARATION, "levels": {"grade": [2, 1], "union": [True, False]}}
     )
     assert meta["covariates"][-2:] == ["union=False", "grade=1.0"] and meta["schema"]["read_from_data"] == ["region"]
 

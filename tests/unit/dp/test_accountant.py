@@ -5,7 +5,7 @@ import math
 import pytest
 
 from dpcost.dp import accountant
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import PrivacyError
 from dpcost.estimators.frank_wolfe import frank_wolfe_plan
 from dpcost.estimators.noisy_gd import noisy_gd_plan

@@ -38,7 +38,7 @@ from dpcost.dp.audit import (
     numpy_laplace_reachable,
 )
 from dpcost.dp.mechanisms import gaussian_sigma
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.estimators import frank_wolfe, noisy_gd, sparse_mean, truncated_ols
 
 BUG = 1 / 1.5  # the planted bug: the noise divided by 1.5

@@ -17,7 +17,7 @@ from dpcost.dp.audit import (
     smallest_epsilon,
 )
 from dpcost.dp.mechanisms import gaussian_delta, gaussian_sigma
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.estimators import truncated_ols
 
 

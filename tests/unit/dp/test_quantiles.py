@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 from dpcost.dp.audit import exact_epsilon_sum
+from dpcost.dp.privacy import Privacy
 from dpcost.dp.quantiles import (
     geometric_grid,
     private_quantile,
@@ -21,7 +22,6 @@ from dpcost.dp.quantiles import (
     uniform_grid,
 )
 from dpcost.dp.samplers import T
-from dpcost.dp.spec import Privacy
 from dpcost.errors import ConfigError, DataError, PrivacyError
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings, target
 
-from dpcost.dp.spec import CALIBRATIONS
+from dpcost.dp.privacy import CALIBRATIONS
 from dpcost.estimators import base
 from dpcost.estimators import precond_gd as pgd
 from dpcost.estimators.registry import METHODS

@@ -15,7 +15,7 @@ import pytest
 
 from dpcost.dp import samplers
 from dpcost.dp.audit import event_epsilon
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import PrivacyError
 from dpcost.estimators import precond_gd as pgd
 from dpcost.estimators import ssp as ssp_module

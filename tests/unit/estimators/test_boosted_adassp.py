@@ -9,7 +9,7 @@ import pytest
 from test_hostile_records import hostile_variants
 
 from dpcost.dp import accountant
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import PrivacyError
 from dpcost.estimators import boosted_adassp as module
 from dpcost.estimators.base import clip_rows

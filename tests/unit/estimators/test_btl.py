@@ -12,8 +12,8 @@ from scipy import optimize, special
 
 from dpcost.dp.audit import Event, epsilon_lower_bound, smallest_epsilon
 from dpcost.dp.mechanisms import gaussian_delta, gaussian_sigma
+from dpcost.dp.privacy import Privacy
 from dpcost.dp.samplers import grid_scale
-from dpcost.dp.spec import Privacy
 from dpcost.errors import DataError, PrivacyError
 from dpcost.estimators.btl import (
     are_item_neighbours,

@@ -11,8 +11,8 @@ from scipy import sparse
 
 from dpcost.dp.accountant import gaussian_noise_multiplier
 from dpcost.dp.audit import epsilon_lower_bound
+from dpcost.dp.privacy import Privacy
 from dpcost.dp.samplers import draw, grid_scale
-from dpcost.dp.spec import Privacy
 from dpcost.errors import DataError, PrivacyError
 from dpcost.estimators import dp_ight as mod
 from dpcost.estimators.dp_ight import dp_ight, dp_ight_plan, gradient_sensitivity

@@ -11,8 +11,8 @@ from scipy import integrate, stats
 from dpcost.dp.accountant import dpa
 from dpcost.dp.audit import exact_epsilon
 from dpcost.dp.mechanisms import gaussian_delta, gaussian_sigma
+from dpcost.dp.privacy import Privacy
 from dpcost.dp.samplers import GRID_BITS, grid_scale
-from dpcost.dp.spec import Privacy
 from dpcost.errors import DataError, PrivacyError
 from dpcost.estimators import dp_mean as dm
 from dpcost.estimators.dp_mean import (

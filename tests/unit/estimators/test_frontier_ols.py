@@ -10,7 +10,7 @@ import pytest
 
 from dpcost.dp.audit import epsilon_lower_bound
 from dpcost.dp.mechanisms import gaussian_sigma
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import PrivacyError
 from dpcost.estimators import ssp as ssp_module
 from dpcost.estimators import subsample_aggregate as sa_module

@@ -7,7 +7,7 @@ import gc
 import numpy as np
 import pytest
 
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.estimators import base, losses
 from dpcost.estimators.knowledge_transfer import operator_norm
 from dpcost.estimators.sparse_mean import hard_threshold, truncated_mean

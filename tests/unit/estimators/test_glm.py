@@ -10,8 +10,8 @@ from scipy.special import expit
 
 from dpcost.dp.accountant import gaussian_noise_multiplier
 from dpcost.dp.audit import epsilon_lower_bound
+from dpcost.dp.privacy import Privacy
 from dpcost.dp.samplers import grid_scale
-from dpcost.dp.spec import Privacy
 from dpcost.errors import DataError, PrivacyError
 from dpcost.estimators import glm
 from dpcost.estimators.glm import (

@@ -11,8 +11,8 @@ from dp_accounting.rdp import rdp_privacy_accountant as rdpa
 
 from dpcost.dp.audit import epsilon_lower_bound
 from dpcost.dp.mechanisms import gaussian_delta
+from dpcost.dp.privacy import CALIBRATIONS, Privacy
 from dpcost.dp.samplers import FLOAT_NOISE
-from dpcost.dp.spec import CALIBRATIONS, Privacy
 from dpcost.errors import PrivacyError
 from dpcost.estimators import hessian_mixing as hm
 from dpcost.estimators.base import clip_rows

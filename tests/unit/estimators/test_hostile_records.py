@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from dpcost.dp.spec import CALIBRATIONS, Privacy
+from dpcost.dp.privacy import CALIBRATIONS, Privacy
 from dpcost.estimators import peers
 from dpcost.estimators.base import clip_rows, project_l2_ball
 from dpcost.estimators.losses import clip_rows_l2

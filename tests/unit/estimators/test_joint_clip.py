@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from scipy import sparse
 
 from dpcost.dp.audit import epsilon_lower_bound
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.estimators import base
 from dpcost.estimators.base import JointClip, ball_factor, row_norm_parts, row_norms
 from dpcost.estimators.precond_gd import precond_gd

@@ -11,7 +11,7 @@ from scipy import sparse
 
 from dpcost.dp.audit import epsilon_lower_bound
 from dpcost.dp.mechanisms import classic_gaussian_sigma, gaussian_sigma
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import DataError, PrivacyError
 from dpcost.estimators import knowledge_transfer as kt
 from dpcost.estimators.losses import gradient

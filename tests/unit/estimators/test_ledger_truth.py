@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from dpcost.dp.mechanisms import gaussian_mechanism, gaussian_sigma
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.estimators.ols import ols
 from dpcost.estimators.registry import get
 from dpcost.estimators.truncated_ols import truncated_ridge_fit

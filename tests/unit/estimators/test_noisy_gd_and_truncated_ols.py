@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from dpcost.dp.mechanisms import gaussian_sigma
+from dpcost.dp.privacy import Privacy
 from dpcost.dp.samplers import GridNoise, draw, grid_scale
-from dpcost.dp.spec import Privacy
 from dpcost.errors import DataError, PrivacyError
 from dpcost.estimators.base import clip_rows, project_l2_ball
 from dpcost.estimators.noisy_gd import (

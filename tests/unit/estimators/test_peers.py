@@ -7,8 +7,8 @@ import pytest
 from dpcost.analysis.summaries import compare
 from dpcost.dp.audit import epsilon_lower_bound
 from dpcost.dp.mechanisms import gaussian_sigma
+from dpcost.dp.privacy import Privacy
 from dpcost.dp.samplers import FLOAT_NOISE, T, describe, grid_scale
-from dpcost.dp.spec import Privacy
 from dpcost.estimators import peers
 from dpcost.estimators.ssp import symmetric_from_upper
 

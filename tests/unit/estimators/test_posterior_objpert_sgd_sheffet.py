@@ -12,8 +12,8 @@ from scipy import linalg
 from dpcost.dp.accountant import sampled_gaussian_epsilon
 from dpcost.dp.audit import epsilon_lower_bound
 from dpcost.dp.plan import add_remove_budget
+from dpcost.dp.privacy import Privacy
 from dpcost.dp.samplers import FLOAT_NOISE, T, grid_scale
-from dpcost.dp.spec import Privacy
 from dpcost.errors import PrivacyError
 from dpcost.estimators import noisy_sgd, objpert, posterior, sheffet
 from dpcost.estimators.noisy_sgd import noisy_sgd_ols, noisy_sgd_plan

@@ -10,7 +10,7 @@ import pytest
 
 from dpcost.dp import accountant
 from dpcost.dp.mechanisms import classic_gaussian_sigma
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import PrivacyError
 from dpcost.estimators import precond_gd_adaptive as mod
 from dpcost.estimators.base import JointClip

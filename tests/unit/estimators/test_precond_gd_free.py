@@ -7,7 +7,7 @@ import pytest
 from test_hostile_records import hostile_variants
 
 from dpcost.dp import accountant
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import PrivacyError
 from dpcost.estimators import precond_gd as pgd_module
 from dpcost.estimators.precond_gd_free import default_constants, precond_gd_free, precond_gd_free_plan

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.estimators import objpert, posterior, ssp
 
 # (Trivial, non-private, ObjPert, OPS, SSP, AdaOPS, AdaSSP), value and "±", housing row of Tables 3 (ε = 0.1) and 4

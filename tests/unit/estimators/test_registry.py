@@ -15,8 +15,8 @@ from dpcost.analysis.ledger import float_noise_reason
 from dpcost.config import with_defaults
 from dpcost.dp.plan import KINDS, NOISE, NORMS, PrivacyPlan
 from dpcost.dp.plan import noise_of as plan_noise
+from dpcost.dp.privacy import CALIBRATIONS, Privacy
 from dpcost.dp.samplers import FLOAT_NOISE, SAMPLERS, T, add_noise, rounding_steps
-from dpcost.dp.spec import CALIBRATIONS, Privacy
 from dpcost.errors import ConfigError, PrivacyError
 from dpcost.estimators.ols import ols
 from dpcost.estimators.registry import ANALYSIS_PARAMS, CALIBRATION_PARAMS, FLOAT, METHODS, get, methods_of

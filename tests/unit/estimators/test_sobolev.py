@@ -11,8 +11,8 @@ from scipy import stats
 
 from dpcost.dp.audit import Event, epsilon_lower_bound
 from dpcost.dp.mechanisms import gaussian_delta, gaussian_sigma
+from dpcost.dp.privacy import Privacy
 from dpcost.dp.samplers import GRID_BITS, grid_scale
-from dpcost.dp.spec import Privacy
 from dpcost.errors import DataError, PrivacyError
 from dpcost.estimators import sobolev as sb
 from dpcost.estimators.sobolev import (

@@ -8,8 +8,8 @@ from scipy import integrate, stats
 
 from dpcost.dp.accountant import advanced_composition_epsilon0, pure_steps_epsilon0
 from dpcost.dp.audit import clopper_pearson
+from dpcost.dp.privacy import Privacy
 from dpcost.dp.samplers import draw
-from dpcost.dp.spec import Privacy
 from dpcost.errors import DataError, PrivacyError
 from dpcost.estimators.frank_wolfe import private_frank_wolfe_mean
 from dpcost.estimators.sparse_mean import (

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpcost.dp.audit import epsilon_lower_bound
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import DataError, PrivacyError
 from dpcost.estimators import sparse_regression as sr
 from dpcost.estimators.sparse_mean import peeling_scale_tight

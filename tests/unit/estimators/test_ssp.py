@@ -7,7 +7,7 @@ import pytest
 
 from dpcost.dp.accountant import gaussian_noise_multiplier
 from dpcost.dp.audit import epsilon_lower_bound
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import PrivacyError
 from dpcost.estimators import ssp as ssp_module
 from dpcost.estimators.base import clip_rows

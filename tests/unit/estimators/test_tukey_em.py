@@ -10,7 +10,7 @@ from test_hostile_records import hostile_variants
 
 from dpcost.dp import samplers
 from dpcost.dp.audit import epsilon_lower_bound
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import PrivacyError
 from dpcost.estimators import tukey_em as te
 

@@ -13,8 +13,8 @@ from scipy.special import expit
 from dpcost.dp.accountant import gaussian_epsilon
 from dpcost.dp.audit import epsilon_lower_bound
 from dpcost.dp.mechanisms import gaussian_delta
+from dpcost.dp.privacy import Privacy
 from dpcost.dp.samplers import grid_scale
-from dpcost.dp.spec import Privacy
 from dpcost.errors import DataError, PrivacyError
 from dpcost.estimators import two_stage as ts
 from dpcost.estimators.two_stage import (

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import special
 
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import ConfigError, PrivacyError
 from dpcost.estimators import btl, glm, sobolev
 from dpcost.simulation import rates as rates_mod

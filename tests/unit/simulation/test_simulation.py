@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 
 from dpcost.analysis.formula import evaluate, evaluate_int
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import ConfigError
 from dpcost.simulation import rates as rates_mod
 from dpcost.simulation import report
 from dpcost.simulation.designs import Design, draw
-from dpcost.simulation.experiments import Experiment, SimulationSpec
+from dpcost.simulation.experiments import Experiment, SimulationStudy
 from dpcost.simulation.run import run_job
 
 P = Privacy(0.5, "10/n^1.1", "tight")
@@ -77,10 +77,10 @@ def test_experiments_are_checked_before_any_job():
              "experiments": {"e": {"figure": 1, "panel": "a", "problem": "mean", "d": 20, "n": [100],
                                    "methods": ["dp_mean"]}}}  # fmt: skip
     with pytest.raises(ConfigError, match=r"dp_mean is missing required key\(s\) \['R'\]"):
-        SimulationSpec.from_config({**block, "tuning": {}})
+        SimulationStudy.from_config({**block, "tuning": {}})
     with pytest.raises(ConfigError, match=r"unknown method\(s\) \['dp_maen'\]"):
-        SimulationSpec.from_config({**block, "tuning": {"dp_mean": {"R": 1}, "dp_maen": {"R": 1}}})
-    assert SimulationSpec.from_config({**block, "tuning": {"dp_mean": {"R": 1}}}).jobs() == [("e", 100, 0, 1)]
+        SimulationStudy.from_config({**block, "tuning": {"dp_mean": {"R": 1}, "dp_maen": {"R": 1}}})
+    assert SimulationStudy.from_config({**block, "tuning": {"dp_mean": {"R": 1}}}).jobs() == [("e", 100, 0, 1)]
 
 
 def _run(exp, n, seed=7, privacy=P):

@@ -18,7 +18,7 @@ from dpcost.analysis.streams import rng_for
 from dpcost.dp.accountant import dpa, pure_releases_event, rdp_epsilon
 from dpcost.dp.mechanisms import report_noisy_max
 from dpcost.dp.plan import PrivacyPlan, Release
-from dpcost.dp.spec import Privacy
+from dpcost.dp.privacy import Privacy
 from dpcost.errors import ConfigError, PrivacyError
 from dpcost.estimators.registry import get
 from dpcost.estimators.sparse_mean import dp_sparse_mean_plan, peeling_plan
@@ -139,8 +139,8 @@ def test_the_selection_budget_spends_at_most_the_stated_level(compose):
     n = d = 400
     p = Privacy(0.5, "10/n^1.1", "tight").at(n)
     grid = ST.candidates(20, d)
-    b = sparsity.selection_budget(get("peeling"), n, d, grid=grid, spec=ST, privacy=p, tuning_at=lambda s: {"R": 8.0},
-                                  compose=compose)  # fmt: skip
+    b = sparsity.selection_budget(get("peeling"), n, d, grid=grid, s_tuning=ST, privacy=p,
+                                  tuning_at=lambda s: {"R": 8.0}, compose=compose)  # fmt: skip
     assert 0.999 * p.epsilon <= b.epsilon <= p.epsilon
     assert b.score_epsilon == pytest.approx(0.25 * b.fit.epsilon)  # score_share 0.2 of the candidate's ε_c
     assert b.fit.epsilon < p.epsilon / 2  # selecting costs: each candidate gets well under half of ε
@@ -180,12 +180,12 @@ def test_each_variant_finds_a_clear_sparsity():
     data, mu = _mean_case(n)
     p = Privacy(4.0, "10/n^1.1", "tight").at(n)
     m, grid, tun = get("peeling"), ST.candidates(20, n), (lambda s: {"R": 4 * math.sqrt(math.log(n))})
-    est, s_hat = sparsity.cv_expmech(m, "sparse_mean", data, grid=grid, spec=ST, privacy=p, tuning_at=tun,
+    est, s_hat = sparsity.cv_expmech(m, "sparse_mean", data, grid=grid, s_tuning=ST, privacy=p, tuning_at=tun,
                                      stream=_stream("cv"))  # fmt: skip
     assert s_hat >= 15 and np.linalg.norm(est - mu) < 0.5 * np.linalg.norm(mu)
     for compose in (False, True):
-        b = sparsity.selection_budget(m, n, n, grid=grid, spec=ST, privacy=p, tuning_at=tun, compose=compose)
+        b = sparsity.selection_budget(m, n, n, grid=grid, s_tuning=ST, privacy=p, tuning_at=tun, compose=compose)
         run = sparsity.composed_selection if compose else sparsity.private_selection
-        kw = {} if compose else {"spec": ST}
+        kw = {} if compose else {"s_tuning": ST}
         est, s_hat = run(m, "sparse_mean", data, grid=grid, budget=b, tuning_at=tun, stream=_stream(compose), **kw)
         assert s_hat >= 15 and np.linalg.norm(est - mu) < 0.5 * np.linalg.norm(mu), compose

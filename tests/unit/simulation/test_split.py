@@ -10,7 +10,7 @@ import yaml
 from dpcost.errors import ConfigError
 from dpcost.jobs import Job
 from dpcost.jobs.simulation import simulate, simulation_aggregate
-from dpcost.simulation.experiments import SimulationSpec
+from dpcost.simulation.experiments import SimulationStudy
 
 from support import REPO
 
@@ -35,7 +35,7 @@ def _run(block: dict, out) -> tuple[list[tuple], dict]:
     """Every job of the block, then the collecting job, as the workflow runs them; the plans files, and the outputs."""
     out.mkdir()
     tables, plans = [], []
-    jobs = SimulationSpec.from_config(block).jobs()
+    jobs = SimulationStudy.from_config(block).jobs()
     for e, n, a, b in jobs:
         tables.append(str(out / f"{e}_n{n}_reps{a}-{b}.parquet"))
         plans.append(str(out / f"{e}_n{n}_reps{a}-{b}.plans.json"))
@@ -71,10 +71,10 @@ def test_a_split_run_collects_the_same_bytes_as_the_unsplit_run(tmp_path):
 
 def test_the_split_is_checked():
     with pytest.raises(ConfigError, match=r"simulation.reps_per_job must be an integer >= 1, got 0"):
-        SimulationSpec.from_config(_block(reps_per_job=0))
+        SimulationStudy.from_config(_block(reps_per_job=0))
     with pytest.raises(ConfigError, match=r"experiments.trunc.reps_per_job must be an integer >= 1, got 2.5"):
-        SimulationSpec.from_config(_block(experiments={"trunc": {**SMALL["trunc"], "reps_per_job": 2.5}}))
-    jobs = SimulationSpec.from_config(_block(reps_per_job=7)).jobs()  # larger than reps: one job per n
+        SimulationStudy.from_config(_block(experiments={"trunc": {**SMALL["trunc"], "reps_per_job": 2.5}}))
+    jobs = SimulationStudy.from_config(_block(reps_per_job=7)).jobs()  # larger than reps: one job per n
     assert jobs[:2] == [("trunc", 100, 0, 4), ("trunc", 200, 0, 4)]
     with pytest.raises(ConfigError, match="repetitions 3-5 are not among its 0-4"):
         simulate(Job("simulate", output={"table": "unused.parquet", "plans": "unused.json"},

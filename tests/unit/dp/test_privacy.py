@@ -1,7 +1,7 @@
 import pytest
 
 from dpcost.dp.delta import parse_delta, resolve_delta
-from dpcost.dp.spec import CALIBRATIONS, NEIGHBOUR_RELATIONS, Privacy
+from dpcost.dp.privacy import CALIBRATIONS, NEIGHBOUR_RELATIONS, Privacy
 from dpcost.errors import ConfigError, PrivacyError
 
 
