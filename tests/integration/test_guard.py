@@ -11,7 +11,8 @@ the accountant's root-finds went from bisection to Brent's method (scales equal 
 whose releases draw 6 or more noise values in one call moved when the samplers' numpy path became one round of
 independent proposals with their coins' uniforms drawn up front (dpcost.dp.samplers._round; the same laws, other
 draws). SSP, AdaSSP and noisy GD (tight) moved when T Gaussian steps were calibrated in closed form (Gaussian DP)
-instead of by dp-accounting's PLD root-finder: the noise multipliers moved by a relative ~1e-6.
+instead of by dp-accounting's PLD root-finder: the noise multipliers moved by a relative ~1e-6. The columns added
+since (prediction: r2, rmse; abstained) are not pinned: the digests cover the columns they were taken on.
 """
 
 import hashlib
@@ -72,6 +73,7 @@ PINNED = {
     "snp/paper/frank_wolfe": "ffd20659e86b2bb3",
 }
 CONFIG = with_defaults(yaml.safe_load((REPO / "config/config.yaml").read_text()))
+PINNED_COLUMNS = ["method", "m", "rep", "epsilon", "delta", "error", "support_recovered"]
 
 
 def digest(df: pd.DataFrame) -> str:
@@ -112,4 +114,4 @@ def test_tables_are_bit_identical_to_the_pinned_run(key, designs):
         privacy=Privacy(0.5, "10/n^1.1", calibration, on_invalid="warn"),
         dataset=dataset,
     )
-    assert digest(table) == PINNED[key]
+    assert digest(table[[c for c in PINNED_COLUMNS if c in table]]) == PINNED[key]

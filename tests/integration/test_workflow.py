@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -62,9 +63,16 @@ def test_outputs_exist_and_are_tidy(run):
     assert len(errors) == len(METHODS) * len(M) * REPS
     assert not errors.duplicated(["method", "m", "rep"]).any()
     summary = pd.read_csv(run / "results/housing/summary.csv")
-    assert list(summary.columns) == ["method", "m", "n_reps", "mean", "se", "median", "q05", "q95",
-                                     "private", "proven", "epsilon", "delta", "calibration", "tuning_mode",
+    assert list(summary.columns) == ["method", "m", "n_reps", "mean", "se", "median", "q05", "q95", "sp_rmse",
+                                     "sp_rmse_se", "r2_mean", "r2_se", "rmse_mean", "abstain_rate", "private",
+                                     "proven", "epsilon", "delta", "calibration", "tuning_mode",
                                      "end_to_end"]  # fmt: skip
+    # the yardstick never falls below the full-data fit's sampling error; prediction scored outside the subsample
+    tau = np.sqrt(json.loads((run / "results/housing/preprocessing.json").read_text())["truth_sampling_variance"])
+    assert (summary.sp_rmse >= tau).all() and (summary.sp_rmse > summary["mean"] * 0.5).all()
+    # held-out R² has no lower bound (a noisy fit predicts worse than the mean); OLS's is housing's, about 0.57
+    assert (summary.r2_mean <= 1).all() and (summary.abstain_rate == 0).all()
+    assert summary.set_index("method").loc["ols", "r2_mean"].between(0.45, 0.7).all()
     assert set(summary.tuning_mode) == {"fixed"} and set(summary[summary.private].calibration) == {"tight"}
     assert (summary.n_reps == REPS).all()
     assert (run / "results/housing/error_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -204,8 +212,9 @@ def test_report_builds_with_figures_tables_ledger_config_and_provenance(run):
 def test_comparison_table(run):
     c = pd.read_csv(run / "results/housing/comparison.csv")
     assert list(c.columns) == [
-        "method", "m", "mean", "best_dp_method", "ratio_to_best_dp", "ratio_to_adassp", "ratio_to_diffprivlib",
-        "private", "proven", "epsilon", "delta", "calibration", "tuning_mode", "end_to_end", "note",
+        "method", "m", "sp_rmse", "best_dp_method", "ratio_to_best_dp", "ratio_to_adassp", "ratio_to_diffprivlib",
+        "mean", "r2_mean", "rmse_mean", "abstain_rate", "private", "proven", "epsilon", "delta", "calibration",
+        "tuning_mode", "end_to_end", "note",
     ]  # fmt: skip
     assert set(c.method) == set(METHODS) and len(c) == len(METHODS) * len(M)
     for _, g in c.groupby("m"):

@@ -72,9 +72,9 @@ def test_outputs(run):
     errors = pd.read_parquet(run / "results/snp/errors.parquet")
     assert len(errors) == len(METHODS) * len(M) * REPS
     summary = pd.read_csv(run / "results/snp/summary.csv")
-    assert list(summary.columns) == ["method", "m", "n_reps", "mean", "se", "median", "q05", "q95", "support_recovered",
-                                     "private", "proven", "epsilon", "delta", "calibration", "tuning_mode",
-                                     "end_to_end"]  # fmt: skip
+    assert list(summary.columns) == ["method", "m", "n_reps", "mean", "se", "median", "q05", "q95", "sp_rmse",
+                                     "sp_rmse_se", "abstain_rate", "support_recovered", "private", "proven",
+                                     "epsilon", "delta", "calibration", "tuning_mode", "end_to_end"]  # fmt: skip
     assert (run / "results/snp/error_curves.png").read_bytes()[:4] == b"\x89PNG"
     assert (run / "results/snp/error_curves.pdf").read_bytes()[:5] == b"%PDF-"
     geno = pd.read_parquet(run / "results/snp/genotypes.parquet")

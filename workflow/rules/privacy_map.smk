@@ -29,6 +29,7 @@ rule privacy_map:
             "results/{dataset}/map/{method}.parquet",
             config[wc.dataset]["map"]["methods"],
         ),
+        meta="results/{dataset}/preprocessing.json",
     output:
         summary="results/{dataset}/privacy_map.csv",
         ratios=report(

@@ -48,7 +48,7 @@ def run_attack(design, method: Method, *, seed: int, dataset: str, cap: int, **g
     its other arguments — tuning, params, m_grid, reps, privacy, tuning_by_m). ``cap`` bounds the members (and
     non-members) per repetition."""
     ms, rep_ids, members, stats = [], [], [], []
-    for m, rep, est, support in releases(design, method, seed=seed, dataset=dataset, **grid):
+    for m, rep, est, support, *_ in releases(design, method, seed=seed, dataset=dataset, **grid):
         cand = design.candidates(m, rep, seed=seed, dataset=dataset, cap=cap)
         a, b = attack_statistics(est, support, cand.members, cand.nonmembers, cand.theta)
         ms.append(np.full(a.size + b.size, m))

@@ -1,7 +1,8 @@
 """The real-data benchmark of private regression: every method on many real tables at a few ε, scored by the
-relative error against the full-data OLS and by held-out R², then counted across data sets as the literature does
-(Tang et al., SaTML 2024; Dick et al., NeurIPS 2023: on how many data sets a method is best, within 2× of OLS, and
-has R² > 0).
+relative error against the full-data OLS, by the superpopulation RMSE (the yardstick of its ratio to OLS, which does
+not vanish as m nears the table's rows: docs/methods.md, "The yardstick") and by held-out R², then counted across
+data sets as the literature does (Tang et al., SaTML 2024; Dick et al., NeurIPS 2023: on how many data sets a method
+is best, within 2× of OLS, and has R² > 0; a method that abstained in most repetitions of a cell counts nowhere).
 
 Each data set is split once, from the run's seed, into training rows (the only rows any subsample draws) and
 held-out rows (R² only). Each (data set, method) is a privacy-map run (:func:`dpcost.analysis.privacy_map.run_map`)
@@ -13,6 +14,7 @@ of the training rows; the table is a comparison of alternatives, not one release
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -24,6 +26,7 @@ from ..estimators.registry import Method
 from . import privacy_map
 from .designs import HeldOutRegressionDesign, RegressionDesign
 from .streams import rng_for
+from .summaries import abstaining
 from .tuning import TuningSpec
 
 WITHIN = 2.0  # "within 2× of OLS"
@@ -61,35 +64,47 @@ def run_benchmark(analysis, method: Method, inputs: Mapping[str, str], spec: Tun
     m_grid = m_of(grid, len(design.y), small_m)
     table, record = privacy_map.run_map(bench, method, inputs, spec, epsilons=epsilons, m_grid=m_grid, reps=reps,
                                         params=dict(params), seed=seed, privacy=privacy)  # fmt: skip
+    with open(inputs["meta"]) as fh:
+        variance = json.load(fh)["truth_sampling_variance"]
     record |= {"dataset": analysis.name, "m": m_grid, "n_train": len(design.y), "n_test": len(design.y_test),
-               "d": design.d, "truth_norm": float(np.linalg.norm(design.truth))}  # fmt: skip
+               "d": design.d, "truth_norm": float(np.linalg.norm(design.truth)),
+               "truth_sampling_variance": variance}  # fmt: skip
     return table.assign(dataset=analysis.name), record
 
 
 def summarize(errors: pd.DataFrame, records: Sequence[Mapping], methods: Mapping[str, Method]) -> pd.DataFrame:
-    """One row per (data set, method, ε, m): the mean relative error ‖β̂ − β‖/‖β‖ and its standard error, the mean
-    held-out R² and its standard error, the error relative to OLS's at the same (data set, m), whether the
-    method is private and its plans proven (no unproven calibration, no floating-point noise), and the tuning mode it
-    ran under."""
+    """One row per (data set, method, ε, m): the mean relative error ‖β̂ − β‖/‖β‖ and its standard error, the
+    superpopulation RMSE (:func:`~dpcost.analysis.summaries.superpopulation_rmse`, from the data set's record), the
+    mean held-out R² and prediction RMSE, the abstention rate, the superpopulation RMSE relative to OLS's at the same
+    (data set, m) (``ratio_to_ols``), whether the method is private and its plans proven (no unproven calibration, no
+    floating-point noise), and the tuning mode it ran under."""
     from .ledger import float_noise_reason
 
     norms = {r["dataset"]: r["truth_norm"] for r in records}
+    variances = {r["dataset"]: r["truth_sampling_variance"] for r in records}
     proven = {}
     for r in records:
         plans = [p for ps in r["plans"].values() for p in ps]
         ok = bool(plans) and all(p["proven"] and not float_noise_reason(p) for p in plans)
         proven[(r["dataset"], r["method"])] = methods[r["method"]].private and ok
-    rel = errors.assign(error=errors["error"] / errors["dataset"].map(norms))
-    g = rel.groupby(["dataset", "method", "epsilon", "m"], dropna=False)
+    keys = [errors.dataset, errors.method, errors.epsilon.fillna(-1.0), errors.m]  # NaN ε: the non-private rows
+    g = errors.groupby(keys)
+    rel = (errors["error"] / errors["dataset"].map(norms)).groupby(keys)
     out = pd.DataFrame({
         "n_reps": g.size(),
-        "error": g["error"].mean(),
-        "error_se": g["error"].std(ddof=1) / np.sqrt(g.size()),
+        "error": rel.mean(),
+        "error_se": rel.std(ddof=1) / np.sqrt(g.size()),
+        "sp_rmse": np.sqrt((errors["error"] ** 2).groupby(keys).mean()),  # the data set's τ² added below
         "r2": g["r2"].mean(),
         "r2_se": g["r2"].std(ddof=1) / np.sqrt(g.size()),
+        "rmse": g["rmse"].mean() if "rmse" in errors else np.nan,
+        "abstain_rate": g["abstained"].mean() if "abstained" in errors else 0.0,
     }).reset_index()  # fmt: skip
-    ols = out[out.method == "ols"].set_index(["dataset", "m"])["error"]
-    out["ratio_to_ols"] = [e / ols.get((d, m), np.nan) for d, m, e in zip(out.dataset, out.m, out.error, strict=True)]
+    out["epsilon"] = out["epsilon"].where(out["epsilon"] >= 0)
+    out["sp_rmse"] = np.sqrt(out["sp_rmse"] ** 2 + out["dataset"].map(variances))
+    ols = out[out.method == "ols"].set_index(["dataset", "m"])["sp_rmse"]
+    out["ratio_to_ols"] = [e / ols.get((d, m), np.nan)
+                           for d, m, e in zip(out.dataset, out.m, out.sp_rmse, strict=True)]  # fmt: skip
     out["private"] = out.method.map(lambda k: methods[k].private)
     out["proven"] = [proven[(d, k)] for d, k in zip(out.dataset, out.method, strict=True)]
     # the mode each (data set, method) ran under (a tuning-free method: none, whatever the benchmark's mode)
@@ -100,19 +115,25 @@ def summarize(errors: pd.DataFrame, records: Sequence[Mapping], methods: Mapping
 
 def wins(summary: pd.DataFrame) -> pd.DataFrame:
     """Per private method and ε, at each data set's largest m: on how many data sets it is the best private method
-    (lowest mean error), within 2× of OLS's error, and has held-out R² > 0 — with the data sets named."""
+    (lowest superpopulation RMSE), within 2× of OLS's, and has held-out R² > 0 — with the data sets named. A cell
+    where the method abstained in most repetitions (:data:`~dpcost.analysis.summaries.ABSTAINING`) counts in none:
+    its fallback is not a fit (``abstained_on`` names those data sets)."""
     top = summary[summary.m == summary.groupby("dataset").m.transform("max")]
     private = top[top.private]
-    best = private.loc[private.groupby(["dataset", "epsilon"]).error.idxmin()]
+    usable = private[~abstaining(private)]
+    best = usable.loc[usable.groupby(["dataset", "epsilon"]).sp_rmse.idxmin()]
     rows = []
     for (method, eps), g in private.groupby(["method", "epsilon"]):
         won = best[(best.method == method) & (best.epsilon == eps)].dataset
-        near = g[g.ratio_to_ols <= WITHIN].dataset
-        fit = g[g.r2 > 0].dataset
+        out = abstaining(g)
+        near = g[~out & (g.ratio_to_ols <= WITHIN)].dataset
+        fit = g[~out & (g.r2 > 0)].dataset
         rows.append({
             "method": method, "epsilon": eps, "datasets": g.dataset.nunique(), "proven": bool(g.proven.all()),
             "best": len(won), f"within_{WITHIN:g}x_ols": len(near), "r2_positive": len(fit),
-            "median_ratio_to_ols": float(g.ratio_to_ols.median()),
+            "median_ratio_to_ols": float(g[~out].ratio_to_ols.median()), "median_r2": float(g[~out].r2.median()),
+            "abstained": int(out.sum()),
             "best_on": ";".join(sorted(won)), f"within_{WITHIN:g}x_on": ";".join(sorted(near)),
+            "abstained_on": ";".join(sorted(g[out].dataset)),
         })  # fmt: skip
     return pd.DataFrame(rows).sort_values(["epsilon", "best", "median_ratio_to_ols"], ascending=[True, False, True])

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import special
 
 from ..data import housing
 from ..errors import ConfigError, DataError
@@ -117,7 +118,20 @@ def snp_logistic_record(table: pd.DataFrame, snp_meta: Mapping, *, s: int, fit: 
         "the genotypes centred at their full-sample means, and the truth is the full-sample fit; the DP guarantees "
         "apply to the estimates computed on the centred, chosen SNPs.",
         "truth": dict(zip(names, beta.tolist(), strict=True)),
+        "truth_sampling_variance": logistic_sampling_variance(X, y, beta),
     }
+
+
+def logistic_sampling_variance(X: np.ndarray, y: np.ndarray, beta: np.ndarray) -> float:
+    """tr Var(β̂) of a logistic fit β̂ = ``beta`` on its support S (the nonzero coefficients, taken as known), by the
+    sandwich H⁻¹GH⁻¹: H = Σ p_i(1 − p_i) x_iS x_iS', G = Σ (y_i − p_i)² x_iS x_iS', p = sigmoid(Xβ̂). The yardstick
+    of every cost adds it back (docs/methods.md, "The yardstick"); evaluation only, no estimator reads it."""
+    S = np.flatnonzero(beta)
+    Xs, p = X[:, S], special.expit(X @ beta)
+    H = (Xs * (p * (1 - p))[:, None]).T @ Xs
+    Xr = Xs * (y - p)[:, None]
+    bread = np.linalg.inv(H)
+    return float(np.trace(bread @ (Xr.T @ Xr) @ bread))
 
 
 def _load_snp_logistic(inputs: Mapping[str, str], params: Mapping) -> SparseLogisticDesign:

@@ -1,7 +1,8 @@
 """Designs: what one repetition draws from an analysis's data and how its estimate is scored.
 
-A design holds the preprocessed data and the truth; ``draw(m, rep)`` returns the estimator's positional arguments
-for the subsample of (m, rep) (from the subsample stream, shared by every method) and ``score`` the row's columns.
+A design holds the preprocessed data and the truth; ``subsample(m, rep)`` picks the rows of (m, rep) (from the
+subsample stream, shared by every method), ``draw_at(rows)`` returns the estimator's positional arguments for them
+(``draw(m, rep)``: both) and ``score(estimate, support, rows)`` the row's columns (:attr:`columns`).
 ``candidates(m, rep)`` gives the score attack's candidates on that subsample (:mod:`dpcost.analysis.attack`).
 """
 
@@ -48,12 +49,15 @@ def split_candidates(n_total: int, inside: np.ndarray, rng: np.random.Generator,
 
 @dataclass(frozen=True)
 class RegressionDesign:
-    """Cai, Wang & Zhang (2021) §6.2: m rows (y_i, x_i) without replacement; error ‖β̂ − β‖₂."""
+    """Cai, Wang & Zhang (2021) §6.2: m rows (y_i, x_i) without replacement; error ‖β̂ − β‖₂. Prediction is scored
+    on the rows outside the subsample (none at m = n: NaN), which the estimate never saw: the out-of-sample
+    R² = 1 − Σ(y − x'β̂)² / Σ(y − ȳ)² (ȳ their mean; R² ≤ 0: no better than predicting the mean) and the root mean
+    squared prediction error, in the response's units."""
 
     X: np.ndarray
     y: np.ndarray
     truth: np.ndarray
-    columns = ("error",)
+    columns = ("error", "r2", "rmse")
 
     def __post_init__(self):
         if not (np.isfinite(self.X).all() and np.isfinite(self.y).all()):
@@ -63,17 +67,30 @@ class RegressionDesign:
     def d(self) -> int:
         return self.X.shape[1]
 
-    def draw(self, m: int, rep: int, *, seed: int, dataset: str) -> tuple:
-        idx = subsample_indices(len(self.y), m, seed=seed, dataset=dataset, rep=rep)
-        return self.X[idx], self.y[idx]
+    def subsample(self, m: int, rep: int, *, seed: int, dataset: str) -> np.ndarray:
+        return subsample_indices(len(self.y), m, seed=seed, dataset=dataset, rep=rep)
 
-    def score(self, estimate, support) -> tuple:
-        return (float(np.linalg.norm(estimate - self.truth)),)
+    def draw_at(self, rows) -> tuple:
+        return self.X[rows], self.y[rows]
+
+    def draw(self, m: int, rep: int, *, seed: int, dataset: str) -> tuple:
+        return self.draw_at(self.subsample(m, rep, seed=seed, dataset=dataset))
+
+    def score(self, estimate, support, rows=None) -> tuple:
+        return float(np.linalg.norm(estimate - self.truth)), *self.prediction(estimate, rows)
+
+    def prediction(self, estimate, rows) -> tuple[float, float]:
+        """(R², RMSE) on the rows outside ``rows``; NaN when none are left or ``rows`` is not given."""
+        if rows is None or len(rows) >= len(self.y):
+            return np.nan, np.nan
+        outside = np.ones(len(self.y), dtype=bool)
+        outside[rows] = False
+        return r2_rmse(self.y[outside], self.X[outside] @ estimate)
 
     def candidates(self, m: int, rep: int, *, seed: int, dataset: str, cap: int) -> Candidates:
         """Members: k rows of the subsample; non-members: k rows outside it; the reference θ: the OLS fit of the
         remaining rows (disjoint from both). Scores: the linear-model score (y − x'θ)x (σ = 1: a common scale)."""
-        idx = subsample_indices(len(self.y), m, seed=seed, dataset=dataset, rep=rep)
+        idx = self.subsample(m, rep, seed=seed, dataset=dataset)
         rng = rng_for(seed, dataset, "attack", m, rep)
         inside, outside, ref = split_candidates(len(self.y), idx, rng, cap, "rows")
         theta = np.linalg.lstsq(self.X[ref], self.y[ref], rcond=None)[0]
@@ -86,26 +103,29 @@ class RegressionDesign:
 
 @dataclass(frozen=True)
 class HeldOutRegressionDesign(RegressionDesign):
-    """A regression design scored also on a held-out split (X_test, y_test) that no subsample draws from: beside
-    ‖β̂ − β‖₂, the out-of-sample R² = 1 − Σ(y − x'β̂)² / Σ(y − ȳ)² (ȳ the test mean), as the private-regression
-    benchmarks report it (R² ≤ 0: no better than predicting the mean)."""
+    """A regression design whose prediction is scored on a held-out split (X_test, y_test) that no subsample draws
+    from, the same rows at every m (as the private-regression benchmarks report R²)."""
 
     X_test: np.ndarray = None
     y_test: np.ndarray = None
-    columns = ("error", "r2")
 
     def __post_init__(self):
         super().__post_init__()
         if self.X_test is None or len(self.y_test) < 2:
             raise DataError("a held-out design needs at least 2 test rows")
 
-    @functools.cached_property  # read on every repetition
-    def _total(self) -> float:
-        return float(np.sum((self.y_test - self.y_test.mean()) ** 2))
+    def prediction(self, estimate, rows) -> tuple[float, float]:
+        return r2_rmse(self.y_test, self.X_test @ estimate)
 
-    def score(self, estimate, support) -> tuple:
-        residual = self.y_test - self.X_test @ estimate
-        return float(np.linalg.norm(estimate - self.truth)), 1.0 - float(residual @ residual) / self._total
+
+def r2_rmse(y: np.ndarray, fitted: np.ndarray) -> tuple[float, float]:
+    """Out-of-sample R² = 1 − Σ(y − ŷ)²/Σ(y − ȳ)² and the root mean squared error √(Σ(y − ŷ)²/n); NaN for fewer than
+    2 rows or a constant y."""
+    if len(y) < 2:
+        return np.nan, np.nan
+    sse = float(np.sum((y - fitted) ** 2))
+    tss = float(np.sum((y - y.mean()) ** 2))
+    return (1.0 - sse / tss if tss > 0 else np.nan), float(np.sqrt(sse / len(y)))
 
 
 @dataclass(frozen=True)
@@ -120,7 +140,7 @@ class SparseLogisticDesign(RegressionDesign):
     def _support(self) -> frozenset:
         return frozenset(top_support(self.truth, self.s).tolist())
 
-    def score(self, estimate, support) -> tuple:
+    def score(self, estimate, support, rows=None) -> tuple:
         found = np.nan if support is None else len(self._support.intersection(np.asarray(support).tolist()))
         return float(np.linalg.norm(estimate - self.truth)), found
 
@@ -128,7 +148,7 @@ class SparseLogisticDesign(RegressionDesign):
         """Members: k records of the subsample; non-members: k records outside it. The attacker's reference is the
         null model fitted on the remaining records — the intercept logit(ȳ_ref), every other coefficient 0 (no
         association; a sparse fit on the few records left would be noise). Scores: (y − sigmoid(x'θ))x."""
-        idx = subsample_indices(len(self.y), m, seed=seed, dataset=dataset, rep=rep)
+        idx = self.subsample(m, rep, seed=seed, dataset=dataset)
         rng = rng_for(seed, dataset, "attack", m, rep)
         inside, outside, ref = split_candidates(len(self.y), idx, rng, cap, "records")
         rate = np.clip(self.y[ref].mean(), 0.5 / len(ref), 1 - 0.5 / len(ref))
@@ -162,12 +182,18 @@ class TwoGroupMeanDesign:
     def d(self) -> int:
         return self.A.shape[1]
 
-    def draw(self, m: int, rep: int, *, seed: int, dataset: str) -> tuple:
-        ia = subsample_indices(len(self.A), m, seed=seed, dataset=dataset, rep=rep, group="A")
-        ib = subsample_indices(len(self.B), m, seed=seed, dataset=dataset, rep=rep, group="B")
+    def subsample(self, m: int, rep: int, *, seed: int, dataset: str) -> tuple[np.ndarray, np.ndarray]:
+        return (subsample_indices(len(self.A), m, seed=seed, dataset=dataset, rep=rep, group="A"),
+                subsample_indices(len(self.B), m, seed=seed, dataset=dataset, rep=rep, group="B"))  # fmt: skip
+
+    def draw_at(self, rows) -> tuple:
+        ia, ib = rows
         return (self.A[ia].astype(float) - self.B[ib],)
 
-    def score(self, estimate, support) -> tuple:
+    def draw(self, m: int, rep: int, *, seed: int, dataset: str) -> tuple:
+        return self.draw_at(self.subsample(m, rep, seed=seed, dataset=dataset))
+
+    def score(self, estimate, support, rows=None) -> tuple:
         found = np.nan if support is None else len(self._support.intersection(np.asarray(support).tolist()))
         return float(np.linalg.norm(estimate - self.truth)), found
 

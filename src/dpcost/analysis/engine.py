@@ -11,6 +11,7 @@ import logging
 import time
 import warnings
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -51,6 +52,18 @@ def plan_record(method: Method, privacy: Privacy, m: int, d: int, tuning: dict, 
     return {"m": m, **plan.to_dict(), "warnings": messages}
 
 
+class Draw(NamedTuple):
+    """One release of :func:`releases`: its (m, rep), the estimate, the selected indices (or None), why the method
+    abstained (released its fallback; None if it did not) and the subsample's rows (the design's)."""
+
+    m: int
+    rep: int
+    estimate: np.ndarray
+    support: np.ndarray | None
+    abstained: str | None
+    rows: object
+
+
 def releases(
     design,
     method: Method,
@@ -64,9 +77,9 @@ def releases(
     dataset: str,
     tuning_by_m: Mapping[int, Mapping] | None = None,
 ):
-    """Yield (m, rep, estimate, selected indices or None) for every m and repetition: the one place a release's
-    subsample, constants and noise stream are derived, so that the error curves and the attacks on them
-    (:mod:`dpcost.analysis.attack`) see the very same releases. Arguments as :func:`run_grid`."""
+    """Yield a :class:`Draw` for every m and repetition: the one place a release's subsample, constants and noise
+    stream are derived, so that the error curves and the attacks on them (:mod:`dpcost.analysis.attack`) see the
+    very same releases. Arguments as :func:`run_grid`."""
     if reps < 1:
         raise ConfigError(f"reps must be >= 1, got {reps}")
     params, by_m = dict(params), dict(tuning_by_m or {})
@@ -79,9 +92,10 @@ def releases(
             warnings.filterwarnings("ignore", message="PRIVACY WARNING")
             for rep in range(reps):
                 rng = noise_rng(seed, dataset, method.name, m, rep, privacy=privacy, tuning=tuning_m, params=params)
-                data = design.draw(m, rep, seed=seed, dataset=dataset)
-                est, support = method.estimate(*data, privacy=p_m, rng=rng, tuning=tuning_m, params=params)
-                yield m, rep, est, support
+                rows = design.subsample(m, rep, seed=seed, dataset=dataset)
+                out = method.estimate(*design.draw_at(rows), privacy=p_m, rng=rng, tuning=tuning_m, params=params)
+                # a method-like without Outcome (a privately tuned method's own estimate) never abstains
+                yield Draw(m, rep, *out, getattr(out, "abstained", None), rows)
         log.info("%s: m=%d, %d reps in %.2f s", method.name, m, reps, time.perf_counter() - t0)
 
 
@@ -98,7 +112,8 @@ def run_grid(
     dataset: str,
     tuning_by_m: Mapping[int, Mapping] | None = None,
 ) -> tuple[pd.DataFrame, list[dict]]:
-    """One tidy row per (m, rep) — method, m, rep, ε, δ(m) and the design's score columns — and the plans per m.
+    """One tidy row per (m, rep) — method, m, rep, ε, δ(m), the design's score columns and whether the method
+    abstained (released its fallback: :class:`~dpcost.estimators.method.Abstention`) — and the plans per m.
 
     ``tuning`` must already be resolved (:meth:`Method.resolve_tuning`); ``tuning_by_m`` (resolved too) replaces it
     at the m it holds (the tuning step's choices). ``params`` are the analysis parameters (e.g. the sparsity s).
@@ -113,9 +128,10 @@ def run_grid(
         if method.private
     ]
     rows = []
-    for m, rep, est, support in releases(design, method, tuning=tuning, params=params, m_grid=m_grid, reps=reps,
-                                         seed=seed, privacy=privacy, dataset=dataset, tuning_by_m=by_m):  # fmt: skip
-        eps_m, d_m = (privacy.epsilon, privacy.at(m).delta) if method.private else (np.nan, np.nan)
-        rows.append((method.name, m, rep, eps_m, d_m, *design.score(est, support)))
-    columns = ["method", "m", "rep", "epsilon", "delta", *design.columns]
+    for r in releases(design, method, tuning=tuning, params=params, m_grid=m_grid, reps=reps, seed=seed,
+                      privacy=privacy, dataset=dataset, tuning_by_m=by_m):  # fmt: skip
+        eps_m, d_m = (privacy.epsilon, privacy.at(r.m).delta) if method.private else (np.nan, np.nan)
+        scores = design.score(r.estimate, r.support, r.rows)
+        rows.append((method.name, r.m, r.rep, eps_m, d_m, *scores, r.abstained is not None))
+    columns = ["method", "m", "rep", "epsilon", "delta", *design.columns, "abstained"]
     return pd.DataFrame(rows, columns=columns), plans

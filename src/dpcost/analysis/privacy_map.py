@@ -1,5 +1,5 @@
 """The privacy–utility map: every method's error over a grid of (m, ε), and what ε the best private method needs to
-come within a factor of the non-private error.
+come within a factor of the non-private error (as superpopulation RMSEs: docs/methods.md, "The yardstick").
 
 Each ε is its own run, with its own tuning (the analysis's tuning mode, at that ε) and its own noise streams (ε is
 part of a release's identity); the subsamples of (m, rep) are those of every other run, so the cells are paired.
@@ -22,6 +22,7 @@ from ..errors import PrivacyError
 from ..estimators.registry import Method
 from . import tuning as tuning_steps
 from .engine import run_grid
+from .summaries import abstaining, cost_column, superpopulation_rmse
 
 log = logging.getLogger(__name__)
 
@@ -68,21 +69,34 @@ def run_map(
     return pd.concat(tables, ignore_index=True), record
 
 
-def summarize_map(errors: pd.DataFrame, private: Mapping[str, bool]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per (method, ε, m) the mean error and its standard error; and per (ε, m) the best private method's mean error
-    relative to the best non-private one's (``ratio``), with both methods named."""
-    g = errors.groupby(["method", "epsilon", "m"], dropna=False)["error"]
+def summarize_map(errors: pd.DataFrame, private: Mapping[str, bool],
+                  sampling_variance: float | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    """Per (method, ε, m) the mean error and its standard error, the superpopulation RMSE given the full-data fit's
+    ``sampling_variance`` (:func:`~dpcost.analysis.summaries.superpopulation_rmse`) and the abstention rate; and per
+    (ε, m) the best private method's error relative to the best non-private one's (``ratio``), with both methods
+    named. The ratio is of superpopulation RMSEs where the variance is given (a cost that does not vanish as m → N),
+    else of mean errors; a method that abstained in most repetitions of a cell is not a candidate there."""
+    keys = [errors.method, errors.epsilon.fillna(-1.0), errors.m]  # NaN ε (non-private rows) as one group
+    g = errors.groupby(keys)["error"]
     summary = pd.DataFrame({"n_reps": g.size(), "mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.size())})
+    if sampling_variance is not None:
+        summary["sp_rmse"], summary["sp_rmse_se"] = superpopulation_rmse((errors["error"] ** 2).groupby(keys),
+                                                                          sampling_variance)  # fmt: skip
+    if "abstained" in errors:
+        summary["abstain_rate"] = errors.groupby(keys)["abstained"].mean()
     summary = summary.reset_index()
-    nonpriv = summary[~summary.method.map(private)].sort_values("mean").groupby("m").first()
-    priv = summary[summary.method.map(private)]
-    best = priv.loc[priv.groupby(["epsilon", "m"])["mean"].idxmin()]
-    ratios = best.rename(columns={"method": "best_private", "mean": "best_private_error"})[
+    summary["epsilon"] = summary["epsilon"].where(summary["epsilon"] >= 0)
+    col = cost_column(summary)
+    nonpriv = summary[~summary.method.map(private)].sort_values(col).groupby("m").first()
+    priv = summary[summary.method.map(private) & ~abstaining(summary)]
+    best = priv.loc[priv.groupby(["epsilon", "m"])[col].idxmin()]
+    ratios = best.rename(columns={"method": "best_private", col: "best_private_error"})[
         ["epsilon", "m", "best_private", "best_private_error"]
     ]
     ratios["non_private"] = ratios.m.map(nonpriv["method"])
-    ratios["non_private_error"] = ratios.m.map(nonpriv["mean"])
+    ratios["non_private_error"] = ratios.m.map(nonpriv[col])
     ratios["ratio"] = ratios.best_private_error / ratios.non_private_error
+    ratios["yardstick"] = "superpopulation RMSE" if col == "sp_rmse" else "mean error against the full-data fit"
     return summary, ratios.sort_values(["m", "epsilon"]).reset_index(drop=True)
 
 

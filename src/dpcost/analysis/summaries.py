@@ -9,10 +9,20 @@ import pandas as pd
 
 from ..dp.privacy import Privacy
 
+# a method that abstained (released its fallback) in at least this share of a cell's repetitions has no result there:
+# no ranking, best-of or win counts it (its error is still reported: the fallback is what it released)
+ABSTAINING = 0.5
 
-def summarize(errors: pd.DataFrame) -> pd.DataFrame:
-    """Per (method, m): number of reps, mean error, its standard error, median and the 5 % / 95 % quantiles
-    (and the mean number of true top-s coordinates recovered, where the table records it)."""
+
+def summarize(errors: pd.DataFrame, sampling_variance: float | None = None) -> pd.DataFrame:
+    """Per (method, m): number of reps, mean error, its standard error, median and the 5 % / 95 % quantiles — the
+    papers' metric, the error against the full-data fit — and, where the table has them:
+
+    * ``sp_rmse``, ``sp_rmse_se`` (given the full-data fit's ``sampling_variance``): the yardstick of every cost,
+      :func:`superpopulation_rmse`;
+    * ``r2_mean``, ``r2_se``, ``rmse_mean``: out-of-sample prediction (NaN where no row was left out);
+    * ``abstain_rate``: the share of repetitions in which the method released its fallback;
+    * ``support_recovered``: the mean number of true top-s coordinates recovered."""
     g = errors.groupby(["method", "m"], sort=True)
     e = g["error"]
     out = pd.DataFrame(
@@ -25,9 +35,48 @@ def summarize(errors: pd.DataFrame) -> pd.DataFrame:
             "q95": e.quantile(0.95),
         }
     )
+    if sampling_variance is not None:
+        sq = errors["error"] ** 2
+        out["sp_rmse"], out["sp_rmse_se"] = superpopulation_rmse(sq.groupby([errors.method, errors.m]),
+                                                                 sampling_variance)  # fmt: skip
+    if "r2" in errors:
+        out["r2_mean"] = g["r2"].mean()
+        out["r2_se"] = g["r2"].std(ddof=1) / np.sqrt(g["r2"].count())
+        out["rmse_mean"] = g["rmse"].mean()
+    if "abstained" in errors:
+        out["abstain_rate"] = g["abstained"].mean()
     if "support_recovered" in errors:
         out["support_recovered"] = g["support_recovered"].mean()
     return out.reset_index()
+
+
+def superpopulation_rmse(squared, sampling_variance: float) -> tuple[pd.Series, pd.Series]:
+    """The root mean squared error of an estimate of the superpopulation's parameter β*, and its standard error,
+    from ``squared`` — the squared errors ‖β̂ − β_N‖² against the full-data fit β_N, grouped per cell — and
+    τ² = ``sampling_variance`` = tr Var(β_N) (the full-data fit's sandwich):
+
+        RMSE_sp = √(mean ‖β̂ − β_N‖² + τ²),   since ‖β̂ − β*‖² = ‖β̂ − β_N‖² + ‖β_N − β*‖² + 2(β̂ − β_N)'(β_N − β*)
+
+    and the cross term has mean 0 to first order for a subsample without replacement (docs/proofs.md, "The
+    yardstick"). Unlike the error against β_N it does not vanish as m → N (OLS at m = N: τ), so a ratio of two
+    methods' RMSE_sp is a cost of privacy at every m. The standard error is the delta method's, τ² held fixed:
+    sd(‖β̂ − β_N‖²)/(2 RMSE_sp √reps)."""
+    if not (np.isfinite(sampling_variance) and sampling_variance >= 0):
+        raise ValueError(f"sampling_variance must be finite and >= 0, got {sampling_variance!r}")
+    rmse = np.sqrt(squared.mean() + sampling_variance)
+    return rmse, squared.std(ddof=1) / np.sqrt(squared.count()) / (2 * rmse)
+
+
+def cost_column(summary: pd.DataFrame) -> str:
+    """The column a cost is a ratio of: the superpopulation RMSE where the summary has it, else the mean error."""
+    return "sp_rmse" if "sp_rmse" in summary else "mean"
+
+
+def abstaining(summary: pd.DataFrame) -> pd.Series:
+    """Rows (cells) where the method abstained in at least :data:`ABSTAINING` of the repetitions: not a result."""
+    if "abstain_rate" not in summary:
+        return pd.Series(False, index=summary.index)
+    return summary["abstain_rate"] >= ABSTAINING
 
 
 # the columns that say under which privacy setting a row was computed (:func:`annotate`)
@@ -74,26 +123,32 @@ def compare(
     references: Sequence[str] = ("adassp", "diffprivlib"),
     missing: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """Per m, each method's mean error divided by the best (lowest mean) of ``ours`` — the private methods of this
-    package, peers excluded — and by each of the ``references``' (column ``ratio_to_<name>``). A reference that did
-    not run leaves its column empty and the ``note`` column says why: ``missing[name]`` (e.g. "not installed"), or
-    that it is not among the analysis's methods. The setting columns of ``summary`` (:data:`SETTING`) are kept."""
+    """Per m, each method's error divided by the best of ``ours`` — the private methods of this package, peers
+    excluded, none that abstained in most repetitions (:func:`abstaining`) — and by each of the ``references``'
+    (column ``ratio_to_<name>``). The error is the cost's yardstick (:func:`cost_column`: ``sp_rmse``, the
+    superpopulation RMSE, where the summary has it). A reference that did not run leaves its column empty and the
+    ``note`` column says why: ``missing[name]`` (e.g. "not installed"), or that it is not among the analysis's
+    methods. The prediction and abstention columns and the setting columns of ``summary`` (:data:`SETTING`) are
+    kept."""
+    col = cost_column(summary)
     ran = set(summary["method"])
+    usable = summary[~abstaining(summary)]
     rows = []
     for m, g in summary.groupby("m", sort=True):
-        means = g.set_index("method")["mean"]
-        mine = means[[k for k in means.index if k in ours]]
+        errs = g.set_index("method")[col]
+        ok = set(usable[usable.m == m].method)
+        mine = errs[[k for k in errs.index if k in ours and k in ok]]
         best = mine.idxmin() if len(mine) else None
-        refs = [means.get(r, np.nan) for r in references]
+        refs = [errs.get(r, np.nan) for r in references]
         why = "; ".join(
             f"ratio_to_{r} empty: {r} did not run "
             + (f"at m = {m}" if r in ran else f"({(missing or {}).get(r, 'not among the methods')})")
             for r in references
-            if r not in means.index
+            if r not in errs.index
         )
-        for method, mean in means.items():
-            rows.append((method, m, mean, best, mean / mine.min() if best else np.nan, *(mean / r for r in refs), why))
-    columns = ["method", "m", "mean", "best_dp_method", "ratio_to_best_dp", *(f"ratio_to_{r}" for r in references)]
+        for method, err in errs.items():
+            rows.append((method, m, err, best, err / mine.min() if best else np.nan, *(err / r for r in refs), why))
+    columns = ["method", "m", col, "best_dp_method", "ratio_to_best_dp", *(f"ratio_to_{r}" for r in references)]
     out = pd.DataFrame(rows, columns=[*columns, "note"])
-    setting = [c for c in SETTING if c in summary]
-    return out.merge(summary[["method", "m", *setting]], on=["method", "m"], how="left")[[*columns, *setting, "note"]]
+    kept = [c for c in ("mean", "r2_mean", "rmse_mean", "abstain_rate", *SETTING) if c in summary and c != col]
+    return out.merge(summary[["method", "m", *kept]], on=["method", "m"], how="left")[[*columns, *kept, "note"]]

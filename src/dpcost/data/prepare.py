@@ -226,8 +226,23 @@ def prepare(table: pd.DataFrame, preparation: Mapping, *, name: str, max_m: int,
             "guarantees of the estimators apply to the preprocessed records."
         ),
         "truth": dict(zip(names, beta.tolist(), strict=True)),
+        # the yardstick of every cost (docs/methods.md, "The yardstick"): evaluation only, no estimator reads it
+        "truth_sampling_variance": ols_sampling_variance(X, y, beta),
     }
     return out, meta
+
+
+def ols_sampling_variance(X: np.ndarray, y: np.ndarray, beta: np.ndarray) -> float:
+    """tr Var(β̂) of the OLS fit β̂ = ``beta`` of (X, y), estimated by the heteroscedasticity-robust sandwich (HC0,
+    White 1980): tr[(X'X)⁻¹ (Σ e_i² x_i x_i') (X'X)⁻¹], e = y − Xβ̂. The error of the full-data fit as an estimate
+    of the superpopulation's coefficients, which the yardstick of a cost adds back (docs/proofs.md, "The
+    yardstick")."""
+    e = y - X @ beta
+    A = X.T @ X
+    Xe = X * e[:, None]
+    meat = Xe.T @ Xe
+    bread = np.linalg.inv(A)
+    return float(np.trace(bread @ meat @ bread))
 
 
 # what prepare() checks on the whole table and refuses it for: a refusal depends on the data (NOT PRIVATE)

@@ -53,7 +53,8 @@ def prepare(
         }
     )
     names = sorted(groups)  # ["average", "low"]: μ = mean(average) − mean(low), as in §6.1
-    mu = sel.genotypes[:, labels == names[0]].mean(axis=1) - sel.genotypes[:, labels == names[1]].mean(axis=1)
+    a, b = sel.genotypes[:, labels == names[0]], sel.genotypes[:, labels == names[1]]
+    mu = a.mean(axis=1) - b.mean(axis=1)
     meta = {
         "accession": accession,
         "files": [{k: f[k] for k in ("name", "url", "bytes", "sha256", "retrieved")} for f in manifest["files"]],
@@ -68,6 +69,11 @@ def prepare(
         "privacy_note": "NOT PRIVATE: the SNPs are chosen by their MAF in the full sample, as in Cai, Wang & Zhang, "
         "Ann. Statist. 2021, §6.1; the DP guarantees apply to the estimates computed on the chosen SNPs.",
         "truth": dict(zip(sel.ids.tolist(), mu.tolist(), strict=True)),
+        # tr Var(μ̂) of the full-sample difference, Σ_j s²_a,j/n_a + s²_b,j/n_b: the yardstick of every cost adds it
+        # back (docs/methods.md, "The yardstick"); evaluation only, no estimator reads it
+        "truth_sampling_variance": float(
+            a.var(axis=1, ddof=1).sum() / a.shape[1] + b.var(axis=1, ddof=1).sum() / b.shape[1]
+        ),  # fmt: skip
     }
     log.info("kept %d SNPs from %d rows; labels from %s", len(sel.ids), sel.stats["rows"], where)
     return table, snps, meta

@@ -25,6 +25,27 @@ _NOT_TUNING = ("privacy", "rng", *ANALYSIS_PARAMS, *CALIBRATION_PARAMS)
 
 
 @dataclass(frozen=True)
+class Abstention:
+    """What an estimator returns when it releases its public fallback in place of an estimate (TukeyEM when its
+    propose-test-release check fails: the public 0): the fallback, which is what was released, and why. The workflow
+    counts these (``abstained`` in errors.parquet, ``abstain_rate`` in summary.csv) and no ranking counts a method
+    that abstained in most repetitions as a result. Recording it is post-processing: the fallback is the release."""
+
+    fallback: np.ndarray
+    why: str
+
+
+class Outcome(tuple):
+    """A run's (estimate, selected indices or None), which unpacks as that pair, and ``abstained``: why the method
+    released its fallback instead (:class:`Abstention`), or None."""
+
+    def __new__(cls, estimate, support, abstained: str | None = None):
+        self = super().__new__(cls, (estimate, support))
+        self.abstained = abstained
+        return self
+
+
+@dataclass(frozen=True)
 class Method:
     """An estimator as the workflow sees it.
 
@@ -106,7 +127,8 @@ class Method:
         return kw | {k: params[k] for k in self.calibration_params() if k in params}
 
     def estimate(self, *data, privacy: Privacy | None, rng: np.random.Generator, tuning: dict, params: dict):
-        """Run the estimator; returns (estimate, selected indices or None)."""
+        """Run the estimator; returns its :class:`Outcome`: (estimate, selected indices or None), and whether it
+        abstained."""
         kw = {**tuning, **self._params(params)}
         out = self.fn(*data, privacy=privacy, rng=rng, **kw) if self.private else self.fn(*data, **kw)
         return self._with_support(out)
@@ -121,10 +143,13 @@ class Method:
         outs = self.batch(*data, privacy=privacy, rngs=rngs, tunings=tunings, plans=plans, **self._params(params))
         return [self._with_support(out) for out in outs]
 
-    def _with_support(self, out) -> tuple:
+    def _with_support(self, out) -> Outcome:
+        why = None
+        if isinstance(out, Abstention):
+            out, why = out.fallback, out.why
         if isinstance(out, tuple):
-            return out
-        return out, (np.flatnonzero(out) if self.support == "nonzero" else None)
+            return Outcome(*out, why)
+        return Outcome(out, np.flatnonzero(out) if self.support == "nonzero" else None, why)
 
     def make_plan(self, privacy: Privacy, n: int, d: int, tuning: dict, params: dict) -> PrivacyPlan:
         """The plan for sample size n and dimension d (the plan takes the tuning keys it names, and ``s``)."""

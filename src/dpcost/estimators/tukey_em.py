@@ -55,6 +55,7 @@ from ..dp.privacy import Privacy
 from ..dp.samplers import GRID_BITS, add_noise, describe_float, grid_scale
 from ..errors import PrivacyError
 from .base import check_count, check_design, require_replace
+from .method import Abstention
 from .subsample_aggregate import block_ols
 
 EM_NOISE = describe_float(
@@ -248,6 +249,12 @@ def tukey_em_run(X, y, *, privacy: Privacy, rng: np.random.Generator, block_size
                  ptr_share: float = 0.4) -> tuple[np.ndarray, bool, int]:  # fmt: skip
     """:func:`tukey_em` with its diagnostics: (estimate, whether the PTR test passed, L). Only the estimate (and
     whether it is the public 0) is released; L is not."""
+    est, passed, L, _ = _run(X, y, privacy=privacy, rng=rng, block_size=block_size, ptr_share=ptr_share)
+    return est, passed, L
+
+
+def _run(X, y, *, privacy, rng, block_size, ptr_share) -> tuple[np.ndarray, bool, int, str | None]:
+    """(estimate, PTR passed, L, why the public 0 was released or None)."""
     X, y = check_design(X, y)
     n, d = X.shape
     plan = tukey_em_plan(privacy, n, d, block_size=block_size, ptr_share=ptr_share)
@@ -255,7 +262,7 @@ def tukey_em_run(X, y, *, privacy: Privacy, rng: np.random.Generator, block_size
     K, t, c = pr["blocks"], pr["depth"], pr["em_coefficient"]
     zero = np.zeros(d)
     if K < 4 or t < 1 or 2 * t > K:  # too few models for any depth region: a public, data-free outcome
-        return zero, False, 0
+        return zero, False, 0, f"too few blocks for a depth region (K = {K}, depth {t}): released the public 0"
     perm = rng.permutation(n)
     bs = n // K
     models = block_ols(X[perm[: K * bs]], y[perm[: K * bs]], np.arange(K) * bs)
@@ -265,16 +272,16 @@ def tukey_em_run(X, y, *, privacy: Privacy, rng: np.random.Generator, block_size
     else:
         L = distance_lower_bound(logV, t, c, pr["log_eta"])
     if not ptr_release(L, pr, rng, privacy.sampler) > pr["threshold"]:
-        return zero, False, L
+        return zero, False, L, "its propose-test-release check failed: released the public 0"
     lw = _log_exact(logV, c)[t:]
     if not np.isfinite(lw).any():  # reachable only when the test passed an unsafe data set (probability ≤ δ)
-        return zero, True, L
+        return zero, True, L, "no depth region after a passed test: released the public 0"
     q = t + _categorical(lw, rng)
-    return _sample_depth_region(S, LW, q, rng), True, L
+    return _sample_depth_region(S, LW, q, rng), True, L, None
 
 
 def tukey_em(X, y, *, privacy: Privacy, rng: np.random.Generator, block_size: int | None = None,
-             ptr_share: float = 0.4) -> np.ndarray:  # fmt: skip
+             ptr_share: float = 0.4) -> np.ndarray | Abstention:  # fmt: skip
     """TukeyEM (Amin, Joseph, Ribero & Vassilvitskii, ICLR 2023, Algorithm 2): OLS on K disjoint blocks, a
     propose-test-release check of the distance to unsafety, then the restricted exponential mechanism on approximate
     Tukey depth (Brown et al. 2021, Algorithm 1). No bound on x or y is needed or used.
@@ -284,6 +291,8 @@ def tukey_em(X, y, *, privacy: Privacy, rng: np.random.Generator, block_size: in
     that one record changes one block model, holds by construction: blocks come from a data-independent permutation
     and each block's OLS is a total function of its rows); the depth-region sample is drawn in floating point and
     labelled NOT PROVEN. "paper" reproduces the paper's accounting and is marked unproven. When the test fails the
-    release is the public 0 (data-independent). Add/remove neighbours are refused.
+    release is the public 0 (data-independent), returned as an :class:`~.method.Abstention` so that the workflow
+    counts it. Add/remove neighbours are refused.
     """
-    return tukey_em_run(X, y, privacy=privacy, rng=rng, block_size=block_size, ptr_share=ptr_share)[0]
+    est, _, _, why = _run(X, y, privacy=privacy, rng=rng, block_size=block_size, ptr_share=ptr_share)
+    return est if why is None else Abstention(est, why)

@@ -27,7 +27,8 @@ def _d_public(meta: dict) -> bool:
 
 def aggregate(job: Job) -> None:
     """The per-method tables concatenated (``output.errors``) and summarized per (method, m), each row with its
-    privacy setting (``output.summary``). Arguments: privacy, tuning_mode."""
+    privacy setting and, from the preprocessing record's ``truth_sampling_variance``, the superpopulation RMSE that
+    every cost is a ratio of (``output.summary``). Arguments: privacy, tuning_mode."""
     errors = pd.concat([pd.read_parquet(p) for p in job.input["tables"]], ignore_index=True)
     errors = errors.sort_values(["method", "m", "rep"], kind="stable").reset_index(drop=True)
     errors.to_parquet(job.output["errors"], index=False)
@@ -39,8 +40,9 @@ def aggregate(job: Job) -> None:
         proven[record["method"]] = method_entry(record)["private"]
         # the mode each method ran under: a tuning-free one runs as "none" whatever the analysis's mode
         modes[record["method"]] = record.get("tuning", {}).get("mode", job.args["tuning_mode"])
-    summary = annotate(summarize(errors), privacy=job.privacy(), private=private, proven=proven, tuning_mode=modes,
-                       d_public=_d_public(read_json(job.input["meta"])))  # fmt: skip
+    meta = read_json(job.input["meta"])
+    summary = annotate(summarize(errors, meta.get("truth_sampling_variance")), privacy=job.privacy(), private=private,
+                       proven=proven, tuning_mode=modes, d_public=_d_public(meta))  # fmt: skip
     summary.to_csv(job.output["summary"], index=False, float_format="%.6g")
 
 
@@ -86,8 +88,9 @@ def ledger(job: Job) -> None:
 
 
 def compare(job: Job) -> None:
-    """Every method's mean error relative to the best DP method of ours (peers excluded) and to the references, per
-    m. Arguments: peers (the analysis's peers mode, named where a peer's column is empty)."""
+    """Every method's superpopulation RMSE relative to the best DP method of ours (peers excluded, abstaining methods
+    excluded) and to the references, per m. Arguments: peers (the analysis's peers mode, named where a peer's column
+    is empty)."""
     registry = methods_of(datasets.get(job.dataset).family)
     ours = [k for k, m in registry.items() if m.private and not m.peer]
     usable = available()

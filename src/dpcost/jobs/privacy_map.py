@@ -10,7 +10,7 @@ from ..analysis import privacy_map as pmap
 from ..analysis.tuning import TuningSpec
 from ..errors import DPCostError
 from ..estimators.registry import methods_of
-from . import Job, write_json_atomic
+from . import Job, read_json, write_json_atomic
 
 
 def map_method(job: Job) -> None:
@@ -37,7 +37,8 @@ def privacy_map(job: Job) -> None:
     analysis = datasets.get(job.dataset)
     errors = pd.concat([pd.read_parquet(t) for t in job.input["tables"]], ignore_index=True)
     private = {k: m.private for k, m in methods_of(analysis.family).items()}
-    summary, ratios = pmap.summarize_map(errors, private)
+    variance = read_json(job.input["meta"]).get("truth_sampling_variance")
+    summary, ratios = pmap.summarize_map(errors, private, variance)
     if ratios.empty:
         raise DPCostError(f"{job.dataset}.map: needs at least one private and one non-private method")
     out = job.output

@@ -54,7 +54,7 @@ def test_attack_sees_the_very_releases_of_the_error_curves():
     design, method = _snp_design(d=300), get("peeling", "mean")
     kw = dict(tuning={"R": 2.0}, params={"s": 5}, m_grid=[20, 60], reps=3, seed=SEED, privacy=PRIV, dataset="t")
     table, _ = run_grid(design, method, **kw)
-    errors = [np.linalg.norm(est - design.truth) for *_, est, _ in releases(design, method, **kw)]
+    errors = [np.linalg.norm(est - design.truth) for _, _, est, *_ in releases(design, method, **kw)]
     np.testing.assert_array_equal(errors, table["error"].to_numpy())
 
 

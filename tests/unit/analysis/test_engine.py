@@ -117,8 +117,9 @@ def test_mean_grid_scores_error_and_recovered_support():
         privacy=Privacy(1.0, 1e-5),
         dataset="snp",
     )
-    assert list(table.columns) == ["method", "m", "rep", "epsilon", "delta", "error", "support_recovered"]
-    assert len(table) == 6 and plans == []
+    assert list(table.columns) == ["method", "m", "rep", "epsilon", "delta", "error", "support_recovered",
+                                   "abstained"]  # fmt: skip
+    assert len(table) == 6 and plans == [] and not table.abstained.any()
     assert table.support_recovered.between(0, s).all()
     with pytest.raises(ConfigError, match="between 2 and the 150 rows"):
         run_grid(
@@ -132,3 +133,23 @@ def test_mean_grid_scores_error_and_recovered_support():
             privacy=Privacy(1.0, 1e-5),
             dataset="snp",
         )
+
+
+def test_prediction_is_scored_on_the_rows_outside_the_subsample():
+    from dpcost.analysis.designs import HeldOutRegressionDesign
+    from dpcost.analysis.streams import subsample_indices
+
+    X, y, beta = _data(n=400)
+    table = _grid(X, y, beta, method="ols", params={}, epsilon=1.0, delta=1e-5, m_grid=[50, 400], reps=2, seed=3)
+    assert list(table.columns) == ["method", "m", "rep", "epsilon", "delta", "error", "r2", "rmse", "abstained"]
+    row = table[(table.m == 50) & (table.rep == 1)].iloc[0]
+    idx = subsample_indices(400, 50, seed=3, dataset="housing", rep=1)
+    out = np.setdiff1d(np.arange(400), idx)
+    fit = np.linalg.lstsq(X[idx], y[idx], rcond=None)[0]
+    resid = y[out] - X[out] @ fit
+    assert row.rmse == pytest.approx(np.sqrt(np.mean(resid**2)))
+    assert row.r2 == pytest.approx(1 - resid @ resid / np.sum((y[out] - y[out].mean()) ** 2))
+    assert table[table.m == 400][["r2", "rmse"]].isna().all().all()  # m = n: no row left out
+    held = HeldOutRegressionDesign(X[:300], y[:300], beta, X_test=X[300:], y_test=y[300:])
+    r2, rmse = held.prediction(beta, np.arange(10))  # the held-out rows, whatever the subsample
+    assert rmse == pytest.approx(np.sqrt(np.mean((y[300:] - X[300:] @ beta) ** 2))) and 0.5 < r2 < 1

@@ -77,3 +77,21 @@ def test_ratios_and_the_epsilon_needed():
     written = privacy_map.needed_table(privacy_map.epsilon_needed(hard))
     assert (written.epsilon_within_2x == "not reached").all() and (written.method_within_2x == "not reached").all()
     assert list(privacy_map.needed_table(privacy_map.epsilon_needed(ratios)).epsilon_within_2x) == ["1", "1"]
+
+
+def test_the_map_ratio_is_of_superpopulation_rmses_and_skips_abstentions():
+    rows = []
+    for m, ols_err in ((100, 0.3), (1000, 0.0)):  # at m = N OLS's error against the full-data fit is 0
+        rows += [("ols", math.nan, m, r, ols_err, False) for r in range(4)]
+        rows += [("adassp", 1.0, m, r, 0.5, False) for r in range(4)]
+        rows += [("tukey_em", 1.0, m, r, 0.0, r > 0) for r in range(4)]  # abstained in 3 of 4: no result
+    errors = pd.DataFrame(rows, columns=["method", "epsilon", "m", "rep", "error", "abstained"])
+    private = {"ols": False, "adassp": True, "tukey_em": True}
+    summary, ratios = privacy_map.summarize_map(errors, private, sampling_variance=0.16)
+    r = ratios.set_index("m")
+    assert (r.best_private == "adassp").all()
+    assert r.loc[100, "ratio"] == pytest.approx(np.sqrt(0.25 + 0.16) / np.sqrt(0.09 + 0.16))
+    assert r.loc[1000, "ratio"] == pytest.approx(np.sqrt(0.25 + 0.16) / 0.4)  # finite at m = N
+    assert summary.set_index(["method", "m"]).loc[("tukey_em", 100), "abstain_rate"] == 0.75
+    _, papers = privacy_map.summarize_map(errors, private)  # without the variance: the papers' metric
+    assert papers.set_index("m").loc[1000, "ratio"] == np.inf

@@ -60,7 +60,8 @@ def test_private_and_non_private_fits_approach_the_full_sample_fit(tmp_path):
     kw = dict(params={"s": 4}, m_grid=[100, 380], reps=4, seed=1, dataset="t")
     base = get("sparse_glm_iht", "glm")
     plain, _ = run_grid(design, base, tuning=base.resolve_tuning(FIT), privacy=Privacy(4.0, 1e-5), **kw)
-    assert list(plain.columns) == ["method", "m", "rep", "epsilon", "delta", "error", "support_recovered"]
+    assert list(plain.columns) == ["method", "m", "rep", "epsilon", "delta", "error", "support_recovered",
+                                   "abstained"]  # fmt: skip
     e = plain.groupby("m").error.mean()
     assert e[380] < e[100] and e[380] < 0.3 * np.linalg.norm(design.truth)
     assert plain.groupby("m").support_recovered.mean()[380] == 4

@@ -108,3 +108,45 @@ def test_every_row_carries_its_privacy_setting():
     assert list(c.columns)[-8:] == ["private", "proven", "epsilon", "delta", "calibration", "tuning_mode", "end_to_end",
                                     "note"]  # fmt: skip
     assert c.set_index(["method", "m"]).loc[("adassp", 1000), "delta"] == pytest.approx(10 / 1000**1.1)
+
+
+def test_prediction_abstention_and_the_yardstick_columns():
+    errors = pd.DataFrame({
+        "method": ["a"] * 4, "m": [10] * 4, "rep": [0, 1, 2, 3], "error": [0.1, 0.3, 0.2, 0.2],
+        "r2": [0.5, 0.7, np.nan, 0.6], "rmse": [1.0, 0.8, np.nan, 0.9], "abstained": [False, True, False, False],
+    })  # fmt: skip
+    s = summarize(errors, sampling_variance=0.04).iloc[0]
+    assert s.sp_rmse == pytest.approx(np.sqrt(np.mean(np.square([0.1, 0.3, 0.2, 0.2])) + 0.04))
+    assert s.r2_mean == pytest.approx(0.6) and s.r2_se == pytest.approx(0.1 / np.sqrt(3))  # NaN (m = n) left out
+    assert s.rmse_mean == pytest.approx(0.9) and s.abstain_rate == 0.25
+    assert "sp_rmse" not in summarize(errors)  # no variance given: the papers' metric only
+
+
+def test_compare_ranks_by_the_yardstick_and_skips_a_method_that_mostly_abstained():
+    summary = pd.DataFrame({
+        "method": ["ols", "tukey_em", "adassp", "noisy_gd"], "m": [100] * 4,
+        "mean": [0.01, 0.01, 0.4, 0.8], "sp_rmse": [0.1, 0.9, 0.5, 0.4], "abstain_rate": [0.0, 0.6, 0.0, 0.49],
+    })  # fmt: skip
+    c = compare(summary, ours=["tukey_em", "adassp", "noisy_gd"]).set_index("method")
+    # by sp_rmse noisy_gd is best (by the papers' mean adassp would be); tukey_em abstained in 60 %: not a result
+    assert (c.best_dp_method == "noisy_gd").all() and c.loc["adassp", "ratio_to_best_dp"] == pytest.approx(1.25)
+    assert c.loc["tukey_em", "ratio_to_best_dp"] == pytest.approx(0.9 / 0.4)
+    assert list(c.columns[:3]) == ["m", "sp_rmse", "best_dp_method"] and "abstain_rate" in c and "mean" in c
+
+
+def test_benchmark_wins_do_not_count_a_method_that_mostly_abstained():
+    from dpcost.analysis.benchmark import wins
+
+    rows = []
+    for dataset in ("a", "b"):
+        rows += [
+            (dataset, "ols", np.nan, 100, 0.1, 1.0, 0.5, 0.0, False),
+            (dataset, "tukey_em", 1.0, 100, 0.1, 1.0, 0.5, 0.9 if dataset == "a" else 0.0, True),
+            (dataset, "adassp", 1.0, 100, 0.15, 1.5, 0.45, 0.0, True),
+        ]
+    summary = pd.DataFrame(rows, columns=["dataset", "method", "epsilon", "m", "sp_rmse", "ratio_to_ols", "r2",
+                                          "abstain_rate", "private"]).assign(proven=True)  # fmt: skip
+    w = wins(summary).set_index("method")
+    assert w.loc["tukey_em", "best"] == 1 and w.loc["tukey_em", "best_on"] == "b"  # not on a, where it abstained
+    assert w.loc["adassp", "best_on"] == "a" and w.loc["tukey_em", "abstained_on"] == "a"
+    assert w.loc["tukey_em", "within_2x_ols"] == 1 and w.loc["tukey_em", "r2_positive"] == 1

@@ -18,6 +18,7 @@ from dpcost.dp.plan import noise_of as plan_noise
 from dpcost.dp.privacy import CALIBRATIONS, Privacy
 from dpcost.dp.samplers import FLOAT_NOISE, SAMPLERS, T, add_noise, rounding_steps
 from dpcost.errors import ConfigError, PrivacyError
+from dpcost.estimators.method import Abstention
 from dpcost.estimators.ols import ols
 from dpcost.estimators.registry import ANALYSIS_PARAMS, CALIBRATION_PARAMS, FLOAT, METHODS, get, methods_of
 from dpcost.estimators.truncated_ols import noisy_truncated_ols, noisy_truncated_ols_plan
@@ -198,6 +199,8 @@ def test_estimate_returns_the_estimate_and_its_support(name):
     # the same call made directly: Method.estimate adds nothing but the analysis parameters it takes
     kw = {**tuning, **{k: PARAMS[k] for k in m.analysis_params() if k in PARAMS}}
     direct = m.fn(*data, privacy=privacy, rng=np.random.default_rng(9), **kw) if m.private else m.fn(*data, **kw)
+    if isinstance(direct, Abstention):  # a released fallback: the same numbers, counted as an abstention
+        direct = direct.fallback
     assert np.array_equal(est, direct[0] if isinstance(direct, tuple) else direct)
 
 
