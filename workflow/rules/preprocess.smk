@@ -8,7 +8,7 @@ rule preprocess_snp:
             "results/snp/preprocessing.json",
             caption="../report/provenance.rst",
             category="snp",
-            labels={"dataset": "snp", "output": "provenance"},
+            labels={"dataset": "snp", "output": "provenance (JSON)"},
         ),
     log:
         "logs/preprocess_snp.log",
@@ -38,7 +38,7 @@ rule preprocess_snp_logistic:
             "results/snp_logistic/preprocessing.json",
             caption="../report/provenance.rst",
             category="snp_logistic",
-            labels={"dataset": "snp_logistic", "output": "provenance"},
+            labels={"dataset": "snp_logistic", "output": "provenance (JSON)"},
         ),
     log:
         "logs/preprocess_snp_logistic.log",
@@ -65,7 +65,7 @@ rule preprocess_table:
             "results/{dataset}/preprocessing.json",
             caption="../report/provenance.rst",
             category="{dataset}",
-            labels={"dataset": "{dataset}", "output": "provenance"},
+            labels={"dataset": "{dataset}", "output": "provenance (JSON)"},
         ),
     log:
         "logs/{dataset}/preprocess.log",

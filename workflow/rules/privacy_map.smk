@@ -36,13 +36,13 @@ rule privacy_map:
             "results/{dataset}/privacy_map_ratios.csv",
             caption="../report/privacy_map.rst",
             category="{dataset}",
-            labels={"dataset": "{dataset}", "output": "privacy-utility map"},
+            labels={"dataset": "{dataset}", "output": "privacy-utility map (CSV)"},
         ),
         needed=report(
             "results/{dataset}/epsilon_needed.csv",
             caption="../report/epsilon_needed.rst",
             category="{dataset}",
-            labels={"dataset": "{dataset}", "output": "epsilon needed"},
+            labels={"dataset": "{dataset}", "output": "epsilon needed (CSV)"},
         ),
         png=report(
             "results/{dataset}/privacy_map.png",

@@ -1,6 +1,7 @@
 # Read before the workflow's `configfile:` (the Snakefile includes this first): snakemake's message for a YAML syntax
 # error names neither the file nor the line; this one says both, in one line, with a non-zero exit. Files given with
 # --configfile are read by snakemake before any workflow code runs, so only config/config.yaml can be checked here.
+# What it holds is kept (WORKFLOW_CONFIG, None when there is no such file) for rules/run_record.smk.
 
 
 def _yaml_syntax(path):
@@ -9,9 +10,9 @@ def _yaml_syntax(path):
 
     try:
         with open(path) as fh:
-            yaml.safe_load(fh)
+            return yaml.safe_load(fh)
     except FileNotFoundError:
-        return  # snakemake's own message (or the --configfile files given instead)
+        return None  # snakemake's own message (or the --configfile files given instead)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = (
@@ -25,4 +26,4 @@ def _yaml_syntax(path):
         raise SystemExit(1)
 
 
-_yaml_syntax("config/config.yaml")
+WORKFLOW_CONFIG = _yaml_syntax("config/config.yaml")

@@ -124,3 +124,11 @@ def write_table_atomic(path: str | Path, table) -> None:
     else:
         table.to_csv(tmp, index=False)
     os.replace(tmp, path)
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` so that the file holds all of it or does not change (an HTML view, a report page)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)

@@ -1,0 +1,156 @@
+# The pages of `snakemake --report` (docs/usage.md, "The report"; dpcost.jobs.report): per analysis its headline —
+# the error-curve figure and the table of its largest m, in the report's first category and on its first page
+# (report/workflow.rst includes every headline.html) — and every table and record as HTML, beside the raw files
+# their own rules register. The benchmark's likewise, when it runs.
+
+# the first category of the report's menu (categories are listed in alphabetical order)
+ANSWER = "1. The answer"
+MAPPED = [ds for ds in DATASETS if config[ds].get("map")]
+COMPARED = [ds for ds in DATASETS if RUN.analysis(ds).comparison]
+
+
+# the pages of every analysis (in the default target) and the benchmark's (in its target)
+REPORT_PAGES = [
+    f"results/{ds}/report/{name}.html"
+    for ds in DATASETS
+    for name in ("headline", "summary", "attack", "ledger", "provenance")
+    + ("comparison",) * (ds in COMPARED)
+    + ("privacy_map",) * (ds in MAPPED)
+]
+BENCHMARK_REPORT_PAGES = [
+    f"results/benchmark/report/{name}.html"
+    for name in ("headline", "summary", "wins")
+    if RUN.benchmark
+]
+
+
+rule report_analysis:
+    input:
+        summary="results/{dataset}/summary.csv",
+        figure="results/{dataset}/error_curves.png",
+        attack="results/{dataset}/attack.csv",
+        ledger="results/{dataset}/privacy_ledger.json",
+        meta="results/{dataset}/preprocessing.json",
+    output:
+        headline=report(
+            "results/{dataset}/report/headline.html",
+            caption="../report/headline.rst",
+            category=ANSWER,
+            labels={
+                "analysis": "{dataset}",
+                "output": "error curves and the largest m",
+            },
+        ),
+        summary=report(
+            "results/{dataset}/report/summary.html",
+            caption="../report/summary.rst",
+            category="{dataset}",
+            labels={"dataset": "{dataset}", "output": "summary table"},
+        ),
+        attack=report(
+            "results/{dataset}/report/attack.html",
+            caption="../report/attack.rst",
+            category="{dataset}",
+            labels={"dataset": "{dataset}", "output": "score attack table"},
+        ),
+        ledger=report(
+            "results/{dataset}/report/ledger.html",
+            caption="../report/ledger.rst",
+            category="{dataset}",
+            labels={"dataset": "{dataset}", "output": "privacy ledger"},
+        ),
+        provenance=report(
+            "results/{dataset}/report/provenance.html",
+            caption="../report/provenance.rst",
+            category="{dataset}",
+            labels={"dataset": "{dataset}", "output": "provenance"},
+        ),
+    log:
+        "logs/{dataset}/report_analysis.log",
+    benchmark:
+        "results/job_times/report_analysis_{dataset}.tsv"
+    wildcard_constraints:
+        dataset=one_of(DATASETS),
+    conda:
+        "../envs/dpcost.yaml"
+    script:
+        "../scripts/report.py"
+
+
+rule report_comparison:
+    input:
+        table="results/{dataset}/comparison.csv",
+    output:
+        table=report(
+            "results/{dataset}/report/comparison.html",
+            caption="../report/comparison.rst",
+            category="{dataset}",
+            labels={"dataset": "{dataset}", "output": "comparison with peers"},
+        ),
+    log:
+        "logs/{dataset}/report_comparison.log",
+    benchmark:
+        "results/job_times/report_comparison_{dataset}.tsv"
+    wildcard_constraints:
+        dataset=one_of(COMPARED),
+    conda:
+        "../envs/dpcost.yaml"
+    script:
+        "../scripts/report.py"
+
+
+rule report_map:
+    input:
+        needed="results/{dataset}/epsilon_needed.csv",
+        ratios="results/{dataset}/privacy_map_ratios.csv",
+    output:
+        map=report(
+            "results/{dataset}/report/privacy_map.html",
+            caption="../report/epsilon_needed.rst",
+            category="{dataset}",
+            labels={"dataset": "{dataset}", "output": "epsilon needed and map"},
+        ),
+    log:
+        "logs/{dataset}/report_map.log",
+    benchmark:
+        "results/job_times/report_map_{dataset}.tsv"
+    wildcard_constraints:
+        dataset=one_of(MAPPED),
+    conda:
+        "../envs/dpcost.yaml"
+    script:
+        "../scripts/report.py"
+
+
+rule report_benchmark:
+    input:
+        summary="results/benchmark/summary.csv",
+        wins="results/benchmark/wins.csv",
+        figure="results/benchmark/benchmark.png",
+    output:
+        headline=report(
+            "results/benchmark/report/headline.html",
+            caption="../report/benchmark.rst",
+            category=ANSWER,
+            labels={"analysis": "benchmark", "output": "figure and wins"},
+        ),
+        summary=report(
+            "results/benchmark/report/summary.html",
+            caption="../report/benchmark.rst",
+            category="benchmark",
+            labels={"output": "summary"},
+        ),
+        wins=report(
+            "results/benchmark/report/wins.html",
+            caption="../report/benchmark.rst",
+            category="benchmark",
+            labels={"output": "wins"},
+        ),
+    log:
+        "logs/benchmark/report.log",
+    benchmark:
+        "results/job_times/report_benchmark.tsv"
+    conda:
+        "../envs/dpcost.yaml"
+    script:
+        "../scripts/report.py"
