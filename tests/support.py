@@ -289,3 +289,11 @@ def pair_audit(fit, X, y, y2, *, n: int, seed: int, delta: float) -> float:
     a = np.array([fit(X, y, np.random.default_rng(seed + r))[0] for r in range(n)])
     b = np.array([fit(X, y2, np.random.default_rng(seed + n + r))[0] for r in range(n)])
     return epsilon_lower_bound(a, b, delta)
+
+
+def legend_entries(fig) -> list[tuple[str, object]]:
+    """(text, drawn handle) of every legend entry of a matplotlib figure, the figure's own legend and the panels',
+    the text's wrapping undone."""
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+    return [(" ".join(t.get_text().split()), h) for lg in legends
+            for h, t in zip(lg.legend_handles, lg.get_texts(), strict=True)]  # fmt: skip

@@ -1,6 +1,6 @@
 # The real-data benchmark of private regression (not in the default target: `snakemake --cores N benchmark`, with
 # config/presets/benchmark.yaml): one job per (data set, method) over the benchmark's epsilons at each data set's
-# largest m, then the tables and the figure (dpcost.analysis.benchmark).
+# largest m, then the tables and the figures: the ranked chart and the heat map (dpcost.analysis.benchmark).
 
 
 rule benchmark_method:
@@ -56,6 +56,13 @@ rule benchmark_summary:
             labels={"output": "figure"},
         ),
         pdf="results/benchmark/benchmark.pdf",
+        heatmap_png=report(
+            "results/benchmark/benchmark_heatmap.png",
+            caption="../report/benchmark.rst",
+            category="benchmark",
+            labels={"output": "heat map"},
+        ),
+        heatmap_pdf="results/benchmark/benchmark_heatmap.pdf",
     log:
         "logs/benchmark/summary.log",
     benchmark:

@@ -139,5 +139,7 @@ def benchmark_outputs():
         "wins.csv",
         "benchmark.png",
         "benchmark.pdf",
+        "benchmark_heatmap.png",
+        "benchmark_heatmap.pdf",
     )
     return [f"results/benchmark/{name}" for name in names] if RUN.benchmark else []

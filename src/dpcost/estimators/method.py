@@ -58,6 +58,8 @@ class Method:
     knowledge-transfer study, :mod:`dpcost.analysis.transfer`, lists the methods it runs itself). ``batch`` is
     ``batch(*data, privacy=..., rngs=[...], tunings=[...], plans={}, **analysis_params)``: ``fn`` with many tuning
     sets on the same data, returning the separate calls' estimates bit for bit (see :meth:`estimate_batch`).
+    ``label`` is the short name and citation (ledgers, tables, legends); ``what``, one phrase saying what the method
+    does (e.g. "noisy X'X and X'y, with a ridge chosen privately"), which the figures' legends print after it.
     """
 
     name: str
@@ -74,6 +76,7 @@ class Method:
     # under tuning_mode none, and as "none" under any mode when the config's tuning block sets none of its keys
     tuning_free: bool = False
     batch: Callable | None = None
+    what: str = ""
 
     @property
     def private(self) -> bool:

@@ -3,7 +3,6 @@ figures, the privacy ledger, the comparison table, and the run's configuration s
 
 from __future__ import annotations
 
-import collections
 import logging
 
 import numpy as np
@@ -48,18 +47,18 @@ def aggregate(job: Job) -> None:
 
 def plot(job: Job) -> None:
     """Log-log error curves, one per method with its 5–95 % band, and the error of the trivial estimate 0: the
-    headline methods (at most ~7 curves, the title says why these) in one figure, the full field in a second; a curve
-    whose mean is pulled up by a few repetitions is named in the title. Arguments: privacy, calibration, tuning."""
-    from ..analysis.plotting import HEADLINE_NOTE, error_curves, headline, heavy_tails
+    headline methods (at most 8 curves, the caption says why these) in one figure, the full field in a second as
+    small multiples; a curve whose mean is pulled up by a few repetitions is named in the caption. With held-out R² in
+    the summary (``r2_mean``) an R² panel draws it; a method that abstained in at least half of the repetitions at
+    some m (``abstain_rate``) is marked. Arguments: privacy, calibration, tuning."""
+    from ..analysis.plotting import HEADLINE_NOTE, error_curves, headline, heavy_tails, tuning_text
 
     analysis = datasets.get(job.dataset)
     truth = read_json(job.input["meta"])["truth"]
     summary = pd.read_csv(job.input["summary"])
-    tuning = job.args["tuning"]
-    # a method that ran under another mode than the analysis's (a tuning-free one runs as "none") is named
+    # a method that ran under another mode than the analysis's (a tuning-free one runs as "none") is counted
     modes = summary[summary.private].groupby("method").tuning_mode.first() if "tuning_mode" in summary else {}
-    counts = collections.Counter(v for v in dict(modes).values() if v != tuning)
-    tuning = ", ".join([tuning, *(f"{n} method{'s' * (n > 1)} {mode}" for mode, n in sorted(counts.items()))])
+    tuning = tuning_text(job.args["tuning"], modes)
     privacy = job.args["privacy"]
     kw = dict(xlabel=analysis.xlabel, ylabel=analysis.ylabel, epsilon=privacy["epsilon"], delta=privacy["delta"],
               calibration=job.args["calibration"], tuning=tuning,

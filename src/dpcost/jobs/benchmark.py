@@ -4,8 +4,6 @@ method) over the benchmark's ε at each data set's largest m, then its tables an
 
 from __future__ import annotations
 
-import collections
-
 import pandas as pd
 
 from ..analysis import benchmark, datasets
@@ -30,9 +28,10 @@ def benchmark_method(job: Job) -> None:
 
 
 def benchmark_summary(job: Job) -> None:
-    """summary.csv (per data set, method, ε, m), wins.csv (per method and ε, counted across data sets), the figure
-    and errors.parquet (every repetition). Arguments: delta, calibration, tuning_mode."""
-    from ..analysis.plotting import benchmark_figure, repetitions
+    """summary.csv (per data set, method, ε, m), wins.csv (per method and ε, counted across data sets), the figures
+    (the ranked chart, benchmark.png, and the heat map of every cell, benchmark_heatmap.png) and errors.parquet
+    (every repetition). Arguments: delta, calibration, tuning_mode."""
+    from ..analysis.plotting import benchmark_figure, benchmark_heatmap, repetitions, tuning_text
 
     a, out = job.args, job.output
     errors = pd.concat([pd.read_parquet(t) for t in job.input["tables"]], ignore_index=True)
@@ -40,9 +39,7 @@ def benchmark_summary(job: Job) -> None:
     write_table_atomic(out["errors"], errors)
     summary.to_csv(out["summary"], index=False, float_format="%.6g")
     benchmark.wins(summary).to_csv(out["wins"], index=False, float_format="%.6g")
-    mode = a["tuning_mode"]
-    counts = collections.Counter(summary[summary.private & (summary.tuning_mode != mode)].groupby("method")
-                                 .tuning_mode.first())  # fmt: skip
-    tuning = ", ".join([mode, *(f"{n} methods {m}" for m, n in sorted(counts.items()))])
-    benchmark_figure(summary, [out["png"], out["pdf"]], delta=a["delta"], calibration=a["calibration"],
-                     tuning=tuning, reps=repetitions(summary.n_reps))  # fmt: skip
+    tuning = tuning_text(a["tuning_mode"], summary[summary.private].groupby("method").tuning_mode.first())
+    kw = dict(delta=a["delta"], calibration=a["calibration"], tuning=tuning, reps=repetitions(summary.n_reps))
+    benchmark_figure(summary, [out["png"], out["pdf"]], **kw)
+    benchmark_heatmap(summary, [out["heatmap_png"], out["heatmap_pdf"]], **kw)

@@ -86,8 +86,9 @@ def libsvm_table(job: Job) -> None:
     write_table_atomic(out["resources"], resources)
     write_json_atomic(out["ledger"], ledger)
     name = prepared.get("name", job.dataset)
-    plotting.transfer_figure(table, [out["png"], out["pdf"]],
-                             title=f"{name}: {transfer.METRIC[prepared['task']]} against ε (n = "
-                             f"{prepared['n']['private']} private rows, d = {prepared['n_features']})",
-                             ylabel=transfer.METRIC[prepared["task"]], delta=a["block"]["privacy"]["delta"],
-                             calibration=a["calibration"])  # fmt: skip
+    metric = transfer.METRIC[prepared["task"]]
+    d = prepared.get("n_features") or prepared["n_features_total"]  # every column when no subset was drawn
+    plotting.transfer_figure(table, [out["png"], out["pdf"]], title=f"{name}: {metric} against the privacy budget",
+                             ylabel=metric, delta=a["block"]["privacy"]["delta"], calibration=a["calibration"],
+                             note=f"Data: n = {prepared['n']['private']:,} private rows, "
+                                  f"d = {d:,} features.")  # fmt: skip

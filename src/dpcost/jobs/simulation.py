@@ -61,7 +61,7 @@ def simulation_aggregate(job: Job) -> None:
 
 
 def simulation_plot(job: Job) -> None:
-    """One figure (wildcard number), PNG and PDF; its title carries ε, δ, the calibration, the tuning (fixed:
+    """One figure (wildcard number), PNG and PDF; its caption carries ε, δ, the calibration, the tuning (fixed:
     simulation.tuning) and the repetitions. Arguments: privacy, calibration, deltas (the δ of every experiment that
     has its own, named in its panel's title)."""
     from ..analysis.plotting import caption, repetitions
@@ -76,8 +76,8 @@ def simulation_plot(job: Job) -> None:
     how = caption(epsilon=eps_text if eps else privacy["epsilon"], delta=privacy["delta"],
                   calibration=job.args["calibration"], tuning="fixed",
                   reps=repetitions(table.loc[table.figure == number, "n_reps"]))  # fmt: skip
-    title = f"Simulation, Figure {number}: {how} (mean over repetitions; constants: simulation.tuning)"
+    title = f"Simulation, Figure {number}: {report.FIGURE_TEXT.get(number, 'error against n')}"
     labels = {k: m.label for k, m in METHODS.items()}
     report.figure(table, pd.read_csv(job.input["rates"]).fillna({"variant": ""}), number,
-                  [job.output["png"], job.output["pdf"]], title=title, labels=labels,
-                  deltas=dict(job.args["deltas"]))  # fmt: skip
+                  [job.output["png"], job.output["pdf"]], title=title, labels=labels, deltas=dict(job.args["deltas"]),
+                  caption=[how + " Mean over repetitions, bands 5–95 %; constants: simulation.tuning."])  # fmt: skip

@@ -6,17 +6,13 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping, Sequence
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-
-from ..analysis.plotting import method_style  # noqa: E402
-from ..estimators.registry import METHODS  # noqa: E402
-from .rates import SHAPE_TEXT  # noqa: E402
+from ..analysis.plotting import finish, log_axis, log_m_axis, method_style, plt
+from ..estimators.registry import METHODS
+from .rates import SHAPE_TEXT
 
 KEYS = ["experiment", "figure", "panel", "problem", "method", "variant", "private", "n", "d", "s", "p", "alpha",
         "epsilon", "epsilon_spent"]  # fmt: skip
@@ -35,6 +31,12 @@ PROBLEM_TEXT = {"kt_linear": "sparse linear regression (knowledge transfer)",
                 "sparse_logistic": "sparse logistic regression", "btl": "BTL ranking, n items",
                 "sobolev": "Sobolev regression (error: sqrt MISE)"}  # fmt: skip
 _SHAPE_LINES = ((0, (2, 2)), (0, (1, 1.5)))  # the first rate shape dashed, the second dotted
+# each figure's title after "Simulation, Figure k: ", in plain words (the setting goes to the caption)
+FIGURE_TEXT = {1: "the papers' estimators with three ways of choosing the truncation R",
+               2: "the private sparse estimators with four ways of choosing the sparsity s",
+               3: "the papers' estimators beside the comparators they name",
+               4: "the Score Attack paper's problems at two privacy budgets",
+               5: "private sparse learning by knowledge transfer (Wang & Gu 2020, Fig. 2)"}  # fmt: skip
 
 
 def summarize(errors: pd.DataFrame) -> pd.DataFrame:
@@ -48,18 +50,20 @@ def summarize(errors: pd.DataFrame) -> pd.DataFrame:
 
 def curve_label(method: str, variant: str, private: bool, labels: Mapping[str, str], spent: float = np.nan,
                 epsilon: float = np.nan, *, proven: bool = True, show_epsilon: bool = False) -> str:  # fmt: skip
-    """The legend text; a curve that is not private, whose guarantee is not proven (a PRIVACY WARNING under
-    ``on_invalid: warn``), or that spends more than the stated ε, says so."""
+    """The legend text, ending with what the method does (the registry's ``what``); a curve that is not private,
+    whose guarantee is not proven (a PRIVACY WARNING under ``on_invalid: warn``), or that spends more than the stated
+    ε, says so."""
     text = labels.get(method, method) + (f", {variant}" if variant else "")
     text += f", eps = {epsilon:g}" if show_epsilon and not pd.isna(epsilon) else ""
     baseline = method in METHODS and not METHODS[method].private
     if not private and not baseline:
-        return text + " (NOT private)"
-    if not proven and not baseline:
-        return text + " (NOT PROVEN: a PRIVACY WARNING, see the ledger)"
-    if spent > epsilon * (1 + 1e-9):
-        return text + f" (as printed: spends eps = {spent:.3g})"
-    return text
+        text += " (NOT private)"
+    elif not proven and not baseline:
+        text += " (NOT PROVEN: a PRIVACY WARNING, see the ledger)"
+    elif spent > epsilon * (1 + 1e-9):
+        text += f" (as printed: spends eps = {spent:.3g})"
+    what = METHODS[method].what if method in METHODS else ""
+    return text + (f" — {what}" if what else "")
 
 
 def _same(col: pd.Series, value) -> pd.Series:
@@ -100,10 +104,12 @@ def _epsilon_panel(ax, g: pd.DataFrame, order: list, labels: Mapping[str, str]) 
 
 
 def figure(summary: pd.DataFrame, rates: pd.DataFrame, number: int, paths: Sequence[str], *, title: str,
-           labels: Mapping[str, str], deltas: Mapping[str, object] | None = None) -> None:  # fmt: skip
+           labels: Mapping[str, str], deltas: Mapping[str, object] | None = None,
+           caption: Sequence[str] = ()) -> None:  # fmt: skip
     """Figure ``number``: one panel per experiment of that figure, mean error against n on log–log axes with
     5–95 % bands, each curve's fitted rate c·rate(n) dashed in its colour (a second rate shape dotted).
-    ``deltas``: the δ of the experiments that have their own, named in their panel's title."""
+    ``deltas``: the δ of the experiments that have their own, named in their panel's title; ``caption``: the
+    setting, below the panels."""
     sub = summary[summary.figure == number]
     for col in ("p", "alpha", "proven"):
         if col not in sub:
@@ -112,7 +118,7 @@ def figure(summary: pd.DataFrame, rates: pd.DataFrame, number: int, paths: Seque
     cols = min(2, len(panels))
     rows = -(-len(panels) // cols)
     keys = ["method", "variant", "epsilon"]
-    most = 3 * max(len(sub[sub.panel == p].groupby(keys, dropna=False)) for p in panels) // 2 + 2  # legend (some wrap)
+    most = 2 * max(len(sub[sub.panel == p].groupby(keys, dropna=False)) for p in panels) + 2  # legend lines (they wrap)
     fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols, (4.0 + 0.17 * most) * rows), squeeze=False)
     for ax, panel in zip(axes.flat, panels, strict=False):
         g = sub[sub.panel == panel]
@@ -149,8 +155,10 @@ def figure(summary: pd.DataFrame, rates: pd.DataFrame, number: int, paths: Seque
             texts.append(f"{SHAPE_TEXT.get(shape, shape)}, one fitted constant per curve")
         own = f", delta = {deltas[exp]}" if exp in (deltas or {}) else ""
         ax.set_title(textwrap.fill(f"({panel}) {_title(g)}{own}", 70), fontsize=10)
-        ax.set_xscale("linear" if by_eps else "log")  # Wang & Gu's Fig. 2: epsilon on a linear axis
+        if not by_eps:  # Wang & Gu's Fig. 2: epsilon on a linear axis
+            log_m_axis(ax)
         ax.set_yscale("log")
+        log_axis(ax.yaxis)
         ax.set_xlabel("epsilon" if by_eps else "number of items n" if g.problem.iloc[0] == "btl" else "sample size n")
         ax.set_ylabel(r"mean relative $\ell_2$ error" if g.problem.iloc[0] in KT_PROBLEMS else r"mean $\ell_2$ error")
         ax.grid(True, which="both", alpha=0.3)
@@ -158,12 +166,8 @@ def figure(summary: pd.DataFrame, rates: pd.DataFrame, number: int, paths: Seque
         ax.legend(handles, texts, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.19), frameon=False)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
-    fig.suptitle(textwrap.fill(title, 130) + "\n(thin lines: the papers' rates with one fitted constant per curve)",
-                 fontsize=10)  # fmt: skip
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.55 / fig.get_figheight()))  # 0.55 inch for the two-line suptitle
-    for p in paths:
-        fig.savefig(p, dpi=120)
-    plt.close(fig)
+    finish(fig, paths, title=title, dpi=120,
+           caption=[*caption, "Thin lines: the papers' rates with one fitted constant per curve."])  # fmt: skip
 
 
 def ledger(plans: Sequence[dict], *, quantile_share: float) -> dict:

@@ -3,35 +3,20 @@ repetitions and how to read them."""
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from dpcost.analysis import plotting
-from dpcost.analysis.plotting import method_label, method_style
-from dpcost.estimators.registry import METHODS
+from dpcost.analysis.plotting import caption_text, method_label, method_style
+from dpcost.estimators.registry import METHODS, methods_of
 
-
-@pytest.fixture
-def figures(monkeypatch):
-    """Every figure the plotting functions draw, kept open (they close their figures after saving)."""
-    kept = []
-    monkeypatch.setattr(plotting.plt, "close", kept.append)
-    yield kept
-    monkeypatch.undo()
-    for fig in kept:
-        plotting.plt.close(fig)
+from support import legend_entries
 
 
 def _styles(fig) -> dict[str, tuple]:
-    """label → (colour, marker) of every legend entry of the figure (a plain line, or an error bar's data line)."""
+    """legend text → (colour, marker) of every legend entry of the figure that has a marker."""
     from matplotlib.colors import to_hex
 
-    out = {}
-    for ax in fig.axes:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            line = handle[0] if isinstance(handle, tuple) or hasattr(handle, "lines") else handle
-            if hasattr(line, "get_marker") and line.get_marker() not in (None, "None", ""):
-                out[label] = (to_hex(line.get_color()), line.get_marker())
-    return out
+    return {text: (to_hex(h.get_color()), h.get_marker()) for text, h in legend_entries(fig)
+            if hasattr(h, "get_marker") and h.get_marker() not in (None, "None", "")}  # fmt: skip
 
 
 def _error_summary(methods, reps=20):
@@ -50,12 +35,39 @@ def _attack_summary(methods, auc=0.5, reps=5):
 KW = dict(epsilon=0.5, delta="10/n^1.1", calibration="tight", tuning="decoy")
 
 
-def test_every_registry_method_has_its_own_marker_and_line_and_keeps_them():
+def _clashes(style, names) -> list[tuple[str, str]]:
+    """Pairs of ``names`` whose styles differ in fewer than two of colour, marker and line."""
+    keys = {k: (style(k)["color"], style(k)["marker"], style(k)["ls"]) for k in names}
+    return [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]
+            if sum(x != y for x, y in zip(keys[a], keys[b], strict=True)) < 2]  # fmt: skip
+
+
+def test_every_registry_method_has_its_own_style_and_keeps_it():
     styles = {k: method_style(k) for k in METHODS}
+    triples = [(s["color"], s["marker"], s["ls"]) for s in styles.values()]
+    assert len(set(triples)) == len(METHODS)  # no two methods look alike in any figure
     pairs = [(s["marker"], s["ls"]) for s in styles.values()]
     assert len(set(pairs)) == len(METHODS)  # greyscale: marker and line alone tell any two methods apart
     assert {k: method_style(k) for k in METHODS} == styles  # deterministic
     assert method_style("not_a_method") == method_style("not_a_method")
+
+
+def test_methods_that_share_a_figure_differ_in_two_of_colour_marker_and_line():
+    """A family's methods are drawn together (the every-method figure holds all of regression's): any two of them
+    differ in at least two of colour, marker and line style, so that on screen neither colour nor shape alone has
+    to tell them apart. The check bites: the former style (marker k mod 12, line k div 12, 8 colours) gave
+    regression's 1st and 9th method the same colour and line."""
+    for family in ("regression", "mean", "glm", "ranking", "nonparametric", "sparse_learning"):
+        names = list(methods_of(family, simulation=True))
+        assert _clashes(method_style, names) == [], family
+    order = {k: i for i, k in enumerate(METHODS)}
+    colours = ["#000000", "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#999999"]
+
+    def former(k):
+        i = order[k]
+        return {"color": colours[(i + 3 * (i // 12)) % 8], "marker": i % 12, "ls": i // 12}
+
+    assert ("ols", "ops") in _clashes(former, list(methods_of("regression")))
 
 
 def test_a_method_has_the_same_colour_and_marker_in_every_figure(tmp_path, figures):
@@ -79,7 +91,7 @@ def test_a_method_has_the_same_colour_and_marker_in_every_figure(tmp_path, figur
     assert len(seen) == 5
     for method in methods:
         label = method_label(method)
-        found = {s[label] for s in seen if label in s}
+        found = {v for s in seen for text, v in s.items() if text == label or text.startswith(label + " — ")}
         assert len(found) == 1, (method, found)
         want = method_style(method)
         assert found == {(want["color"].lower(), want["marker"])}
@@ -101,16 +113,11 @@ def test_every_caption_states_the_setting_and_the_repetitions(tmp_path, figures)
                           "paper_mean": [np.nan] * 2, "paper_sd": [np.nan] * 2, "private": [True] * 2,
                           "proven": [True] * 2, "trials": [12, 12]})  # fmt: skip
     plotting.transfer_figure(table, [tmp_path / "t.png"], title="t", ylabel="e", delta=1e-5, calibration="tight")
-    texts = [
-        figures[0]._suptitle.get_text(),
-        figures[1]._suptitle.get_text(),
-        figures[2].axes[0].get_title(),
-        figures[3].axes[0].get_title(),
-    ]
+    texts = [caption_text(fig) for fig in figures]
     for text, reps in zip(texts, ("37", "9", "4", "12"), strict=True):
         assert f"{reps} repetitions" in text and "tight calibration" in text, text
     for text in texts[:3]:
-        assert "δ = 10/n^1.1" in text and "decoy tuning" in text
+        assert "δ = 10/n^1.1" in text and "tuning: decoy" in text
     assert "ε = 0.5" in texts[0] and "ε = 0.5" in texts[1]
     assert "error_curves_all" in texts[0]  # why these methods
 
@@ -131,9 +138,9 @@ def test_the_simulation_figure_states_its_setting_and_repetitions(tmp_path, figu
                         {"png": tmp_path / "f.png", "pdf": tmp_path / "f.pdf"},
                         {"privacy": {"epsilon": 0.5, "delta": "10/n^1.1"}, "calibration": "paper", "deltas": {}},
                         {"number": "1"}))  # fmt: skip
-    title = figures[0]._suptitle.get_text()
-    assert "25 repetitions" in title and "paper calibration" in title and "fixed tuning" in title
-    assert "ε = 0.5" in title and "δ = 10/n^1.1" in title
+    text = caption_text(figures[0])
+    assert "25 repetitions" in text and "paper calibration" in text and "tuning: fixed" in text
+    assert "ε = 0.5" in text and "δ = 10/n^1.1" in text
 
 
 def test_the_attack_figure_says_when_nothing_is_traceable(tmp_path, figures):
@@ -141,7 +148,7 @@ def test_the_attack_figure_says_when_nothing_is_traceable(tmp_path, figures):
     flat = _attack_summary(["ols", "adassp"], auc=0.505)
     plotting.attack_figure(flat, [tmp_path / "a.png"], **kw)
     plotting.attack_figure(_attack_summary(["ols", "adassp"], auc=0.8), [tmp_path / "b.png"], **kw)
-    nothing, something = (fig._suptitle.get_text().replace("\n", " ") for fig in figures)
+    nothing, something = (caption_text(fig) for fig in figures)
     assert "How to read" in nothing and "How to read" in something
     assert "non-private one included, sits at guessing" in nothing
     assert "sits at guessing" not in something  # OLS is traced at AUC 0.8: the sentence would be false

@@ -1,7 +1,5 @@
 """Figures: a second, zoomed panel appears exactly when a method is orders of magnitude off the others."""
 
-import struct
-
 import pandas as pd
 
 from dpcost.analysis.plotting import error_curves, headline
@@ -15,16 +13,12 @@ def _summary(worst: float) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["method", "m", "n_reps", "mean", "q05", "q95"])
 
 
-def _png_width(path) -> int:
-    return struct.unpack(">I", path.read_bytes()[16:20])[0]
-
-
-def test_zoom_panel_only_when_a_curve_is_far_off(tmp_path):
+def test_zoom_panel_only_when_a_curve_is_far_off(tmp_path, figures):
     kw = dict(title="t", xlabel="m", ylabel="error", epsilon=0.5, delta=1e-5, reference=(1.3, "zero"))
     error_curves(_summary(5.0), [tmp_path / "one.png"], **kw)
     error_curves(_summary(1e5), [tmp_path / "two.png"], **kw)
-    # 9.5 and 14.5 inches at 150 dpi
-    assert _png_width(tmp_path / "one.png") == 1425 and _png_width(tmp_path / "two.png") == 2175
+    assert [len(fig.axes) for fig in figures] == [1, 2]
+    assert (tmp_path / "one.png").stat().st_size > 0 and (tmp_path / "two.png").stat().st_size > 0
 
 
 def test_the_headline_figure_holds_the_papers_their_comparators_and_the_best_of_the_rest():

@@ -20,7 +20,7 @@ from dpcost.dp.samplers import FLOAT_NOISE, SAMPLERS, T, add_noise, rounding_ste
 from dpcost.errors import ConfigError, PrivacyError
 from dpcost.estimators.method import Abstention
 from dpcost.estimators.ols import ols
-from dpcost.estimators.registry import ANALYSIS_PARAMS, CALIBRATION_PARAMS, FLOAT, METHODS, get, methods_of
+from dpcost.estimators.registry import ANALYSIS_PARAMS, CALIBRATION_PARAMS, FLOAT, METHODS, Method, get, methods_of
 from dpcost.estimators.truncated_ols import noisy_truncated_ols, noisy_truncated_ols_plan
 
 from registry_cases import (
@@ -251,6 +251,15 @@ def test_labels_of_the_default_runs_say_not_proven_exactly_when_the_plan_has_flo
             floating.add(name)
         assert (FLOAT in spec.label) == (name in floating), name
     assert floating == {"ops", "adaops", "objpert", "sheffet_jl", "diffprivlib"}
+
+
+def test_every_method_says_what_it_does_in_one_short_phrase():
+    """The legends print ``label — what``: the phrase exists, is one line's worth, and adds to the label (it does not
+    repeat the name). A method without one (Method's default, e.g. docs/development.md's example) prints its label."""
+    for name, m in METHODS.items():
+        assert m.what and len(m.what) <= 80 and "\n" not in m.what, name
+        assert m.label.split(" (")[0].lower() not in m.what.lower(), name
+    assert Method(name="x", family="regression", label="X", fn=ols).what == ""
 
 
 @pytest.mark.parametrize("name", sorted(k for k, m in METHODS.items() if m.tuning_free))

@@ -12,6 +12,7 @@ from scipy import special
 from dpcost.dp.privacy import Privacy
 from dpcost.errors import ConfigError, PrivacyError
 from dpcost.estimators import btl, glm, sobolev
+from dpcost.estimators.registry import METHODS
 from dpcost.simulation import rates as rates_mod
 from dpcost.simulation import report
 from dpcost.simulation.designs import Design, draw, error
@@ -246,6 +247,9 @@ def test_the_figure_draws_two_epsilons_and_two_rate_shapes(tmp_path):
     paths = [tmp_path / "fig4.png", tmp_path / "fig4.pdf"]
     report.figure(summary, table, 4, paths, title="t", labels={}, deltas={"e": "1/n^2"})
     assert all(p.stat().st_size > 10_000 for p in paths)
-    assert report.curve_label("glm_mle", "", False, {}) == "glm_mle"  # a baseline is not "NOT private"
-    assert report.curve_label("dp_glm", "", True, {}, epsilon=1.0, show_epsilon=True) == "dp_glm, eps = 1"
+    # a baseline is not "NOT private"; every label ends with what the method does
+    assert report.curve_label("glm_mle", "", False, {}) == f"glm_mle — {METHODS['glm_mle'].what}"
+    assert report.curve_label("dp_glm", "", True, {}, epsilon=1.0, show_epsilon=True) == (
+        f"dp_glm, eps = 1 — {METHODS['dp_glm'].what}"
+    )
     assert btl.btl_sensitivity(3) == pytest.approx(math.sqrt(12))  # the bound the default curve uses
