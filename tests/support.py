@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import socket
 import tarfile
 import threading
@@ -193,12 +194,14 @@ class LoopbackServer:
                 if action == "html":
                     return self._send(200, b"<html><body>Service unavailable</body></html>", "text/html")
                 body, status, extra = route.body, 200, {}
-                if rng and route.ranges and rng.startswith("bytes=") and rng.endswith("-"):
-                    start = int(rng[6:-1])
+                span = re.fullmatch(r"bytes=(\d+)-(\d*)", rng or "")
+                if span and route.ranges:  # "bytes=N-" (a resumed download) or "bytes=N-M" (a probe's first byte)
+                    start = int(span.group(1))
+                    end = min(int(span.group(2) or len(body) - 1), len(body) - 1)
                     if start >= len(body):
                         return self._send(416, b"", "text/plain")
-                    extra["Content-Range"] = f"bytes {start}-{len(body) - 1}/{len(body)}"
-                    body, status = body[start:], 206
+                    extra["Content-Range"] = f"bytes {start}-{end}/{len(body)}"
+                    body, status = body[start : end + 1], 206
                 if action == "truncate":
                     self.send_response(status)
                     self.send_header("Content-Length", str(len(body)))

