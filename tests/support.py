@@ -6,6 +6,7 @@ import io
 import os
 import re
 import socket
+import sys
 import tarfile
 import threading
 import zipfile
@@ -167,6 +168,14 @@ class Route:
         return self.actions.pop(0) if len(self.actions) > 1 else self.actions[0]
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # a client that hangs up mid-answer (a start-up check reads the headers of its 1-byte answer and closes) is
+        # no error of the server's; anything else is printed as usual
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class LoopbackServer:
     """A real HTTP/1.1 server on 127.0.0.1 with Range support, for testing download code without the internet."""
 
@@ -225,7 +234,7 @@ class LoopbackServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 

@@ -85,6 +85,13 @@ def test_a_rerun_with_the_downloads_made_touches_no_network(tmp_path, housing_ar
         second = run_workflow(tmp_path, cfg, "results/housing/data.parquet")
         assert second.returncode == 0, second.stderr[-3000:]
         assert "rule preprocess_table" in second.stderr and route.requests == ["bytes=0-0", None]
+        # and it ends with where its results are, its warnings (housing's paper delta, at every m) and the report
+        closing = second.stderr[second.stderr.index("dpcost: the run completed. Results: ") :].splitlines()
+        assert closing[0] == f"dpcost: the run completed. Results: {tmp_path}/results/ (housing/)"
+        assert closing[1] == "Warnings (1):" and closing[2].startswith("  housing: PRIVACY WARNING: delta=10/n^1.1 is")
+        assert closing[3].startswith("Report: snakemake ") and closing[3].endswith(
+            "results/housing/data.parquet --report results/report.html"
+        )
     # a dry run asks nothing either, and says what a run would check
     dry = run_workflow(tmp_path / "dry", cfg, "-n")
     assert dry.returncode == 0 and "dry run: whether housing can be downloaded is checked when the run starts" in (
@@ -115,3 +122,6 @@ def test_the_benchmark_offline_stops_at_start_up_or_runs_from_the_documented_off
     assert res.returncode == 0, res.stderr[-3000:]
     summary = pd.read_csv(tmp_path / "on/results/benchmark/summary.csv")
     assert set(summary.dataset) == {"housing", "computers"} and set(summary.method) == {"ols", "adassp"}
+    record = json.loads((tmp_path / "on/results/benchmark/runs/housing/adassp.json").read_text())
+    plans = [p for ps in record["plans"].values() for p in ps]
+    assert plans and all(p["delta"] < 1 / p["m"] for p in plans)  # the benchmark's delta, not housing's paper one

@@ -158,6 +158,7 @@ def test_no_network_fails_clearly(housing_archives, tmp_path, check):
     else:  # without the check, the download job fails, in one line
         line = _one_error_line(res.stderr)
         assert "no source delivered a verified table" in line and "resources/housing/manual" in line
+        assert "dpcost: the run stopped: a job failed" in res.stderr  # and the run's closing lines say so
     assert not (tmp_path / "resources/housing/download.json").exists()
     assert not list((tmp_path / "resources/housing").glob("*.zip"))
 

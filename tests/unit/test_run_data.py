@@ -122,3 +122,65 @@ def test_nothing_is_asked_when_every_download_is_made(in_tmp):
         (in_tmp / "resources/housing" / name).write_bytes(b"")
     run.check_data([], get=lambda *a, **k: asked.append(a))
     assert asked == []
+
+
+# ---- the end of a run: where the results are, every warning, the report command ---------------------------------
+
+
+def test_the_targets_say_what_a_run_makes():
+    run = _run(BENCHMARK, {"datasets": ["housing", "snp", "e2006"]})
+    assert run.asked([]) == (("housing", "snp", "e2006"), (), False)
+    assert run.asked(["benchmark", "simulation"]) == ((), tuple(BENCHMARK["benchmark"]["datasets"]), True)
+    assert run.asked(["results/simulation/fig1.png", "results/benchmark/runs/males/ols.json"]) == ((), ("males",), True)
+
+
+def test_the_warnings_of_a_run_name_every_m_each_applies_to(monkeypatch):
+    run = _run()
+    warnings = run.warnings_of([])
+    assert [w.split(":")[0] for w in warnings] == ["housing", "snp", "snp_logistic"]  # the papers' delta, each
+    grid = DEFAULT["housing"]["m"]
+    assert warnings[0].startswith("housing: PRIVACY WARNING: delta=10/n^1.1 is >= 1/n at every m (0.00234 at n=2000, ")
+    assert all(f"at n={m}" in warnings[0] for m in grid) and warnings[0].endswith("0.000186 at n=20000)")
+    assert run.warnings_of(["simulation"]) == run.warnings_of(["results/config_used.yaml"]) == []
+    # peers missing under peers: auto, named with the methods left out
+    monkeypatch.setattr("dpcost.config.peers_available", lambda: {"diffprivlib": False, "opendp": True})
+    lost = [w for w in run.warnings_of(["results/housing/summary.csv"]) if "peers" in w]
+    assert len(lost) == 1 and lost[0].startswith("housing: peers auto, but diffprivlib not usable: ")
+    assert lost[0].endswith("left out (pip install -e '.[peers]')")
+
+
+def test_the_benchmark_warns_of_unverified_tables_and_no_delta(monkeypatch):
+    wages = {"kind": "table", "sources": [{"path": "w.csv"}], "response": "y", "m": [100, 200]}
+    bench = copy.deepcopy(BENCHMARK)
+    bench["benchmark"]["datasets"] = ["housing", "cps1988", "wages"]
+    run = _run(bench, {"wages": wages})
+    assert run.warnings_of(["benchmark"]) == [
+        "wages: no content_sha256, so the table is read but not verified (pin the digest that "
+        "resources/wages/download.json records as wages.content_sha256)"
+    ]  # the benchmark's delta is below 1/n at every m, housing's included; the tables of the preset are pinned
+    paper = _run(bench, {"wages": wages, "benchmark": {**bench["benchmark"], "delta": "10/n^1.1"}})
+    said = [w for w in paper.warnings_of(["benchmark"]) if "PRIVACY" in w]
+    assert [w.split(":")[0] for w in said] == ["benchmark, housing", "benchmark, cps1988", "benchmark, wages"]
+    # settings that make releases unproven are warnings of every run that releases anything
+    unsafe = _run({"on_invalid": "warn", "sampler": "float-unsafe", "datasets": ["housing"]})
+    kinds = [w.split(":")[0] for w in unsafe.warnings_of([])]
+    assert kinds == ["housing", "on_invalid", "sampler"]
+
+
+def test_the_summary_says_where_the_results_are_every_warning_and_the_report_command(tmp_path):
+    run = _run({"datasets": ["housing", "snp", "snp_logistic"]})
+    command = ["--configfile", "config/config.yaml", "my offline.yaml", "--cores", "2"]
+    done = run.summary([], ok=True, command=command, workdir=tmp_path).splitlines()
+    assert done[0] == f"dpcost: the run completed. Results: {tmp_path}/results/ (housing/, snp/, snp_logistic/)"
+    assert done[1] == "Warnings (3):"
+    assert [w.split(":")[0] for w in done[2:5]] == ["  housing", "  snp", "  snp_logistic"]
+    assert done[5] == ("Report: snakemake --configfile config/config.yaml 'my offline.yaml' --cores 2 --report "
+                       "results/report.html")  # fmt: skip
+    assert len(done) == 6
+    failed = run.summary(["simulation"], ok=False, command=["simulation"], workdir=tmp_path).splitlines()
+    assert failed == [
+        f"dpcost: the run stopped: a job failed (its error above, its log under logs/). What completed stays in "
+        f"{tmp_path}/results/ (simulation/); the same command resumes from there.",
+        "Warnings: none.",
+        "Report, once the run completes: snakemake simulation --report results/report.html",
+    ]

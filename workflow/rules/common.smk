@@ -101,6 +101,21 @@ if workflow.is_main_process and config["download"]["check_sources"]:
     check_data()
 
 
+def closing_summary(ok):
+    # The few lines a run ends with (onsuccess, onerror in the Snakefile): where the results
+    # are, every warning of the run, the report command (dpcost.config.RunConfig.summary).
+    # Said by the process that ran the jobs, from its command line. A closing message must
+    # never turn a run's result into a traceback: one that cannot be made says so, in a line.
+    asked = _command_line()
+    if not workflow.is_main_process or asked is None:
+        return
+    try:
+        text = RUN.summary(asked[0], ok=ok, command=sys.argv[1:], workdir=os.getcwd())
+    except Exception as exc:
+        text = f"dpcost: no closing summary ({type(exc).__name__}: {exc})"
+    print(f"\n{text}", file=sys.stderr)
+
+
 def one_of(names):
     """A wildcard constraint matching exactly these names (nothing when there are none)."""
     return "|".join(names) or "(?!)"
