@@ -1,8 +1,18 @@
 import hashlib
+import os
 
 import pytest
 
 from support import LoopbackServer, figshare_tgz_bytes, real_housing, statlib_zip_bytes
+
+# No test reaches the internet, even one that forgets to point a source at 127.0.0.1 (a start-up check or a download
+# run with the default config's URLs): every HTTP(S) request of this process and of the workflows it starts goes to
+# a proxy on a closed loopback port, and is refused, except to this machine and to .invalid names, which never
+# resolve (RFC 6761: what the tests use for "no DNS"). requests, and so pooch, honour these variables.
+DEAD_PROXY = "http://127.0.0.1:9"
+for _name in ("http_proxy", "https_proxy", "all_proxy"):
+    os.environ[_name] = os.environ[_name.upper()] = DEAD_PROXY
+os.environ["no_proxy"] = os.environ["NO_PROXY"] = "127.0.0.1,localhost,::1,.invalid"
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import socket
+import sys
 import tarfile
 import threading
 import zipfile
@@ -166,6 +168,14 @@ class Route:
         return self.actions.pop(0) if len(self.actions) > 1 else self.actions[0]
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # a client that hangs up mid-answer (a start-up check reads the headers of its 1-byte answer and closes) is
+        # no error of the server's; anything else is printed as usual
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class LoopbackServer:
     """A real HTTP/1.1 server on 127.0.0.1 with Range support, for testing download code without the internet."""
 
@@ -193,12 +203,14 @@ class LoopbackServer:
                 if action == "html":
                     return self._send(200, b"<html><body>Service unavailable</body></html>", "text/html")
                 body, status, extra = route.body, 200, {}
-                if rng and route.ranges and rng.startswith("bytes=") and rng.endswith("-"):
-                    start = int(rng[6:-1])
+                span = re.fullmatch(r"bytes=(\d+)-(\d*)", rng or "")
+                if span and route.ranges:  # "bytes=N-" (a resumed download) or "bytes=N-M" (a probe's first byte)
+                    start = int(span.group(1))
+                    end = min(int(span.group(2) or len(body) - 1), len(body) - 1)
                     if start >= len(body):
                         return self._send(416, b"", "text/plain")
-                    extra["Content-Range"] = f"bytes {start}-{len(body) - 1}/{len(body)}"
-                    body, status = body[start:], 206
+                    extra["Content-Range"] = f"bytes {start}-{end}/{len(body)}"
+                    body, status = body[start : end + 1], 206
                 if action == "truncate":
                     self.send_response(status)
                     self.send_header("Content-Length", str(len(body)))
@@ -222,7 +234,7 @@ class LoopbackServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 

@@ -8,15 +8,18 @@ Unit-tested without Snakemake (tests/unit/test_run_config.py)."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+import dataclasses
+import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from .analysis import datasets
-from .analysis.checks import check_setup
+from .analysis.checks import check_setup, delta_warning
 from .analysis.tuning import TuningSpec, searches_decoys
-from .data import libsvm
+from .data import availability, libsvm
 from .dp.privacy import Privacy
-from .errors import ConfigError, DPCostError
+from .errors import ConfigError, DownloadError, DPCostError
 from .estimators.peers import available as peers_available
 from .estimators.registry import methods_of
 
@@ -138,16 +141,175 @@ class RunConfig:
         return {"spec": spec.to_dict(), "grid": block["map"], "params": self.params(name), "seed": self.config["seed"],
                 "privacy": self.privacy(name).to_dict()}  # fmt: skip
 
+    def benchmark_privacy(self, name: str) -> Privacy:
+        """A data set's privacy in the benchmark: the benchmark's δ (``benchmark.delta``, the same for every data set,
+        housing's paper δ included), the data set's calibration; ε is each cell's, from ``benchmark.epsilon``."""
+        return dataclasses.replace(self.privacy(name), delta=self.benchmark["delta"])
+
     def benchmark_args(self, name: str, method: str) -> dict:
         block = {**self.config[name], "tuning_mode": self.benchmark["tuning_mode"]}
         return {"spec": TuningSpec.of(block, method).to_dict(), "block": dict(self.benchmark),
                 "grid": self.config[name]["m"], "params": self.params(name), "seed": self.config["seed"],
-                "privacy": self.privacy(name).to_dict()}  # fmt: skip
+                "privacy": self.benchmark_privacy(name).to_dict()}  # fmt: skip
 
     def across_benchmark(self, value) -> str:
         """One value for the benchmark's figure caption: its data sets' common value, or "per data set"."""
         values = {str(value(name)) for name in self.benchmark["datasets"]}
         return values.pop() if len(values) == 1 else "per data set"
+
+    # ---- the data the targets need (checked at start-up: check_data) -------------------------------------------------
+
+    def asked(self, targets: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
+        """What Snakemake's ``targets`` (rule names or files; none is the default target, ``all``) ask for: the
+        analyses (LIBSVM studies included, or a table's download), the benchmark's tables, and whether the simulation
+        study. A target this cannot place (a log, a rule of another workflow) asks for none."""
+        bench = tuple(self.benchmark["datasets"]) if self.benchmark else ()
+        known = {*self.analyses, *self.libsvm, *self.tables, *datasets.ANALYSES}
+        own: list[str] = []
+        benched: list[str] = []
+        simulation = False
+        for target in targets or ["all"]:
+            parts = Path(target).parts
+            where = next((k for k, p in enumerate(parts) if p in ("results", "resources")), None)
+            name = parts[where + 1] if where is not None and len(parts) > where + 1 else None
+            if target == "all":
+                own += [*self.analyses, *self.libsvm]
+            elif target in ("benchmark", "benchmark_summary"):
+                benched += bench
+            elif target == "download_snp":
+                own.append("snp")
+            elif target == "simulation" or name == "simulation":
+                simulation = True
+            elif name == "benchmark":
+                runs = parts[where + 2 : where + 4]
+                benched += [runs[1]] if len(runs) == 2 and runs[0] == "runs" else bench
+            elif name in known:
+                own.append(name)
+        return tuple(dict.fromkeys(own)), tuple(dict.fromkeys(benched)), simulation
+
+    def analyses_of(self, targets: Sequence[str]) -> tuple[str, ...]:
+        """The analyses (LIBSVM studies and the benchmark's tables included) whose outputs the ``targets`` ask for
+        (:meth:`asked`)."""
+        own, benched, _ = self.asked(targets)
+        return tuple(dict.fromkeys([*own, *benched]))
+
+    def data_of(self, name: str) -> str:
+        """The data set whose download an analysis reads: its own, or that of the analysis whose data it reuses."""
+        base = datasets.ANALYSES[name].base if name in datasets.ANALYSES else None
+        return base[0] if base else name
+
+    def download_outputs(self, data: str) -> tuple[str, ...]:
+        """What the download job of a data set writes (workflow/rules/download.smk, libsvm.smk): when these are there,
+        the run needs no network for it."""
+        if data in self.libsvm:
+            return (f"resources/{data}/download.json",)
+        if data == "snp":
+            return ("resources/snp/manifest.json",)
+        return (f"resources/{data}/raw.parquet", f"resources/{data}/download.json")
+
+    def downloads_needed(self, targets: Sequence[str]) -> tuple[str, ...]:
+        """The data sets the targets need whose download has not been made (its outputs are not there)."""
+        data = dict.fromkeys(self.data_of(name) for name in self.analyses_of(targets))
+        return tuple(d for d in data if not all(Path(p).is_file() for p in self.download_outputs(d)))
+
+    def wanted(self, data: str) -> availability.Wanted | None:
+        """A data set with no copy on this machine and what to ask the network (None: a copy is here)."""
+        manual = f"resources/{data}/manual"
+        if data in self.libsvm:
+            return availability.libsvm_wanted(data, self.config[data]["sources"], manual)
+        if data == "snp":
+            return availability.snp_wanted(self.config["snp"]["matrix_url"], self.config["snp"]["accession"], manual)
+        block = self.config[data]
+        return availability.table_wanted(data, block["sources"], manual, block.get("reader"))
+
+    def check_data(self, targets: Sequence[str], **ask) -> None:
+        """Stop the run before any job when data the targets need can be had neither from this machine nor from the
+        network: one :class:`~dpcost.errors.DownloadError` naming every such data set, why, and what fixes it.
+        Downloads already made are not asked about (a rerun touches no network); ``ask``: the time-out of
+        :func:`dpcost.data.availability.unreachable` (and its ``get``, for tests)."""
+        wanted = [w for d in self.downloads_needed(targets) if (w := self.wanted(d)) is not None]
+        failing = availability.unreachable(wanted, **ask)
+        if not failing:
+            return
+        lines = [f"missing data: the targets need {len(failing)} data set{'s' * (len(failing) > 1)} that can be "
+                 "neither found on this machine nor downloaded (checked at start-up, before any job ran):"]  # fmt: skip
+        lines += [f"  {w.name}: {failing[w.name]}. Fix: {w.fix}" for w in wanted if w.name in failing]
+        lines += self._leave_out(set(failing), targets)
+        lines.append('Without internet: docs/usage.md, "Running without internet" (copies in these folders, or an '
+                     "offline config with `path:` sources). This check: `download.check_sources`.")  # fmt: skip
+        raise DownloadError("\n".join(lines))
+
+    def _leave_out(self, missing: set[str], targets: Sequence[str]) -> list[str]:
+        """How to run without the missing data: the lists the targets read, without the analyses that need them."""
+        out = []
+        lists = [("datasets", list(self.config["datasets"]), not targets or "all" in targets)]
+        if self.benchmark:
+            lists.append(("benchmark.datasets", list(self.benchmark["datasets"]),
+                          bool({"benchmark", "benchmark_summary"} & set(targets))))  # fmt: skip
+        for key, names, read in lists:
+            lost = [n for n in names if self.data_of(n) in missing]
+            if read and lost:
+                rest = [n for n in names if n not in lost]
+                if rest:
+                    out.append(f"Or run without {', '.join(lost)}: `{key}: [{', '.join(rest)}]`")
+                else:
+                    out.append(f"(Leaving them out is no way round: every analysis of `{key}` needs one of them.)")
+        return out
+
+    # ---- what a run says at its end (workflow/Snakefile: onsuccess, onerror) ---------------------------------------
+
+    def warnings_of(self, targets: Sequence[str]) -> list[str]:
+        """Every warning of a run of ``targets``, each in one line: δ ≥ 1/n (each analysis's and the benchmark's, at
+        every m it applies to), tables without a content checksum (read, not verified), peer libraries missing under
+        ``peers: auto`` (their methods left out), ``on_invalid: warn`` and the float-unsafe sampler (releases that
+        are not proven private). The jobs say these in their logs, among a run's many lines; this lists them once."""
+        own, benched, _ = self.asked(targets)
+        out = []
+        for name in own:
+            if name in self.analyses and (said := delta_warning(self.privacy(name), self.config[name]["m"], why=False)):
+                out.append(f"{name}: {said}")
+        for name in benched:
+            if said := delta_warning(self.benchmark_privacy(name), self.config[name]["m"], why=False):
+                out.append(f"benchmark, {name}: {said}")
+        for name in dict.fromkeys([*own, *benched]):
+            if name in self.tables and not self.config[name].get("content_sha256"):
+                out.append(f"{name}: no content_sha256, so the table is read but not verified (pin the digest that "
+                           f"resources/{name}/download.json records as {name}.content_sha256)")  # fmt: skip
+        for name in own:
+            if name in self.analyses and self.config[name].get("peers", "never") == "auto":
+                peers = {k: m.peer for k, m in methods_of(datasets.get(name).family).items() if m.peer}
+                usable = peers_available()
+                lost = [k for k, lib in peers.items() if not usable[lib]]
+                if lost:
+                    libs = sorted({peers[k] for k in lost})
+                    out.append(f"{name}: peers auto, but {', '.join(libs)} not usable: {', '.join(lost)} left out "
+                               "(pip install -e '.[peers]')")  # fmt: skip
+        if self.config.get("on_invalid") == "warn" and (own or benched):
+            out.append("on_invalid: warn: a paper calibration outside its proven range runs, not proven private (a "
+                       "PRIVACY WARNING in its job's log; proven: false in the ledger and summary.csv)")  # fmt: skip
+        if self.config.get("sampler") == "float-unsafe":
+            out.append("sampler: float-unsafe: numpy's floating-point noise, NOT private on a computer (for speed "
+                       "comparisons only)")  # fmt: skip
+        return out
+
+    def summary(self, targets: Sequence[str], *, ok: bool, command: Sequence[str], workdir: Path | str) -> str:
+        """The few lines a run ends with: where its results are, every warning (:meth:`warnings_of`), and the
+        command that builds the report; ``command``: the ``snakemake`` arguments of the run, ``ok``: whether every job
+        completed."""
+        own, benched, simulation = self.asked(targets)
+        folders = [f"{n}/" for n in own if n in self.analyses or n in self.libsvm]
+        folders += ["benchmark/"] * bool(benched) + ["simulation/"] * simulation
+        results = f"{Path(workdir) / 'results'}/" + (f" ({', '.join(folders)})" if folders else "")
+        if ok:
+            lines = [f"dpcost: the run completed. Results: {results}"]
+        else:
+            lines = [f"dpcost: the run stopped: a job failed (its error above, its log under logs/). What completed "
+                     f"stays in {results}; the same command resumes from there."]  # fmt: skip
+        warnings = self.warnings_of(targets)
+        lines += [f"Warnings ({len(warnings)}):", *(f"  {w}" for w in warnings)] if warnings else ["Warnings: none."]
+        report = shlex.join(["snakemake", *command, "--report", "results/report.html"])
+        lines.append(f"Report: {report}" if ok else f"Report, once the run completes: {report}")
+        return "\n".join(lines)
 
 
 def resolve(config: Mapping, *, run_checks: bool = True) -> RunConfig:
@@ -204,16 +366,22 @@ def resolve(config: Mapping, *, run_checks: bool = True) -> RunConfig:
                     m_grid=config[name]["m"])  # fmt: skip
     simulation = _simulation(config)
     bench = config.get("benchmark")
+    run = RunConfig(config, analyses, tables, studies, methods, simulation, bench)
     for name in bench["datasets"] if bench else ():
         if name not in tables:
             raise ConfigError(f"benchmark.datasets lists {name!r}, which is not a config block with kind: table")
+        try:
+            for m in config[name]["m"]:
+                run.benchmark_privacy(name).at(m)
+        except DPCostError as exc:
+            raise one_line("benchmark.delta", exc) from None
         if run_checks:
             try:
-                check_setup(run.analysis(name), run.block(name), methods=bench["methods"], privacy=run.privacy(name),
-                            m_grid=config[name]["m"])  # fmt: skip
+                check_setup(run.analysis(name), run.block(name), methods=bench["methods"],
+                            privacy=run.benchmark_privacy(name), m_grid=config[name]["m"])  # fmt: skip
             except DPCostError as exc:
                 raise one_line("benchmark", exc) from None
-    return RunConfig(config, analyses, tables, studies, methods, simulation, bench)
+    return run
 
 
 def _peers(name: str, block: Mapping) -> tuple[str, ...]:

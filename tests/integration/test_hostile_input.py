@@ -107,11 +107,12 @@ CASES = [
         False,
         "sha256 mismatch: expected " + "0" * 64,
     ),
-    (
+    (  # said at start-up, before any job, in one message (its lines: test_offline.py; the download job's own line
+        # when the check is off: test_workflow.py)
         "all mirrors down",
         lambda b, h: housing_cfg(f"http://127.0.0.1:{free_port()}/houses.zip", h),
         False,
-        "no source delivered a verified table",
+        "missing data: the targets need 1 data set that can be neither found on this machine nor downloaded",
     ),
     ("truncated gzip", lambda b, h: snp_cfg(b + "/s/trunc/"), False, "gzip stream is truncated"),
 ]
@@ -127,7 +128,7 @@ def test_hostile_input(case, mirror, housing_archives, tmp_path):
     res = run_workflow(tmp_path, override(mirror.base, housing_archives["statlib"][1]), *(["-n"] if dry else []))
     assert res.returncode != 0
     assert "Traceback" not in res.stderr
-    lines = [ln for ln in res.stderr.splitlines() if ln.startswith(("config error: ", "ERROR ["))]
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith(("config error: ", "ERROR [", "missing data: "))]
     assert len(lines) == 1 and expected in lines[0], res.stderr[-2000:]
     # nothing half-written looks valid: no manifest, no results table
     assert not list(tmp_path.glob("resources/*/*.json")) and not list(tmp_path.glob("results/*/*.parquet"))

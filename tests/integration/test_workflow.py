@@ -41,8 +41,9 @@ def override(base, archives, **housing):
 @pytest.fixture(scope="module")
 def mirror(housing_archives):
     with LoopbackServer() as srv:
-        # StatLib answers 500 once (retried), then serves the archive; figshare serves its own layout
-        srv.add("/datasets/houses.zip", housing_archives["statlib"][0], actions=["status:500", "ok"])
+        # StatLib answers 500 to the start-up check (an answer: the download retries 5xx) and to the download's first
+        # attempt (retried), then serves the archive; figshare serves its own layout
+        srv.add("/datasets/houses.zip", housing_archives["statlib"][0], actions=["status:500", "status:500", "ok"])
         srv.add("/files/5976036", housing_archives["figshare"][0])
         yield srv
 
@@ -151,12 +152,21 @@ def _one_error_line(stderr: str) -> str:
     return lines[0]
 
 
-def test_no_network_fails_clearly(housing_archives, tmp_path):
+@pytest.mark.parametrize("check", [True, False], ids=["at start-up", "in the download job"])
+def test_no_network_fails_clearly(housing_archives, tmp_path, check):
     base = f"http://127.0.0.1:{free_port()}"
-    res = run_workflow(tmp_path, override(base, housing_archives))
-    assert res.returncode != 0
-    line = _one_error_line(res.stderr)
-    assert "no source delivered a verified table" in line and "resources/housing/manual" in line
+    cfg = override(base, housing_archives)
+    cfg["download"]["check_sources"] = check
+    res = run_workflow(tmp_path, cfg)
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+    if check:  # one message before any job (test_offline.py has every line of it)
+        message = res.stderr[res.stderr.index("missing data: ") :]
+        assert "  housing: " in message and "resources/housing/manual" in message and "ERROR [" not in res.stderr
+        assert not (tmp_path / "logs").exists()
+    else:  # without the check, the download job fails, in one line
+        line = _one_error_line(res.stderr)
+        assert "no source delivered a verified table" in line and "resources/housing/manual" in line
+        assert "dpcost: the run stopped: a job failed" in res.stderr  # and the run's closing lines say so
     assert not (tmp_path / "resources/housing/download.json").exists()
     assert not list((tmp_path / "resources/housing").glob("*.zip"))
 

@@ -7,6 +7,7 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
+from dpcost.analysis.checks import delta_notes
 from dpcost.config import PREPARATION_KEYS, resolve, with_defaults
 from dpcost.errors import DPCostError
 
@@ -75,6 +76,37 @@ def test_the_default_run():
     assert run.tuning_mode("housing") == "decoy" and run.tuning_mode("snp") == "fixed"
     assert set(run.preparation("housing")) <= set(PREPARATION_KEYS) and run.preparation("housing")["y_scale"] == 1e5
     assert run.simulation is not None and run.benchmark is None
+
+
+BENCHMARK = yaml.safe_load((REPO / "config/presets/benchmark.yaml").read_text())
+
+
+def test_the_default_delta_of_tables_and_of_the_benchmark_stays_below_1_over_n():
+    # the tool warns at delta >= 1/n (a mechanism that publishes a record in the clear is (0, 1/n)-DP): the defaults a
+    # user's table and the benchmark run under never trip it; housing and the SNP analyses keep the papers' delta
+    config = {**_config(), **copy.deepcopy({k: v for k, v in BENCHMARK.items() if k != "benchmark"})}
+    config["benchmark"] = BENCHMARK["benchmark"]
+    config = with_defaults(config)
+    validate(config, SCHEMA)
+    run = resolve(config, run_checks=False)
+    assert DEFAULT["table_defaults"]["privacy"]["delta"] == BENCHMARK["benchmark"]["delta"] == "1/n^1.1"
+    for name in BENCHMARK["benchmark"]["datasets"]:
+        privacy, grid = run.benchmark_privacy(name), config[name]["m"]
+        assert privacy.delta == "1/n^1.1" and delta_notes(privacy, grid) == [], name
+        assert run.benchmark_args(name, "adassp")["privacy"]["delta"] == "1/n^1.1"
+        if name != "housing":
+            assert delta_notes(run.privacy(name), grid) == [], name  # the table's own analysis: table_defaults'
+    for name in ("housing", "snp", "snp_logistic"):  # the papers' 10/n^1.1, warned about at every m
+        assert config[name]["privacy"]["delta"] == "10/n^1.1"
+        assert "at every m" in delta_notes(run.privacy(name), config[name]["m"])[0]
+    # the benchmark's delta is checked at every m of every data set, by its key; the schema's default fills it in
+    bad = copy.deepcopy(config)
+    bad["benchmark"]["delta"] = "1000/n"  # 1 at the smallest m of the preset, 1,000
+    with pytest.raises(DPCostError, match=r"^benchmark.delta: delta='1000/n' gives 1.0 at n=1000"):
+        resolve(bad, run_checks=False)
+    del bad["benchmark"]["delta"]
+    validate(bad, SCHEMA)
+    assert resolve(bad, run_checks=False).benchmark["delta"] == "1/n^1.1"
 
 
 def test_m_parts_split_the_grid_in_even_consecutive_parts():

@@ -70,7 +70,7 @@ rule benchmark_summary:
     conda:
         "../envs/dpcost.yaml"
     params:
-        delta=lambda wc: RUN.across_benchmark(lambda ds: config[ds]["privacy"]["delta"]),
+        delta=BENCHMARK.get("delta"),
         calibration=lambda wc: RUN.across_benchmark(RUN.calibration),
         tuning_mode=BENCHMARK.get("tuning_mode"),
     script:

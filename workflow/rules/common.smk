@@ -17,9 +17,9 @@ if _SRC is not None and _SRC.is_dir():
     )
 
 
-def _fail(message):
-    # One clear line and a non-zero exit; a traceback would bury the key the user has to fix.
-    print(f"config error: {message}", file=sys.stderr)
+def _fail(message, prefix="config error: "):
+    # One clear message and a non-zero exit; a traceback would bury the key the user has to fix.
+    print(f"{prefix}{message}", file=sys.stderr)
     raise SystemExit(1)
 
 
@@ -48,6 +48,72 @@ except DPCostError as exc:
 
 DATASETS, TABLES, LIBSVM, METHODS = RUN.analyses, RUN.tables, RUN.libsvm, RUN.methods
 BENCHMARK = RUN.benchmark or {"datasets": [], "methods": []}
+# the download jobs' retry options (not check_sources: switching the check must not rerun a download)
+DOWNLOAD_OPTIONS = {
+    k: config["download"][k] for k in ("max_tries", "backoff", "timeout")
+}
+
+
+def _command_line():
+    """(targets, whether jobs will run) of the snakemake command line this process runs, or None when it runs none
+    (the Python API). Snakemake tells a workflow its targets only after parsing it, so they are read from the command
+    line, with Snakemake's own parser."""
+    if "snakemake" not in (Path(sys.argv[0]).name, Path(sys.argv[0]).parent.name):
+        return None
+    from snakemake.cli import get_argument_parser
+
+    args, _ = get_argument_parser().parse_known_args(sys.argv[1:])
+    # every mode but running jobs: a dry run, the report, lint, listings, graphs, unlock, cleanups, summaries
+    other = ("dryrun", "touch", "lint", "list_target_rules", "list_rules", "print_compilation", "dag",
+             "rulegraph", "filegraph", "d3dag", "containerize", "generate_unit_tests", "unlock", "cleanup_metadata",
+             "conda_cleanup_envs", "conda_create_envs_only", "list_conda_envs", "cleanup_shadow",
+             "container_cleanup_images", "list_changes", "list_input_changes", "list_params_changes",
+             "list_untracked", "summary", "detailed_summary", "archive", "delete_all_output", "delete_temp_output")  # fmt: skip
+    report_only = getattr(args, "report", None) and not getattr(
+        args, "report_after_run", False
+    )
+    runs = not (report_only or any(getattr(args, k, None) for k in other))
+    return sorted(args.targets or []), runs and not workflow.output_settings.dryrun
+
+
+def check_data():
+    """Before any job: every data set the targets need and have not downloaded can be had (a copy here, or a source
+    that answers), or one message names every one that cannot, and the fix (dpcost.config.RunConfig.check_data). A dry
+    run asks nothing and says so."""
+    asked = _command_line()
+    if asked is None:
+        return
+    targets, runs = asked
+    if runs:
+        try:
+            RUN.check_data(targets)
+        except DPCostError as exc:
+            _fail(str(exc), prefix="")
+    elif workflow.output_settings.dryrun and RUN.downloads_needed(targets):
+        needed = ", ".join(RUN.downloads_needed(targets))
+        print(
+            f"dry run: whether {needed} can be downloaded is checked when the run starts",
+            file=sys.stderr,
+        )
+
+
+if workflow.is_main_process and config["download"]["check_sources"]:
+    check_data()
+
+
+def closing_summary(ok):
+    # The few lines a run ends with (onsuccess, onerror in the Snakefile): where the results
+    # are, every warning of the run, the report command (dpcost.config.RunConfig.summary).
+    # Said by the process that ran the jobs, from its command line. A closing message must
+    # never turn a run's result into a traceback: one that cannot be made says so, in a line.
+    asked = _command_line()
+    if not workflow.is_main_process or asked is None:
+        return
+    try:
+        text = RUN.summary(asked[0], ok=ok, command=sys.argv[1:], workdir=os.getcwd())
+    except Exception as exc:
+        text = f"dpcost: no closing summary ({type(exc).__name__}: {exc})"
+    print(f"\n{text}", file=sys.stderr)
 
 
 def one_of(names):

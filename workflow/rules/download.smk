@@ -11,7 +11,7 @@ rule download_snp:
         accession=config["snp"]["accession"],
         matrix_url=config["snp"]["matrix_url"],
         manual_dir="resources/snp/manual",
-        options=config["download"],
+        options=DOWNLOAD_OPTIONS,
     message:
         "Listing {params.matrix_url} and downloading every series-matrix part"
     script:
@@ -36,7 +36,7 @@ rule download_table:
         content_sha256=lambda wc: config[wc.dataset].get("content_sha256"),
         reader=lambda wc: config[wc.dataset].get("reader"),
         manual_dir=lambda wc: f"resources/{wc.dataset}/manual",
-        options=config["download"],
+        options=DOWNLOAD_OPTIONS,
     message:
         "Fetching the table {wildcards.dataset} (first source that verifies)"
     script:

@@ -17,7 +17,7 @@ rule download_libsvm:
     params:
         sources=lambda w: config[w.dataset]["sources"],
         manual_dir=lambda w: f"resources/{w.dataset}/manual",
-        options=config["download"],
+        options=DOWNLOAD_OPTIONS,
     message:
         "Downloading the {wildcards.dataset} train and test files (LIBSVM data sets)"
     script:

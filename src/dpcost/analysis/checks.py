@@ -13,17 +13,23 @@ from . import tuning as tuning_steps
 from .datasets import Analysis
 
 
+def delta_warning(privacy: Privacy, m_grid: Sequence[int], *, why: bool = True) -> str | None:
+    """A PRIVACY WARNING naming every m whose δ(m) ≥ 1/m, with δ there (resolving δ at every m, which refuses
+    δ ∉ (0, 1)); None when δ(m) < 1/m at every m. ``why``: with the reason a δ that large is a risk."""
+    large = [(m, d) for m in m_grid if (d := privacy.at(m).delta) >= 1 / m]
+    if not large:
+        return None
+    where = "every m" if len(large) == len(m_grid) else f"{len(large)} of the {len(m_grid)} m"
+    at = ", ".join(f"{d:.3g} at n={m}" for m, d in large)
+    reason = ("; a mechanism that publishes one random record in the clear satisfies (0, 1/n)-DP, so this delta "
+              "permits that kind of failure")  # fmt: skip
+    return f"PRIVACY WARNING: delta={privacy.delta} is >= 1/n at {where} ({at}){reason if why else ''}"
+
+
 def delta_notes(privacy: Privacy, m_grid: Sequence[int]) -> list[str]:
-    """A PRIVACY WARNING for the first m whose δ(m) ≥ 1/m (resolving δ at every m, which refuses δ ∉ (0, 1))."""
-    notes = []
-    for m in m_grid:
-        d = privacy.at(m).delta
-        if d >= 1 / m and not notes:
-            notes.append(
-                f"PRIVACY WARNING: delta={d:.3g} at n={m} is >= 1/n; a mechanism that publishes one random record "
-                "in the clear satisfies (0, 1/n)-DP, so this delta permits that kind of failure"
-            )
-    return notes
+    """The ledger's notes on δ: :func:`delta_warning`, if any."""
+    warning = delta_warning(privacy, m_grid)
+    return [warning] if warning else []
 
 
 def check_setup(

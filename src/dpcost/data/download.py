@@ -64,7 +64,7 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def _name_not_resolved(exc: BaseException) -> bool:
+def name_not_resolved(exc: BaseException) -> bool:
     """Whether a requests error was caused by a failed DNS lookup: a socket.gaierror somewhere in the chain
     (urllib3 2 raises its NameResolutionError from it, urllib3 1.26 its NewConnectionError while handling it).
 
@@ -211,10 +211,11 @@ def _pooch_quiet() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def _why(exc: requests.RequestException) -> str:
+def reason(exc: requests.RequestException) -> str:
+    """A requests error in one line: its type and the OS's reason ("ConnectionError: Connection refused")."""
     # urllib3 nests the cause several levels deep; the OS reason ("Connection refused") is what a user needs
-    reason = re.search(r"\[Errno -?\d+\] ([^'\")]+)", str(exc))
-    return f"{type(exc).__name__}: {reason.group(1) if reason else ' '.join(str(exc).split())[:200]}"
+    found = re.search(r"\[Errno -?\d+\] ([^'\")]+)", str(exc))
+    return f"{type(exc).__name__}: {found.group(1) if found else ' '.join(str(exc).split())[:200]}"
 
 
 def _attempt(url: str, dest: Path, part: Path, sha256: str | None, timeout, progress_every: float) -> None:
@@ -234,13 +235,13 @@ def _attempt(url: str, dest: Path, part: Path, sha256: str | None, timeout, prog
                 raise _Retryable(f"HTTP {status}" + (f" (Retry-After {retry_after})" if retry_after else "")) from None
             raise DownloadError(f"HTTP {status} {getattr(r, 'reason', '') or ''}".strip()) from None
         except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as exc:
-            if _name_not_resolved(exc):
+            if name_not_resolved(exc):
                 raise DownloadError(
-                    f"{_why(exc)} (the host name does not resolve: no network or no DNS; not retried)"
+                    f"{reason(exc)} (the host name does not resolve: no network or no DNS; not retried)"
                 ) from None
-            raise _Retryable(_why(exc)) from None
+            raise _Retryable(reason(exc)) from None
         except requests.RequestException as exc:  # an invalid URL, too many redirects, an undecodable body
-            raise DownloadError(_why(exc)) from None
+            raise DownloadError(reason(exc)) from None
         except ValueError as exc:  # pooch's hash check; it has deleted the file
             if known is None or "hash" not in str(exc):
                 raise
@@ -269,7 +270,7 @@ def download(
     Retries connection errors, timeouts, truncated transfers, HTTP 429 and 5xx up to ``max_tries`` times, waiting
     ``backoff · 2^k`` seconds; resumes a partial transfer with a Range request where the server allows it.
     A 4xx other than 429, a host name that does not resolve, or a sha256 mismatch fails at once (retrying cannot
-    fix them; see :func:`_name_not_resolved`). Progress: a log line every ``progress_every`` seconds, or tqdm's bar
+    fix them; see :func:`name_not_resolved`). Progress: a log line every ``progress_every`` seconds, or tqdm's bar
     on a terminal where no log file is kept (see :func:`_progressbar`). Raises :class:`DownloadError` with the URL
     and the reason (:class:`DataError` for a sha256 mismatch); ``dest`` is written only after verification.
     """

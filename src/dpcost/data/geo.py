@@ -407,6 +407,7 @@ def fetch_series_matrices(
     except DownloadError as exc:
         where = f" place the parts ({accession}_series_matrix*.txt.gz from {matrix_url}) in {manual}/, or"
         raise DownloadError(
-            f"{exc}. Check the network, or{where if manual else ''} run without the SNP analyses: `datasets: [housing]`"
+            f"{exc}. Check the network, or{where if manual else ''} leave the SNP analyses (snp, snp_logistic) out of "
+            "`datasets`"
         ) from None
     return {"accession": accession, "matrix_url": matrix_url, "index_retrieved": index["retrieved"], "files": files}

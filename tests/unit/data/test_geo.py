@@ -180,5 +180,7 @@ def test_no_network_says_where_to_place_the_parts_and_how_to_run_without_them(tm
     with pytest.raises(DownloadError) as info:
         geo.fetch_series_matrices(url, "GSE106818", tmp_path / "dl", tmp_path / "manual", max_tries=5, backoff=30.0)
     msg = str(info.value)  # and fast: an unresolvable name is not retried with 30 s back-off
-    assert "does not resolve" in msg and f"in {tmp_path / 'manual'}/" in msg and "`datasets: [housing]`" in msg
+    assert "does not resolve" in msg and f"in {tmp_path / 'manual'}/" in msg
+    assert "leave the SNP analyses (snp, snp_logistic) out of `datasets`" in msg
+    assert "housing" not in msg  # its advice stays with the SNP data: it no longer sends the user to housing and back
     assert "\n" not in msg

@@ -61,7 +61,8 @@ def test_a_changed_value_is_refused_in_one_line_naming_the_offline_routes(tmp_pa
     msg = str(info.value)
     assert "content sha256" in msg and "does not match" in msg  # the copy, refused by its content
     assert "does not resolve" in msg  # the download, tried once
-    assert str(tmp_path / "manual") in msg and "path:" in msg and "datasets: [snp, snp_logistic]" in msg
+    assert str(tmp_path / "manual") in msg and "path:" in msg and "leave housing out of the run's data sets" in msg
+    assert "snp" not in msg  # its advice stays with housing: it no longer sends the user to the SNP data and back
     assert "\n" not in msg
 
 
