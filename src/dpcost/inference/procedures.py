@@ -15,9 +15,9 @@ from .ssp_family import ssp_family_interval
 # method → its routes, the default first. The SSP family's intervals read its released statistics
 # (ssp_family); every other method takes the generic blocks route, valid for any private estimator.
 PROCEDURES: dict[str, tuple[str, ...]] = {
-    "ssp": ("bootstrap", "delta", "blocks"),
-    "adassp": ("bootstrap", "delta", "blocks"),
-    "joint_ssp": ("bootstrap", "delta", "blocks"),
+    "ssp": ("delta", "bootstrap", "blocks"),
+    "adassp": ("delta", "bootstrap", "blocks"),
+    "joint_ssp": ("delta", "bootstrap", "blocks"),
     "boosted_adassp": ("blocks",),
     "precond_gd": ("blocks",),
     "precond_gd_free": ("blocks",),

@@ -40,7 +40,7 @@ from .base import check_level, check_rows, derived_rng, make_interval
 from .budget import SHARE, residual_release, residual_sum_of_squares, sigma2_from, split
 
 STATISTICS = {"ssp": ssp_statistics, "adassp": adassp_statistics, "joint_ssp": joint_ssp_statistics}
-ROUTES = ("bootstrap", "delta")
+ROUTES = ("delta", "bootstrap")
 DRAWS = 1000  # bootstrap draws: the 2.5 % quantile from 1,000 draws has a relative sd of ≈ 3 % in its tail distance
 
 
@@ -52,7 +52,7 @@ def ssp_family_interval(
     privacy: Privacy,
     rng: np.random.Generator,
     level: float = 0.95,
-    route: str = "bootstrap",
+    route: str = "delta",
     share: float = SHARE,
     R: float | None = None,
     draws: int = DRAWS,
@@ -83,8 +83,10 @@ def ssp_family_interval(
     s = STATISTICS[method](X, y, privacy=sp.estimate, rng=rng, **constants)
     theta = solve_statistics(s)
     S = residual_sum_of_squares(Xc, yc, theta, R, rel, own, privacy.sampler)
-    sigma2 = sigma2_from(S, rel.noise_scale, n, d)
     G_hat = _psd(s.G, s.sigma_G)
+    V_noise = _noise_covariance(s, theta)
+    # Σ r_i² at θ̂ holds the estimate's noise too, Σ(x_i'(θ̂ − β))² ≈ tr(X'X V_noise): taken out (docs/proofs.md)
+    sigma2 = sigma2_from(S - float(np.sum(G_hat * V_noise)), rel.noise_scale, n, d)
     if route == "bootstrap":
         sims = _bootstrap(method, s, G_hat, theta, sigma2, draws, derived_rng(rng, "interval", method, "bootstrap"))
         a = (1 - level) / 2
@@ -92,7 +94,10 @@ def ssp_family_interval(
         lower, upper, quantile = 2 * theta - q_hi, 2 * theta - q_lo, f"basic bootstrap, {draws} draws"
         se = sims.std(axis=0, ddof=1)
     else:
-        se = np.sqrt(np.maximum(np.diag(_delta_covariance(s, G_hat, theta, sigma2)), 0.0))
+        A_inv = _inverse(s)
+        with np.errstate(over="ignore", invalid="ignore"):
+            cov = V_noise + sigma2 * A_inv @ G_hat @ A_inv
+        se = np.sqrt(np.maximum(np.diag(cov), 0.0))
         z = stats.norm.ppf(0.5 + level / 2)
         lower, upper, quantile = theta - z * se, theta + z * se, "normal"
     plan = sp.plan(method, s.plan, (rel,), f"residuals clipped to [-R, R], R = {R:.6g}, for sigma^2")
@@ -106,14 +111,29 @@ def _psd(G: np.ndarray, floor: float) -> np.ndarray:
     return (V * np.maximum(w, floor)) @ V.T
 
 
-def _delta_covariance(s, G_hat: np.ndarray, theta: np.ndarray, sigma2: float) -> np.ndarray:
-    """A⁻¹(σ̂²Ĝ + σ_b²I + σ_G²(‖θ̂‖²I + θ̂θ̂' − diag(θ̂²)))A⁻¹ (docs/proofs.md: Cov(Eθ) of the symmetric noise)."""
+def _inverse(s) -> np.ndarray:
+    """A⁻¹, A = G̃ + λI the matrix the estimate solved with (pseudo-inverse if singular)."""
+    return np.linalg.pinv(s.G + s.lam * np.eye(len(s.b)))
+
+
+def _noise_covariance(s, theta: np.ndarray) -> np.ndarray:
+    """The mechanism's part of Var θ̂ given the released A: A⁻¹(σ_b²I + σ_G²(tr(T)I + T − diag(T)))A⁻¹, the second
+    term Cov(Eβ) of the symmetric noise E on X'X at ββ' = T (docs/proofs.md). T = θ̂θ̂' − V with V this covariance at
+    T = θ̂θ̂' (E θ̂θ̂' = ββ' + Var θ̂: the plug-in alone over-states it), projected onto the PSD cone."""
     d = len(theta)
-    A_inv = np.linalg.pinv(s.G + s.lam * np.eye(d))
-    noise_xx = (theta @ theta) * np.eye(d) + np.outer(theta, theta) - np.diag(theta**2)
-    middle = sigma2 * G_hat + s.sigma_b**2 * np.eye(d) + s.sigma_G**2 * noise_xx
-    with np.errstate(over="ignore", invalid="ignore"):
-        return A_inv @ middle @ A_inv
+    A_inv = _inverse(s)
+
+    def cov(T):
+        noise_xx = np.trace(T) * np.eye(d) + T - np.diag(np.diag(T))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return A_inv @ (s.sigma_b**2 * np.eye(d) + s.sigma_G**2 * noise_xx) @ A_inv
+
+    T = np.outer(theta, theta)
+    V = cov(T)
+    if not np.isfinite(V).all():
+        return V
+    w, U = np.linalg.eigh(T - V)
+    return cov((U * np.maximum(w, 0.0)) @ U.T)
 
 
 def _bootstrap(method, s, G_hat, theta, sigma2, B, rng) -> np.ndarray:
