@@ -13,7 +13,8 @@ Coverage holds when the k block estimates are i.i.d. and nearly normal around th
 k − 1 degrees of freedom is then exact for their mean. What makes it under-cover: the bias of the estimator at
 n/k rows (clipping, shrinkage, early stopping), which the t-interval does not see and which is larger at n/k than
 at n; the interval's centre (the mean of the block estimates) is a different, noisier estimate than the estimator's
-on all n rows. ``debias`` offers nothing here: a biased estimator needs a larger n/k or nε, or another route.
+on all n rows. No bias correction is offered: a biased estimator needs a larger n/k or nε, or another route (measured:
+precond_gd_adaptive's blocks of 200 rows at ε = 0.5 cover 0.11).
 """
 
 from __future__ import annotations
