@@ -1,4 +1,4 @@
-"""The package's shape: subpackages by concern, imports only downward (errors ← dp ← estimators, attacks ←
+"""The package's shape: subpackages by concern, imports only downward (errors ← dp ← estimators, attacks, inference ←
 analysis ← simulation ← config ← jobs; data and run_record beside them), no import circle, no module over ~400
 lines, no private name imported across modules."""
 
@@ -16,10 +16,11 @@ ALLOWED = {
     "data": set(),
     "estimators": {"dp"},
     "attacks": {"dp"},
-    "analysis": {"dp", "estimators", "data", "attacks"},
-    "simulation": {"dp", "estimators", "data", "attacks", "analysis"},
-    "config": {"dp", "estimators", "data", "attacks", "analysis", "simulation"},
-    "jobs": {"dp", "estimators", "data", "attacks", "analysis", "simulation", "config"},
+    "inference": {"dp", "estimators"},
+    "analysis": {"dp", "estimators", "data", "attacks", "inference"},
+    "simulation": {"dp", "estimators", "data", "attacks", "analysis", "inference"},
+    "config": {"dp", "estimators", "data", "attacks", "analysis", "simulation", "inference"},
+    "jobs": {"dp", "estimators", "data", "attacks", "analysis", "simulation", "config", "inference"},
     "run_record": set(),  # read by the workflow before its config (workflow/rules/run_record.smk)
 }
 

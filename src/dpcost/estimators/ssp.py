@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -139,6 +140,38 @@ def noisy_symmetric(G: np.ndarray, sigma: float, rng: np.random.Generator, sampl
     return symmetric_from_upper(draw("gaussian", sigma, len(iu[0]), rng, sampler).add(G[iu]), d)
 
 
+class NoisyStatistics(NamedTuple):
+    """What an SSP-type release puts out, before the solve: the noisy Gram matrix G̃ (symmetric, N(0, σ_G²) on and
+    above the diagonal), the noisy X'y b̃ (N(0, σ_b²) per coordinate), the ridge λ added to G̃ (post-processing of
+    the releases), the plan, and ``extra``: what a method-specific ridge rule used (AdaSSP's λ_min release). The
+    estimate is ``solve(G̃ + λI, b̃)`` (:func:`solve_statistics`); :mod:`dpcost.inference` reads the rest."""
+
+    G: np.ndarray
+    b: np.ndarray
+    lam: float
+    sigma_G: float
+    sigma_b: float
+    plan: PrivacyPlan
+    extra: dict
+
+
+def solve_statistics(s: NoisyStatistics) -> np.ndarray:
+    """θ̂ = (G̃ + λI)⁻¹b̃ (minimum-norm least squares if singular): post-processing of the released statistics."""
+    A = s.G + s.lam * np.eye(len(s.b)) if s.lam else s.G
+    return np.linalg.lstsq(A, s.b, rcond=None)[0]
+
+
+def ssp_statistics(X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float) -> NoisyStatistics:
+    """The releases of :func:`ssp` (its draws, in its order): G̃ = X'X + E₁ and b̃ = X'y + E₂, λ = 0."""
+    Xc, yc = clip_design(X, y, B_X, B_Y)
+    n, d = Xc.shape
+    plan = ssp_plan(privacy, n, d, B_X=B_X, B_Y=B_Y)
+    s_xx, s_xy = (r.noise_scale for r in plan.releases)
+    A = noisy_symmetric(Xc.T @ Xc, s_xx, rng, privacy.sampler)
+    b = add_noise(Xc.T @ yc, "gaussian", s_xy, rng, privacy.sampler)
+    return NoisyStatistics(A, b, 0.0, s_xx, s_xy, plan, {})
+
+
 def ssp(X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float) -> np.ndarray:
     """Sufficient statistics perturbation (Vu & Slavkovic 2009; Wang 2018 §3.2, App. C.1).
 
@@ -146,14 +179,35 @@ def ssp(X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: fl
     unstable for small λ_min, which AdaSSP fixes). Privacy: (ε, δ)-DP under replace-one neighbours, sensitivities
     √2·B_X² and 2B_X B_Y (``neighbours="add_remove"`` uses Wang's B_X² and B_X B_Y), see :func:`ssp_plan`.
     Rows are clipped to ‖x‖₂ ≤ B_X and y to [−B_Y, B_Y] here: B_X, B_Y are public bounds, never derived from the data.
+    The releases are :func:`ssp_statistics`'s.
     """
+    return solve_statistics(ssp_statistics(X, y, privacy=privacy, rng=rng, B_X=B_X, B_Y=B_Y))
+
+
+def adassp_statistics(
+    X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float, rho: float = 0.05
+) -> NoisyStatistics:
+    """The releases of :func:`adassp` (its draws, in its order) and the ridge λ they give; ``extra`` holds the noisy
+    λ_min, its noise scale σ₁ and the operator-norm bound, from which λ was computed."""
     Xc, yc = clip_design(X, y, B_X, B_Y)
     n, d = Xc.shape
-    plan = ssp_plan(privacy, n, d, B_X=B_X, B_Y=B_Y)
-    s_xx, s_xy = (r.noise_scale for r in plan.releases)
-    A = noisy_symmetric(Xc.T @ Xc, s_xx, rng, privacy.sampler)
+    plan = adassp_plan(privacy, n, d, B_X=B_X, B_Y=B_Y)
+    s_min, s_xx, s_xy = (r.noise_scale for r in plan.releases)
+    G = Xc.T @ Xc
+    lam_min = max(np.linalg.eigvalsh(G)[0], 0.0)
+    noisy_min = float(add_noise(lam_min, "gaussian", s_min, rng, privacy.sampler))
+    lam_min_t = max(noisy_min - s_min * math.sqrt(math.log(6 / plan.delta)), 0.0)
+    bound = noise_norm_bound(s_xx, d, rho)
+    lam = max(0.0, bound - lam_min_t)
+    A = noisy_symmetric(G, s_xx, rng, privacy.sampler)
     b = add_noise(Xc.T @ yc, "gaussian", s_xy, rng, privacy.sampler)
-    return np.linalg.lstsq(A, b, rcond=None)[0]
+    extra = {
+        "noisy_min": noisy_min,
+        "sigma_min": s_min,
+        "bound": bound,
+        "shift": s_min * math.sqrt(math.log(6 / plan.delta)),
+    }
+    return NoisyStatistics(A, b, lam, s_xx, s_xy, plan, extra)
 
 
 def adassp(
@@ -167,20 +221,11 @@ def adassp(
        reference code use the noisy one).
     Privacy: (ε, δ)-DP under replace-one neighbours by composing the three Gaussian releases (:func:`adassp_plan`);
     λ̃_min and λ are post-processing. Rows clipped to ‖x‖₂ ≤ B_X, y to [−B_Y, B_Y] here. ρ is the failure
-    probability of the operator-norm bound (0.05, as in the reference code); it affects utility only.
+    probability of the operator-norm bound (0.05, as in the reference code); it affects utility only. The releases
+    are :func:`adassp_statistics`'s.
     """
-    Xc, yc = clip_design(X, y, B_X, B_Y)
-    n, d = Xc.shape
-    plan = adassp_plan(privacy, n, d, B_X=B_X, B_Y=B_Y)
-    s_min, s_xx, s_xy = (r.noise_scale for r in plan.releases)
-    G = Xc.T @ Xc
-    lam_min = max(np.linalg.eigvalsh(G)[0], 0.0)
-    noisy_min = float(add_noise(lam_min, "gaussian", s_min, rng, privacy.sampler))
-    lam_min_t = max(noisy_min - s_min * math.sqrt(math.log(6 / plan.delta)), 0.0)
-    lam = max(0.0, noise_norm_bound(s_xx, d, rho) - lam_min_t)
-    A = noisy_symmetric(G, s_xx, rng, privacy.sampler) + lam * np.eye(d)
-    b = add_noise(Xc.T @ yc, "gaussian", s_xy, rng, privacy.sampler)
-    return np.linalg.lstsq(A, b, rcond=None)[0]
+    s = adassp_statistics(X, y, privacy=privacy, rng=rng, B_X=B_X, B_Y=B_Y, rho=rho)
+    return np.linalg.lstsq(s.G + s.lam * np.eye(len(s.b)), s.b, rcond=None)[0]
 
 
 # ---- the joint release --------------------------------------------------------------------------------------------
@@ -260,6 +305,16 @@ def joint_ssp(
     to their worst at once. Rows are clipped to ‖x‖₂ ≤ B_X and y to [−B_Y, B_Y] here (public bounds). ``ratio``
     sets how the noise splits between X'y and X'X; ``kappa`` and ``rho`` set the ridge (utility only).
     """
+    s = joint_ssp_statistics(X, y, privacy=privacy, rng=rng, B_X=B_X, B_Y=B_Y, ratio=ratio, kappa=kappa, rho=rho)
+    return np.linalg.lstsq(s.G + s.lam * np.eye(len(s.b)), s.b, rcond=None)[0]
+
+
+def joint_ssp_statistics(
+    X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float, ratio: float = 1.0,
+    kappa: float = 1.0, rho: float = 0.05,
+) -> NoisyStatistics:  # fmt: skip
+    """The release of :func:`joint_ssp` (its one draw) read back as G̃ (noise σB_X² per upper entry) and b̃ (noise
+    σ·ratio·B_X B_Y), and the ridge λ read off G̃ (``extra``: κ and ρ of that rule)."""
     Xc, yc = clip_design(X, y, B_X, B_Y)
     kappa, rho = check_positive("kappa", kappa), check_positive("rho", rho)
     n, d = Xc.shape
@@ -271,4 +326,5 @@ def joint_ssp(
     z = add_noise(np.concatenate([G[iu] / B_X**2, b / y_unit]), "gaussian", sigma, rng, privacy.sampler)
     A = symmetric_from_upper(z[: len(iu[0])] * B_X**2, d)
     lam = ridge_from_noisy_gram(A, sigma * B_X**2, kappa, rho)
-    return np.linalg.lstsq(A + lam * np.eye(d), z[len(iu[0]) :] * y_unit, rcond=None)[0]
+    return NoisyStatistics(A, z[len(iu[0]) :] * y_unit, lam, sigma * B_X**2, sigma * y_unit, plan,
+                           {"kappa": kappa, "rho": rho})  # fmt: skip

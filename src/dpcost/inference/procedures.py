@@ -1,0 +1,57 @@
+"""The one list of interval procedures: method name → the routes it has, the first its default; and the entry
+point :func:`interval`. A method not listed has no private interval procedure, and asking for one is an error that
+names those that have one — never a non-private interval beside a private estimate."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..dp.privacy import Privacy
+from ..errors import PrivacyError
+from .base import Interval
+from .blocks import blocks_interval
+from .ssp_family import ssp_family_interval
+
+# method → its routes, the default first. The SSP family's intervals read its released statistics
+# (ssp_family); every other method takes the generic blocks route, valid for any private estimator.
+PROCEDURES: dict[str, tuple[str, ...]] = {
+    "ssp": ("delta", "bootstrap", "blocks"),
+    "adassp": ("delta", "bootstrap", "blocks"),
+    "joint_ssp": ("delta", "bootstrap", "blocks"),
+    "boosted_adassp": ("blocks",),
+    "precond_gd": ("blocks",),
+    "precond_gd_free": ("blocks",),
+    "precond_gd_adaptive": ("blocks",),
+}
+
+
+def interval(
+    method: str,
+    X,
+    y,
+    *,
+    privacy: Privacy,
+    rng: np.random.Generator,
+    level: float = 0.95,
+    route: str | None = None,
+    **options,
+) -> Interval:
+    """A private confidence interval for every coefficient of β from ``method``, at ``level``: one release that is
+    (privacy.epsilon, privacy.delta)-DP as a whole (its :attr:`Interval.plan`), the estimate and the interval's
+    own releases together.
+
+    ``route`` (default: the method's first, :data:`PROCEDURES`): ``bootstrap`` or ``delta`` for the SSP family
+    (:mod:`.ssp_family`; options ``share``, ``R``, ``draws``), ``blocks`` for any listed method (:mod:`.blocks`;
+    option ``blocks``). The other options are the estimator's constants. ``rng`` draws the estimate's noise exactly
+    as the estimator would (SSP family); the interval's own noise comes from generators derived from it without
+    drawing from it (:func:`~.base.derived_rng`)."""
+    if method not in PROCEDURES:
+        raise PrivacyError(
+            f"no private interval procedure for {method!r}; the methods that have one: {sorted(PROCEDURES)}"
+        )
+    route = PROCEDURES[method][0] if route is None else route
+    if route not in PROCEDURES[method]:
+        raise PrivacyError(f"{method} has the interval routes {PROCEDURES[method]}, not {route!r}")
+    if route == "blocks":
+        return blocks_interval(method, X, y, privacy=privacy, rng=rng, level=level, **options)
+    return ssp_family_interval(method, X, y, privacy=privacy, rng=rng, level=level, route=route, **options)
