@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .analysis import datasets
+from .analysis import datasets, intervals
 from .analysis.checks import check_setup, delta_warning
 from .analysis.tuning import TuningSpec, searches_decoys
 from .data import availability, libsvm
@@ -140,6 +140,16 @@ class RunConfig:
         spec = TuningSpec.of(block, method, decoys=block["map"].get("decoys"))
         return {"spec": spec.to_dict(), "grid": block["map"], "params": self.params(name), "seed": self.config["seed"],
                 "privacy": self.privacy(name).to_dict()}  # fmt: skip
+
+    def inference_methods(self, name: str, methods: Sequence[str] | None = None) -> list[str]:
+        """The methods of a regression analysis (or the benchmark's ``methods`` on it) that release private intervals
+        (its ``inference`` block; none when off or not a regression): :func:`dpcost.analysis.intervals.runs`."""
+        on = self.analysis(name).family == "regression" and self.config[name].get("inference")
+        return intervals.runs(on or None, self.methods.get(name, ()) if methods is None else methods)
+
+    def inference_args(self, name: str, method: str | None = None, benchmark: bool = False) -> dict:
+        base = self.benchmark_args(name, method) if benchmark else self.estimate_args(name)
+        return {**base, **intervals.options(self.config[name]["inference"], method or "ols")}
 
     def benchmark_privacy(self, name: str) -> Privacy:
         """A data set's privacy in the benchmark: the benchmark's δ (``benchmark.delta``, the same for every data set,

@@ -71,6 +71,12 @@ rule ledger:
         plans=lambda wc: per_method(
             wc.dataset, "results/{dataset}/estimates/{method}.plans.json"
         ),
+        # the private intervals' releases (workflow/rules/inference.smk), where the analysis makes them
+        intervals=lambda wc: (
+            inference_files(wc.dataset, "plans.json")
+            if wc.dataset in INFERENCE
+            else []
+        ),
     output:
         ledger=report(
             "results/{dataset}/privacy_ledger.json",

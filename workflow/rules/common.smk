@@ -48,6 +48,23 @@ except DPCostError as exc:
 
 DATASETS, TABLES, LIBSVM, METHODS = RUN.analyses, RUN.tables, RUN.libsvm, RUN.methods
 BENCHMARK = RUN.benchmark or {"datasets": [], "methods": []}
+# the regression analyses whose `inference` block is enabled, and the methods of each that release private intervals
+# (a listed method without a procedure, or a route a method lacks, stops here naming the key)
+try:
+    INFERENCE = {
+        ds: RUN.inference_methods(ds)
+        for ds in DATASETS
+        if RUN.analysis(ds).family == "regression"
+        and config[ds].get("inference", {}).get("enabled")
+    }
+    # the benchmark's tables with intervals, each with the benchmark's methods that release them
+    BENCHMARK_INFERENCE = {
+        ds: methods
+        for ds in BENCHMARK["datasets"]
+        if (methods := RUN.inference_methods(ds, BENCHMARK["methods"]))
+    }
+except DPCostError as exc:
+    _fail(f"{exc}")
 # the download jobs' retry options (not check_sources: switching the check must not rerun a download)
 DOWNLOAD_OPTIONS = {
     k: config["download"][k] for k in ("max_tries", "backoff", "timeout")
@@ -141,6 +158,21 @@ def part_files(dataset, step, method, ext):
     ]
 
 
+def inference_files(dataset, ext):
+    """The files of the interval jobs of an analysis (none when no method has a procedure)."""
+    return [
+        f"results/{dataset}/inference/{method}.{ext}" for method in INFERENCE[dataset]
+    ]
+
+
+INFERENCE_OUTPUTS = (
+    "inference.csv",
+    "inference.parquet",
+    "inference.png",
+    "inference.pdf",
+)
+
+
 ANALYSIS_OUTPUTS = (
     "errors.parquet",
     "summary.csv",
@@ -176,6 +208,7 @@ def final_outputs():
     for ds in DATASETS:
         names = ANALYSIS_OUTPUTS + (MAP_OUTPUTS if config[ds].get("map") else ())
         names += ("comparison.csv",) if RUN.analysis(ds).comparison else ()
+        names += INFERENCE_OUTPUTS if ds in INFERENCE else ()
         files += [f"results/{ds}/{name}" for name in names]
     return files + [f"results/{ds}/{name}" for ds in LIBSVM for name in LIBSVM_OUTPUTS]
 

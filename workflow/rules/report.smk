@@ -16,10 +16,12 @@ REPORT_PAGES = [
     for name in ("headline", "summary", "attack", "ledger", "provenance")
     + ("comparison",) * (ds in COMPARED)
     + ("privacy_map",) * (ds in MAPPED)
+    + ("inference",) * (ds in INFERENCE)
 ]
 BENCHMARK_REPORT_PAGES = [
     f"results/benchmark/report/{name}.html"
     for name in ("headline", "summary", "wins")
+    + ("inference",) * bool(BENCHMARK_INFERENCE)
     if RUN.benchmark
 ]
 
@@ -116,6 +118,29 @@ rule report_map:
         "results/job_times/report_map_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(MAPPED),
+    conda:
+        "../envs/dpcost.yaml"
+    script:
+        "../scripts/report.py"
+
+
+rule report_inference:
+    input:
+        csv="results/{dataset}/inference.csv",
+        figure="results/{dataset}/inference.png",
+    output:
+        page=report(
+            "results/{dataset}/report/inference.html",
+            caption="../report/inference.rst",
+            category="{dataset}",
+            labels={"dataset": "{dataset}", "output": "confidence intervals"},
+        ),
+    log:
+        "logs/{dataset}/report_inference.log",
+    benchmark:
+        "results/job_times/report_inference_{dataset}.tsv"
+    wildcard_constraints:
+        dataset=one_of(INFERENCE),
     conda:
         "../envs/dpcost.yaml"
     script:

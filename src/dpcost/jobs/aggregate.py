@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..analysis import datasets
 from ..analysis.checks import delta_notes
+from ..analysis.intervals import ledger_entry
 from ..analysis.ledger import build_ledger, method_entry
 from ..analysis.summaries import annotate, summarize
 from ..analysis.summaries import compare as compare_table
@@ -83,6 +84,9 @@ def ledger(job: Job) -> None:
     record = build_ledger(dataset=job.dataset, records=[read_json(p) for p in job.input["plans"]],
                           privacy=privacy.to_dict(), notes=notes, d_public=_d_public(meta),
                           not_private=[*preprocessing_notes(meta), *datasets.get(job.dataset).not_private])  # fmt: skip
+    if job.input.get("intervals"):  # the private intervals' own releases, and the table's composition with them
+        record["intervals"] = ledger_entry([read_json(p) for p in job.input["plans"]],
+                                           [read_json(p) for p in job.input["intervals"]])  # fmt: skip
     write_json_atomic(job.output["ledger"], record)
 
 

@@ -54,6 +54,22 @@ def report_map(job: Job) -> None:
     _view(job, "map", f"{job.dataset}: the ε needed and the privacy-utility map", body)
 
 
+def report_inference(job: Job) -> None:
+    """The private confidence intervals of one analysis as a page: the figure, the table per method and m (pooled over
+    the coefficients), then inference.csv as it is."""
+    from ..analysis.intervals import pooled
+
+    summary = _csv(job.input["csv"])
+    text = ("Per method and m: the coverage of the full-data OLS coefficient (mean over the coefficients; min_coverage "
+            "the lowest), the median width over the OLS (HC3, finite-population correction) interval's, and the share "
+            "of repetitions whose interval excludes 0 (power) beside OLS's (ols_power). Methods without a procedure: "
+            "the rows of the last table that say why.")  # fmt: skip
+    body = pages.figure_and_table("Private confidence intervals", Path(job.input["figure"]).read_bytes(),
+                                  pooled(summary), text)  # fmt: skip
+    body += "<h2>Every coefficient (inference.csv)</h2>\n" + pages.table(summary)
+    _view(job, "page", f"{job.dataset}: private confidence intervals (inference.csv)", body)
+
+
 def report_benchmark(job: Job) -> None:
     """The benchmark's headline fragment (its figure and wins) and its summary and wins pages."""
     summary, wins = _csv(job.input["summary"]), _csv(job.input["wins"])

@@ -1,0 +1,223 @@
+"""Private confidence intervals over a regression analysis's m grid and repetitions (issue 38): the coverage of the
+full-data OLS coefficient, the width against the non-private OLS interval's, and the power privacy costs.
+
+At every (m, rep) the rows are the error curves' subsample (``design.subsample``, the draw the engine makes,
+:func:`dpcost.analysis.engine.releases`), and each method releases its private interval (:func:`dpcost.inference.
+interval`): its own release, the estimate and the interval together inside the method's (ε, δ), with noise from a
+stream whose identity holds the method, m, rep, "interval", the level and the route (:func:`interval_rng`) — never
+the error curve's. The reference is OLS on the same m rows, classical and HC3, with the finite-population correction
+1 − m/n: the target is the OLS fit on the n rows the subsamples are drawn from (every row of the table, or its
+training rows where some are held out), and m rows are a sample without replacement from them
+(:func:`dpcost.inference.ols_interval`). A method without a procedure gets a row saying why, never an interval.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ConfigError, DPCostError
+from ..inference import PROCEDURES, interval, ols_interval
+from .streams import rng_for
+
+NO_PROCEDURE = "no private interval procedure (dpcost.inference.PROCEDURES): no interval released"
+BASELINE = "non-private baseline: its intervals are the OLS reference rows (route classical, hc3)"
+PRIVATE_TUNING = "tuning_mode private chooses the constants inside every release: no interval procedure runs that"
+REFERENCE = ("classical", "hc3")  # the non-private OLS intervals, FPC applied; hc3 is the width ratio's yardstick
+TIDY = ["method", "route", "m", "rep", "coefficient", "lower", "upper", "centre", "target", "level"]
+SUMMARY = ["method", "route", "private", "m", "coefficient", "level", "n_reps", "coverage", "coverage_se",
+           "mean_width", "width_ratio", "power", "ols_power", "epsilon", "delta", "note"]  # fmt: skip
+
+
+def runs(block: Mapping | None, methods: Sequence[str]) -> list[str]:
+    """The methods of ``methods`` (the analysis's, or the benchmark's) that release intervals under the ``inference``
+    block: its ``methods`` (default: every one with a procedure), none when it is off. A listed method without a
+    procedure, or a route a method does not have, is a :class:`ConfigError` naming the key."""
+    if not block or not block.get("enabled", False):
+        return []
+    listed = block.get("methods")
+    for name in listed or ():
+        if name not in PROCEDURES:
+            raise ConfigError(f"inference.methods: {name!r} has no private interval procedure; those that have one: "
+                              f"{sorted(PROCEDURES)}")  # fmt: skip
+    for name, route in (block.get("routes") or {}).items():
+        if route not in PROCEDURES.get(name, ()):
+            raise ConfigError(f"inference.routes.{name}: {route!r} is not a route of {name} "
+                              f"({PROCEDURES.get(name, 'no procedure')})")  # fmt: skip
+    return [k for k in methods if k in PROCEDURES and (listed is None or k in listed)]
+
+
+def options(block: Mapping, method: str) -> dict:
+    """The arguments of one method's interval job: level, route (the block's, or the method's default; None for a
+    method without a procedure, e.g. the reference's "ols"), share and the repetitions (None: all)."""
+    route = (block.get("routes") or {}).get(method, PROCEDURES.get(method, (None,))[0])
+    return {"level": float(block["level"]), "route": route, "share": float(block["share"]),
+            "inference_reps": block.get("reps")}  # fmt: skip
+
+
+def why_not(methods: Sequence[str], private: Mapping[str, bool], ran: Sequence[str]) -> dict[str, str]:
+    """Why each method of the analysis that released no interval did not."""
+    return {k: (BASELINE if not private.get(k, True) else NO_PROCEDURE) for k in methods if k not in ran}
+
+
+def interval_rng(seed: int, dataset: str, method: str, m: int, rep: int, *, level: float, route: str, privacy,
+                 tuning: Mapping, share: float) -> np.random.Generator:  # fmt: skip
+    """The noise stream of one interval release: "interval", the level and the route are part of its identity, so it
+    never shares noise with the error curve's release of the same (method, m, rep) (:func:`~.streams.noise_rng`)."""
+    text = json.dumps({"privacy": privacy.to_dict(), "tuning": dict(tuning), "share": share}, sort_keys=True,
+                      default=repr)  # fmt: skip
+    return rng_for(seed, dataset, "interval", method, m, rep, level, route, text)
+
+
+def full_data_ols(design) -> np.ndarray:
+    """The target: OLS on the n rows the subsamples are drawn from."""
+    return np.linalg.lstsq(design.X, design.y, rcond=None)[0]
+
+
+def run_intervals(design, method: str, *, tuning_by_m: Mapping[int, Mapping], m_grid: Sequence[int], reps: int,
+                  seed: int, privacy, dataset: str, level: float, route: str, share: float,
+                  names: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[dict], dict[str, str]]:  # fmt: skip
+    """The tidy rows (:data:`TIDY`, one per (m, rep, coefficient)), the plan of each m's release (one record per m,
+    as :func:`dpcost.analysis.engine.plan_record`), and the m whose release the procedure refused, with why."""
+    target = full_data_ols(design)
+    names = list(names) if names is not None else [f"b{j}" for j in range(design.d)]
+    rows, plans, refused = [], [], {}
+    for m in m_grid:
+        constants = dict(tuning_by_m[m])
+        extra = {"share": share} if route != "blocks" else {}
+        plan_m = None
+        try:
+            for rep in range(reps):
+                X, y = design.draw_at(design.subsample(m, rep, seed=seed, dataset=dataset))
+                rng = interval_rng(seed, dataset, method, m, rep, level=level, route=route, privacy=privacy,
+                                   tuning=constants, share=share)  # fmt: skip
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    iv = interval(method, X, y, privacy=privacy, rng=rng, level=level, route=route, **constants,
+                                  **extra)  # fmt: skip
+                if plan_m is None:
+                    said = sorted({str(w.message) for w in caught if "PRIVACY WARNING" in str(w.message)})
+                    plan_m = {"m": int(m), **iv.plan.to_dict(), "warnings": said}
+                rows += [(method, route, int(m), rep, names[j], iv.lower[j], iv.upper[j], iv.centre[j], target[j],
+                          level) for j in range(design.d)]  # fmt: skip
+        except DPCostError as exc:  # e.g. too few rows for k blocks at the smallest m
+            refused[str(m)] = str(exc)
+            rows = [r for r in rows if r[2] != m]
+            continue
+        plans.append(plan_m)
+    return pd.DataFrame(rows, columns=TIDY), plans, refused
+
+
+def run_reference(design, *, m_grid: Sequence[int], reps: int, seed: int, dataset: str, level: float,
+                  names: Sequence[str] | None = None) -> pd.DataFrame:  # fmt: skip
+    """The non-private OLS intervals on the same subsamples (:data:`TIDY`, method "ols", route classical or hc3),
+    with the finite-population correction for the n rows the subsamples are drawn from."""
+    target = full_data_ols(design)
+    n = len(design.y)
+    names = list(names) if names is not None else [f"b{j}" for j in range(design.d)]
+    rows = []
+    for m in m_grid:
+        for rep in range(reps):
+            X, y = design.draw_at(design.subsample(m, rep, seed=seed, dataset=dataset))
+            for cov in REFERENCE:
+                iv = ols_interval(X, y, level=level, covariance=cov, population=n)
+                rows += [("ols", cov, int(m), rep, names[j], iv.lower[j], iv.upper[j], iv.centre[j], target[j],
+                          level) for j in range(design.d)]  # fmt: skip
+    return pd.DataFrame(rows, columns=TIDY)
+
+
+def _cells(t: pd.DataFrame) -> pd.DataFrame:
+    """Per (method, route, m, coefficient): level, n_reps, coverage and its s.e., mean width, power."""
+    t = t.assign(covers=(t.lower <= t.target) & (t.target <= t.upper), width=t.upper - t.lower,
+                 excludes_zero=(t.lower > 0) | (t.upper < 0))  # fmt: skip
+    g = t.groupby(["method", "route", "m", "coefficient"], sort=False)
+    out = g.agg(level=("level", "first"), n_reps=("rep", "nunique"), coverage=("covers", "mean"),
+                mean_width=("width", "mean"), power=("excludes_zero", "mean")).reset_index()  # fmt: skip
+    out["coverage_se"] = np.sqrt(out.coverage * (1 - out.coverage) / out.n_reps)
+    return out
+
+
+def summarize(per_rep: pd.DataFrame, reference: pd.DataFrame, *, why: Mapping[str, str] | None = None,
+              privacy: Mapping[str, tuple[float, float]] | None = None) -> pd.DataFrame:  # fmt: skip
+    """inference.csv: per method × route × m × coefficient (:data:`SUMMARY`) the coverage of the full-data OLS
+    coefficient over repetitions and its standard error √(c(1 − c)/reps), the mean width, the width over the OLS
+    (HC3, FPC) interval's at the same m and coefficient (``width_ratio``; NaN where that width is 0, at m = n), the
+    share of repetitions whose interval excludes 0 (``power``) beside the OLS (HC3) interval's (``ols_power``). The
+    OLS reference rows (method ols, routes classical and hc3) come first; ``why``: one row per method that released
+    no interval, saying why; ``privacy``: (ε, δ(m)) of each private method's rows, by (method, m)."""
+    cells = _cells(pd.concat([reference, per_rep], ignore_index=True))
+    hc3 = cells[(cells.method == "ols") & (cells.route == "hc3")].set_index(["m", "coefficient"])
+    key = pd.MultiIndex.from_frame(cells[["m", "coefficient"]])
+    base = hc3["mean_width"].reindex(key).to_numpy()
+    cells["width_ratio"] = np.where(base > 0, cells.mean_width / np.where(base > 0, base, 1.0), np.nan)
+    cells["ols_power"] = hc3["power"].reindex(key).to_numpy()
+    cells["private"] = cells.method != "ols"
+    eps = [(privacy or {}).get((k, m), (np.nan, np.nan)) for k, m in zip(cells.method, cells.m, strict=True)]
+    cells["epsilon"], cells["delta"] = [e for e, _ in eps], [d for _, d in eps]
+    cells["note"] = np.where(cells.private, "", "non-private reference, finite-population correction 1 - m/n")
+    notes = pd.DataFrame([{"method": k, "route": "", "private": k != "ols", "note": text}
+                          for k, text in (why or {}).items()], columns=SUMMARY)  # fmt: skip
+    out = cells[SUMMARY] if notes.empty else pd.concat([cells[SUMMARY], notes], ignore_index=True)
+    return out.reset_index(drop=True)
+
+
+def pooled(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per method × route × m (and ε, where the table has several): the coverage averaged over the coefficients, the
+    median width ratio, the mean power — what the figure and the benchmark show."""
+    keys = [k for k in ("dataset", "method", "route", "epsilon", "m") if k in summary]
+    rows = summary[summary.m.notna()].copy()
+    rows["epsilon"] = rows["epsilon"].fillna(-1.0)
+    g = rows.groupby(keys, sort=True)
+    out = g.agg(level=("level", "first"), n_reps=("n_reps", "min"), coverage=("coverage", "mean"),
+                min_coverage=("coverage", "min"), width_ratio=("width_ratio", "median"), power=("power", "mean"),
+                ols_power=("ols_power", "mean")).reset_index()  # fmt: skip
+    out["epsilon"] = out["epsilon"].where(out["epsilon"] >= 0)
+    return out
+
+
+def split_text(route: str, share: float, calibration: str) -> str:
+    """How an interval's release shares the method's (ε, δ) (:mod:`dpcost.inference.budget`)."""
+    if route == "blocks":
+        return ("none: k blocks of the subsample, the estimator on each at the full (epsilon, delta), composed in "
+                "parallel (one record is in one block)")  # fmt: skip
+    whole = "mu^2 (Gaussian DP)" if calibration == "tight" else "(epsilon, delta) (basic composition)"
+    return (
+        f"the estimate at 1 - {share:g} of {whole}, the residual sum of squares (the interval's extra release) "
+        f"at {share:g}"
+    )
+
+
+def refused_text(record: Mapping) -> str:
+    """The m at which a method's interval job made no interval, and why."""
+    return "; ".join(f"m = {m}: {w}" for m, w in record["refused"].items())
+
+
+def ledger_entry(estimates: Sequence[dict], records: Sequence[dict]) -> dict:
+    """The ledger's ``intervals``: each interval release's entry (:func:`~.ledger.method_entry` of its plans, with its
+    route, level, split and extra releases), the methods that released none and why, and the table's composition
+    with them: every interval is a release of its own on the same records, beside the error curves'."""
+    from .ledger import method_entry, table_entry
+
+    methods = {}
+    for r in records:
+        if not r["plans"]:
+            methods[r["method"]] = {"label": r["label"], "released": False, "why": r.get("why") or refused_text(r)}
+            continue
+        entry = method_entry(r)
+        for p, e in zip(r["plans"], entry["per_m"], strict=True):  # the σ̂² release (budget.residual_release)
+            e["extra_releases"] = [rel for rel in p["releases"] if "sum of squared residuals" in rel["mechanism"]]
+        methods[r["method"]] = {**entry, "released": True, "route": r["route"], "level": r["level"],
+                                "split": split_text(r["route"], r["share"], r["privacy"]["calibration"]),
+                                "refused": r["refused"]}  # fmt: skip
+    renamed = [{**r, "method": f"{r['method']}+interval"} for r in records if r["plans"]]
+    return {
+        "what": "private confidence intervals (inference.csv): each method's interval is one release of its own on "
+        "the subsample, the estimate and the interval inside the method's (epsilon, delta); publishing them beside the "
+        "error curves composes with those",
+        "methods": methods,
+        "table_with_intervals": table_entry([*estimates, *renamed]),
+    }

@@ -1,0 +1,81 @@
+"""The figure of the private confidence intervals (``inference.png``): per method, the coverage of the full-data OLS
+coefficient against m, in a band around the nominal level, and the width over the non-private OLS (HC3, FPC)
+interval's — at most :data:`PANEL_CURVES` curves a panel, a row of two panels per group of methods."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .curves import PANEL_CURVES
+from .layout import finish, log_axis, log_m_axis, plt
+from .style import caption, legend_label, method_style, repetitions
+
+OLS = ("ols", "hc3")  # the reference curve of the coverage panels
+
+
+def _groups(methods: Sequence[str]) -> list[list[str]]:
+    """The private methods in rows of at most PANEL_CURVES − 1 (the OLS reference is every coverage panel's too)."""
+    k = PANEL_CURVES - 1
+    rows = -(-len(methods) // k) or 1
+    size = -(-len(methods) // rows) if methods else 0
+    return [list(methods[i : i + size]) for i in range(0, len(methods), size)] or [[]]
+
+
+def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str, xlabel: str, epsilon, delta,
+                     calibration: str, tuning: str) -> None:  # fmt: skip
+    """Left: coverage against m (the mean over coefficients of each coefficient's coverage), the nominal level
+    dashed, in the band ± 2 Monte Carlo s.e. that a procedure of exact coverage stays in; the OLS (HC3, FPC)
+    reference in grey. Right: the median over coefficients of the width over the OLS (HC3) interval's (log scale; 1:
+    as narrow as OLS). ``summary``: inference.csv (:func:`dpcost.analysis.intervals.summarize`)."""
+    from ..intervals import pooled
+
+    cells = pooled(summary)
+    private = cells[cells.method != "ols"]
+    ref = cells[(cells.method == OLS[0]) & (cells.route == OLS[1])]
+    methods = list(dict.fromkeys(private.sort_values("method").method))
+    groups = _groups(methods)
+    fig, axes = plt.subplots(len(groups), 2, figsize=(10, 3.9 * len(groups)), dpi=150, squeeze=False)
+    level = float(cells.level.iloc[0]) if len(cells) else 0.95
+    reps = int(cells.n_reps.min()) if len(cells) else 0
+    band = 2 * np.sqrt(level * (1 - level) / max(reps, 1))
+    handles, seen = [], set()
+    for row, names in zip(axes, groups, strict=True):
+        cov_ax, width_ax = row
+        cov_ax.axhspan(level - band, min(level + band, 1.0), color="#999999", alpha=0.18, lw=0)
+        cov_ax.axhline(level, color="#555555", ls="--", lw=1.0)
+        if len(ref):
+            line = cov_ax.plot(ref.m, ref.coverage, color="#777777", lw=2.2, alpha=0.7,
+                               label="OLS, HC3 with finite-population correction (non-private reference)")  # fmt: skip
+            if "ols" not in seen:
+                handles += line
+                seen.add("ols")
+        width_ax.axhline(1.0, color="#777777", lw=2.2, alpha=0.7)
+        for name in names:
+            df = private[private.method == name].sort_values("m")
+            style = dict(method_style(name), ms=5)
+            route = df.route.iloc[0]
+            label = legend_label(name, f"route {route}")
+            line = cov_ax.plot(df.m, df.coverage, label=label, **style)
+            width_ax.plot(df.m, df.width_ratio, **style)
+            if name not in seen:
+                handles += line
+                seen.add(name)
+        cov_ax.set_ylim(max(0.0, min(level - 2 * band, float(cells.coverage.min()) - 0.05)) if len(cells) else 0, 1.02)
+        cov_ax.set_ylabel("coverage of the full-data OLS coefficient")
+        width_ax.set_yscale("log")
+        log_axis(width_ax.yaxis)
+        width_ax.set_ylabel("width / OLS (HC3, FPC) width")
+        for ax in row:
+            log_m_axis(ax)
+            ax.set_xlabel(xlabel)
+            ax.grid(True, which="both", alpha=0.3)
+    how = caption(epsilon=epsilon, delta=delta, calibration=calibration, tuning=tuning,
+                  reps=repetitions(cells.n_reps) if len(cells) else 0)  # fmt: skip
+    read = (f"How to read: a curve inside the grey band sits at the nominal {level:g} (the band: ±2 Monte Carlo s.e. "
+            f"over {reps} repetitions); below it the intervals under-cover. Coverage is averaged over the "
+            "coefficients, the width ratio their median; the target is OLS on every row the subsamples are drawn "
+            "from.")  # fmt: skip
+    finish(fig, paths, title=title, caption=[read, how], legend=(handles, [h.get_label() for h in handles]))

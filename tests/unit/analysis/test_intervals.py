@@ -1,0 +1,107 @@
+"""The summary of the private intervals (dpcost.analysis.intervals): coverage, width, power on hand-built tables
+with known answers; which methods run; the interval's stream is its own; the subsamples are the error curves'."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcost.analysis import intervals as iv
+from dpcost.analysis.designs import RegressionDesign
+from dpcost.analysis.streams import noise_rng
+from dpcost.dp.privacy import Privacy
+from dpcost.errors import ConfigError
+
+
+def rows(method, route, m, spans, target=1.0, coefficient="b0"):
+    """One tidy row per repetition: the interval [lo, hi] of each span."""
+    return pd.DataFrame([{"method": method, "route": route, "m": m, "rep": r, "coefficient": coefficient, "lower": lo,
+                          "upper": hi, "centre": (lo + hi) / 2, "target": target, "level": 0.9}
+                         for r, (lo, hi) in enumerate(spans)])  # fmt: skip
+
+
+def reference(m=100):
+    # HC3: width 1 every repetition, excludes 0 in 3 of 4; classical: width 2, excludes 0 in 1 of 4 (closed ends)
+    hc3 = rows("ols", "hc3", m, [(0.5, 1.5), (0.6, 1.6), (0.4, 1.4), (-0.2, 0.8)])
+    classical = rows("ols", "classical", m, [(0.0, 2.0), (0.1, 2.1), (-0.5, 1.5), (-0.9, 1.1)])
+    return pd.concat([classical, hc3], ignore_index=True)
+
+
+def test_coverage_width_and_power_have_their_known_values():
+    # 4 repetitions: covers the target 1.0 in 3 (the last misses), widths 2, 4, 2, 4, excludes 0 in 1 of 4
+    private = rows("ssp", "delta", 100, [(-0.5, 1.5), (-1.0, 3.0), (0.2, 2.2), (-3.5, 0.5)])
+    s = iv.summarize(private, reference(), why={"noisy_gd": iv.NO_PROCEDURE},
+                     privacy={("ssp", 100): (0.5, 1e-4)})  # fmt: skip
+    assert list(s.columns) == iv.SUMMARY
+    row = s[s.method == "ssp"].iloc[0]
+    assert row.coverage == 0.75 and row.n_reps == 4 and row.level == 0.9
+    assert row.coverage_se == pytest.approx(np.sqrt(0.75 * 0.25 / 4))
+    assert row.mean_width == pytest.approx(3.0)
+    assert row.width_ratio == pytest.approx(3.0)  # over the HC3 interval's mean width 1
+    assert row.power == 0.25 and row.ols_power == 0.75  # (0.2, 2.2) alone excludes 0; HC3 excludes it 3 times
+    assert (row.epsilon, row.delta, row.private) == (0.5, 1e-4, True)
+    hc3 = s[(s.method == "ols") & (s.route == "hc3")].iloc[0]
+    assert hc3.width_ratio == 1.0 and hc3.coverage == 0.75 and not hc3.private and np.isnan(hc3.epsilon)
+    classical = s[(s.method == "ols") & (s.route == "classical")].iloc[0]
+    assert classical.width_ratio == pytest.approx(2.0) and classical.power == 0.25 and classical.coverage == 1.0
+    # a method without a procedure: one row that says why, and no interval
+    why = s[s.method == "noisy_gd"]
+    assert len(why) == 1 and why.note.iloc[0] == iv.NO_PROCEDURE and why.m.isna().all() and why.coverage.isna().all()
+
+
+def test_a_zero_reference_width_gives_no_ratio_and_pooling_averages_coefficients():
+    # at m = n the FPC makes the OLS interval the point target: its width is 0, the ratio undefined (NaN, not inf)
+    point = rows("ols", "hc3", 50, [(1.0, 1.0)] * 2)
+    s = iv.summarize(rows("adassp", "delta", 50, [(0.0, 2.0)] * 2), point)
+    assert np.isnan(s[s.method == "adassp"].width_ratio.iloc[0])
+    # two coefficients, coverage 1 and 0.5: pooled 0.75, the lowest 0.5; width ratios 1 and 0.75: median 0.875
+    a = rows("ssp", "delta", 10, [(0.0, 2.0), (0.0, 2.0)], coefficient="b0")
+    b = rows("ssp", "delta", 10, [(0.0, 2.0), (2.0, 3.0)], coefficient="b1")
+    ref = pd.concat([rows("ols", "hc3", 10, [(0.0, 2.0)] * 2, coefficient=c) for c in ("b0", "b1")])
+    p = iv.pooled(iv.summarize(pd.concat([a, b]), ref))
+    ssp = p[p.method == "ssp"].iloc[0]
+    assert ssp.coverage == 0.75 and ssp.min_coverage == 0.5 and ssp.width_ratio == pytest.approx(0.875)
+
+
+def test_which_methods_release_intervals():
+    methods = ["ols", "noisy_gd", "ssp", "adassp", "precond_gd"]
+    block = {"enabled": True, "level": 0.95, "methods": None, "routes": {}, "share": 0.1}
+    assert iv.runs(block, methods) == ["ssp", "adassp", "precond_gd"]
+    assert iv.runs({**block, "methods": ["adassp", "boosted_adassp"]}, methods) == ["adassp"]
+    assert iv.runs({**block, "enabled": False}, methods) == [] and iv.runs(None, methods) == []
+    with pytest.raises(ConfigError, match="noisy_gd.*no private interval procedure"):
+        iv.runs({**block, "methods": ["noisy_gd"]}, methods)
+    with pytest.raises(ConfigError, match="inference.routes.precond_gd"):
+        iv.runs({**block, "routes": {"precond_gd": "delta"}}, methods)
+    assert iv.options({**block, "routes": {"ssp": "bootstrap"}}, "ssp")["route"] == "bootstrap"
+    assert iv.options(block, "adassp")["route"] == "delta" and iv.options(block, "precond_gd")["route"] == "blocks"
+    assert iv.why_not(methods, {"ols": False}, ["ssp", "adassp", "precond_gd"]) == {
+        "ols": iv.BASELINE, "noisy_gd": iv.NO_PROCEDURE}  # fmt: skip
+
+
+def test_the_interval_draws_its_own_stream_on_the_error_curves_subsamples():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 3))
+    design = RegressionDesign(X, X @ [0.5, -0.2, 0.1] + rng.normal(0, 0.5, 400), np.zeros(3))
+    privacy = Privacy(1.0, 1e-5, "tight")
+    tuning = {"B_X": 4.0, "B_Y": 4.0}
+    kw = dict(level=0.95, route="delta", privacy=privacy, tuning=tuning, share=0.1)
+    own = iv.interval_rng(7, "x", "ssp", 100, 0, **kw).standard_normal(4)
+    curve = noise_rng(7, "x", "ssp", 100, 0, privacy=privacy, tuning=tuning, params={}).standard_normal(4)
+    assert not np.allclose(own, curve)
+    assert not np.allclose(own, iv.interval_rng(7, "x", "ssp", 100, 0, **{**kw, "level": 0.9}).standard_normal(4))
+    table, plans, refused = iv.run_intervals(design, "ssp", tuning_by_m={100: tuning, 400: tuning}, m_grid=[100, 400],
+                                             reps=3, seed=7, privacy=privacy, dataset="x", level=0.95, route="delta",
+                                             share=0.1)  # fmt: skip
+    assert refused == {} and [p["m"] for p in plans] == [100, 400] and len(table) == 2 * 3 * 3
+    assert plans[0]["method"] == "ssp+interval" and plans[0]["parameters"]["interval_share"] == 0.1
+    assert any("sum of squared residuals" in r["mechanism"] for r in plans[0]["releases"])
+    # the target is the full-data OLS, and the OLS reference at m = n (FPC 0) is that point
+    ref = iv.run_reference(design, m_grid=[400], reps=1, seed=7, dataset="x", level=0.95)
+    assert np.allclose(ref.lower, ref.upper) and np.allclose(ref.centre, ref.target)
+    assert np.allclose(table.target.iloc[:3], iv.full_data_ols(design))
+    # too few rows for 10 blocks of 2: refused at that m, with the reason, the other m kept
+    gd = {"B0": 3.5, "C": 6.0, "T": 3}
+    t, plans, refused = iv.run_intervals(design, "precond_gd", tuning_by_m={12: gd, 100: gd}, m_grid=[12, 100],
+                                         reps=2, seed=7, privacy=privacy, dataset="x", level=0.95, route="blocks",
+                                         share=0.1)  # fmt: skip
+    assert list(refused) == ["12"] and "blocks" in refused["12"] and set(t.m) == {100}
