@@ -75,3 +75,58 @@ rule benchmark_summary:
         tuning_mode=BENCHMARK.get("tuning_mode"),
     script:
         "../scripts/benchmark.py"
+
+
+# The benchmark's private confidence intervals (the tables' `inference` blocks; workflow/rules/inference.smk does the
+# same for each analysis): one job per (data set, method with a procedure) at every epsilon and m of its cells, then
+# coverage and width ratio per table x method x epsilon (results/benchmark/inference.csv).
+rule benchmark_inference:
+    input:
+        unpack(data_inputs),
+    output:
+        table="results/benchmark/inference/{dataset}/{method}.parquet",
+        record="results/benchmark/inference/{dataset}/{method}.json",
+    log:
+        "logs/benchmark/inference_{dataset}_{method}.log",
+    benchmark:
+        "results/job_times/benchmark_inference_{dataset}_{method}.tsv"
+    wildcard_constraints:
+        dataset=one_of(BENCHMARK_INFERENCE),
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        job=lambda wc: RUN.inference_args(wc.dataset, wc.method, benchmark=True),
+    script:
+        "../scripts/benchmark.py"
+
+
+rule benchmark_inference_summary:
+    input:
+        tables=[
+            f"results/benchmark/inference/{ds}/{method}.parquet"
+            for ds, methods in BENCHMARK_INFERENCE.items()
+            for method in methods
+        ],
+        records=[
+            f"results/benchmark/inference/{ds}/{method}.json"
+            for ds, methods in BENCHMARK_INFERENCE.items()
+            for method in methods
+        ],
+    output:
+        table="results/benchmark/inference.parquet",
+        csv=report(
+            "results/benchmark/inference.csv",
+            caption="../report/benchmark.rst",
+            category="benchmark",
+            labels={"output": "confidence intervals (CSV)"},
+        ),
+    log:
+        "logs/benchmark/inference_summary.log",
+    benchmark:
+        "results/job_times/benchmark_inference_summary.tsv"
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        methods=BENCHMARK.get("methods", []),
+    script:
+        "../scripts/benchmark.py"

@@ -241,4 +241,5 @@ def benchmark_outputs():
         "benchmark_heatmap.png",
         "benchmark_heatmap.pdf",
     )
+    names += ("inference.csv", "inference.parquet") if BENCHMARK_INFERENCE else ()
     return [f"results/benchmark/{name}" for name in names] if RUN.benchmark else []

@@ -147,6 +147,26 @@ rule report_inference:
         "../scripts/report.py"
 
 
+rule report_benchmark_inference:
+    input:
+        csv="results/benchmark/inference.csv",
+    output:
+        page=report(
+            "results/benchmark/report/inference.html",
+            caption="../report/benchmark.rst",
+            category="benchmark",
+            labels={"output": "confidence intervals"},
+        ),
+    log:
+        "logs/benchmark/report_inference.log",
+    benchmark:
+        "results/job_times/report_benchmark_inference.tsv"
+    conda:
+        "../envs/dpcost.yaml"
+    script:
+        "../scripts/report.py"
+
+
 rule report_benchmark:
     input:
         summary="results/benchmark/summary.csv",

@@ -21,10 +21,12 @@ import numpy as np
 import pandas as pd
 
 from ..dp.privacy import Privacy
-from ..errors import DataError
+from ..errors import DataError, DPCostError
 from ..estimators.registry import Method
-from . import privacy_map
+from . import intervals, privacy_map
+from . import tuning as tuning_steps
 from .designs import HeldOutRegressionDesign, RegressionDesign
+from .intervals import PRIVATE_TUNING, pooled, run_intervals, run_reference
 from .streams import rng_for
 from .summaries import abstaining
 from .tuning import TuningSpec
@@ -137,3 +139,67 @@ def wins(summary: pd.DataFrame) -> pd.DataFrame:
             "abstained_on": ";".join(sorted(g[out].dataset)),
         })  # fmt: skip
     return pd.DataFrame(rows).sort_values(["epsilon", "best", "median_ratio_to_ols"], ascending=[True, False, True])
+
+
+def run_benchmark_intervals(analysis, method: Method, inputs: Mapping[str, str], spec: TuningSpec, *,
+                            epsilons: Sequence[float], grid: Sequence[int], small_m: int | None, reps: int,
+                            test_fraction: float, params: Mapping, seed: int, privacy: Privacy, level: float,
+                            route: str, share: float) -> tuple[pd.DataFrame, dict]:  # fmt: skip
+    """One (data set, method) of the benchmark's private intervals (:mod:`dpcost.analysis.intervals`) at each ε and
+    m of its cells, on its subsamples (the identity ``benchmark:<data set>``, training rows only, with each ε's
+    tuning as :func:`run_benchmark` chooses it), and the OLS reference on the same subsamples: the tidy rows with
+    ``epsilon`` (NaN: the reference) and the record (plans and refusals per ε)."""
+    full = analysis.load(inputs, dict(params))
+    design = held_out(full, test_fraction, rng_for(seed, analysis.name, "benchmark test split"))
+    name = f"benchmark:{analysis.name}"
+    bench = dataclasses.replace(analysis, name=name, load=lambda inputs, params: design)
+    m_grid = m_of(grid, len(design.y), small_m)
+    with open(inputs["meta"]) as fh:
+        names = json.load(fh)["covariates"]
+    kw = dict(m_grid=m_grid, reps=reps, seed=seed, dataset=name, level=level, names=names)
+    tables = [run_reference(design, **kw).assign(epsilon=np.nan)]
+    record = {"dataset": analysis.name, "method": method.name, "route": route, "level": level, "share": share,
+              "m": m_grid, "plans": {}, "refused": {}, "why": None}  # fmt: skip
+    for eps in epsilons:
+        p = dataclasses.replace(privacy, epsilon=float(eps))
+        try:
+            tuned = tuning_steps.tune(bench, method, inputs, spec, params=params, m_grid=m_grid, seed=seed, privacy=p)
+            if tuned["mode"] == "private":
+                record["why"] = PRIVATE_TUNING
+                break
+            _, _, by_m = tuning_steps.runner(method, tuned, m_grid)
+            table, plans, refused = run_intervals(design, method.name, tuning_by_m=by_m, privacy=p, route=route,
+                                                  share=share, **kw)  # fmt: skip
+        except DPCostError as exc:  # a calibration refused at this ε
+            record["refused"][f"epsilon = {eps}"] = str(exc)
+            continue
+        record["plans"][str(eps)] = plans
+        record["refused"].update({f"epsilon = {eps}, m = {m}": why for m, why in refused.items()})
+        tables.append(table.assign(epsilon=float(eps)))
+    return pd.concat(tables, ignore_index=True).assign(dataset=analysis.name), record
+
+
+def summarize_intervals(per_rep: pd.DataFrame, records: Sequence[Mapping], methods: Sequence[str] = ()) -> pd.DataFrame:
+    """Per data set × method × ε × m: coverage (the mean over the coefficients, and the lowest), median width over
+    the OLS (HC3, FPC) interval's, power beside OLS's (:func:`dpcost.analysis.intervals.pooled`), and a note for the
+    (data set, method) that made no interval at some ε or m; one row per data set and method of ``methods`` (the
+    benchmark's) that released none, saying why."""
+    parts = []
+    for dataset, d in per_rep.groupby("dataset", sort=True):
+        ref = d[d.method == "ols"].drop(columns=["dataset", "epsilon"])  # every job of the data set made it
+        ref = ref.drop_duplicates(["route", "m", "rep", "coefficient"])
+        parts.append(pooled(intervals.summarize(ref.iloc[:0], ref)).assign(dataset=dataset))
+        for eps, g in d[d.method != "ols"].groupby("epsilon", sort=True):
+            cells = pooled(intervals.summarize(g.drop(columns=["dataset", "epsilon"]), ref))
+            parts.append(cells[cells.method != "ols"].assign(dataset=dataset, epsilon=eps))
+    out = pd.concat(parts, ignore_index=True)
+    notes = {(r["dataset"], r["method"]): r["why"] or "; ".join(f"{k}: {w}" for k, w in r["refused"].items())
+             for r in records}  # fmt: skip
+    out["note"] = [notes.get((d, k), "") if k != "ols" else "non-private reference, finite-population correction"
+                   for d, k in zip(out.dataset, out.method, strict=True)]  # fmt: skip
+    ran = {(r["dataset"], r["method"]) for r in records}
+    missing = [{"dataset": d, "method": k, "note": intervals.NO_PROCEDURE} for d in sorted(set(out.dataset))
+               for k in methods if k != "ols" and (d, k) not in ran]  # fmt: skip
+    out = pd.concat([out, pd.DataFrame(missing)], ignore_index=True) if missing else out
+    first = ["dataset", "method", "route", "epsilon", "m"]
+    return out[first + [c for c in out.columns if c not in first]].sort_values(first).reset_index(drop=True)

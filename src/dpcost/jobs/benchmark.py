@@ -43,3 +43,31 @@ def benchmark_summary(job: Job) -> None:
     kw = dict(delta=a["delta"], calibration=a["calibration"], tuning=tuning, reps=repetitions(summary.n_reps))
     benchmark_figure(summary, [out["png"], out["pdf"]], **kw)
     benchmark_heatmap(summary, [out["heatmap_png"], out["heatmap_pdf"]], **kw)
+
+
+def benchmark_inference(job: Job) -> None:
+    """One (data set, method)'s private intervals at every ε and m of the benchmark, with the OLS reference on the
+    same subsamples (``output.table``), and the plans and refusals per ε (``output.record``). Arguments: those of
+    :func:`benchmark_method`, level, route, share."""
+    a = job.args
+    block = a["block"]
+    analysis = datasets.get(job.dataset)
+    table, record = benchmark.run_benchmark_intervals(
+        analysis, methods_of(analysis.family)[job.method], job.data(), TuningSpec(**a["spec"]),
+        epsilons=block["epsilon"], grid=a["grid"], small_m=block.get("small_m"), reps=block["reps"],
+        test_fraction=block["test_fraction"], params=dict(a["params"]), seed=a["seed"], privacy=job.privacy(),
+        level=a["level"], route=a["route"], share=a["share"],
+    )  # fmt: skip
+    write_table_atomic(job.output["table"], table)
+    write_json_atomic(job.output["record"], record)
+
+
+def benchmark_inference_summary(job: Job) -> None:
+    """results/benchmark/inference.csv: coverage and width ratio per data set × method × ε × m
+    (:func:`~dpcost.analysis.benchmark.summarize_intervals`; the benchmark's methods without a procedure in a row
+    saying why), and every interval (inference.parquet). Arguments: methods."""
+    per_rep = pd.concat([pd.read_parquet(t) for t in job.input["tables"]], ignore_index=True)
+    records = [read_json(p) for p in job.input["records"]]
+    summary = benchmark.summarize_intervals(per_rep, records, job.args["methods"])
+    write_table_atomic(job.output["table"], per_rep)
+    summary.to_csv(job.output["csv"], index=False, float_format="%.6g")

@@ -70,6 +70,15 @@ def report_inference(job: Job) -> None:
     _view(job, "page", f"{job.dataset}: private confidence intervals (inference.csv)", body)
 
 
+def report_benchmark_inference(job: Job) -> None:
+    """The benchmark's private confidence intervals (inference.csv) as a page."""
+    text = ("Per data set, method, ε and m: the coverage of the training rows' OLS coefficient (mean over the "
+            "coefficients; min_coverage the lowest), the median width over the OLS (HC3, finite-population "
+            "correction) interval's, and the share of repetitions excluding 0 beside OLS's.")  # fmt: skip
+    body = f"<p>{text}</p>\n" + pages.table(_csv(job.input["csv"]))
+    _view(job, "page", "benchmark: private confidence intervals (inference.csv)", body)
+
+
 def report_benchmark(job: Job) -> None:
     """The benchmark's headline fragment (its figure and wins) and its summary and wins pages."""
     summary, wins = _csv(job.input["summary"]), _csv(job.input["wins"])
