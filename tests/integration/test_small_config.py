@@ -129,3 +129,43 @@ def test_wang_family_and_comparators_run_in_the_workflow(run):
     assert (run / "results/housing/error_curves.png").stat().st_size > 10_000
     attack = pd.read_csv(run / "results/housing/attack.csv")
     assert set(NEW_METHODS) <= set(attack.method)
+
+
+def test_private_intervals_of_housing(run):
+    # .test/config.yaml: intervals on the first 4 repetitions of every curve, every housing method with a procedure
+    from dpcost.analysis.intervals import BASELINE, NO_PROCEDURE
+    from dpcost.estimators.registry import methods_of
+    from dpcost.inference import PROCEDURES
+
+    table = pd.read_csv(run / "results/housing/inference.csv")
+    methods = set(methods_of("regression"))
+    with_procedure = methods & set(PROCEDURES)
+    rows = table[table.m.notna()]
+    assert set(rows.method) == with_procedure | {"ols"}
+    assert set(rows.m) == set(SMALL["housing"]["m"]) and (rows.n_reps == SMALL["housing"]["inference"]["reps"]).all()
+    assert (rows.level == 0.95).all() and rows.coverage.between(0, 1).all() and rows.power.between(0, 1).all()
+    hc3 = rows[(rows.method == "ols") & (rows.route == "hc3")]
+    assert (hc3.width_ratio == 1).all() and len(hc3) == 3 * 5  # 3 m x the 5 covariates
+    private = rows[rows.private]
+    assert (private.width_ratio > 0).all() and private.epsilon.eq(0.5).all()
+    assert dict(private.groupby("method").route.first()) == {k: PROCEDURES[k][0] for k in with_procedure}
+    # every other method: one row saying why, never an interval
+    notes = table[table.m.isna()].set_index("method").note
+    assert set(notes.index) == methods - with_procedure
+    assert notes["ols"] == BASELINE and notes["noisy_gd"] == NO_PROCEDURE
+    per_rep = pd.read_parquet(run / "results/housing/inference.parquet")
+    assert len(per_rep) == len(rows) * SMALL["housing"]["inference"]["reps"]
+    assert (per_rep.lower <= per_rep.upper).all()
+    # the ledger: each interval's own release, its split and extra release, and the composition with the curves'
+    ledger = json.loads((run / "results/housing/privacy_ledger.json").read_text())
+    entries = ledger["intervals"]["methods"]
+    assert set(entries) == with_procedure and all(e["released"] for e in entries.values())
+    ssp = entries["ssp"]
+    assert ssp["route"] == "delta" and "0.1" in ssp["split"] and ssp["private"]
+    assert all(e["extra_releases"][0]["sensitivity"] > 0 for e in ssp["per_m"])
+    assert entries["precond_gd"]["split"].startswith("none") and not entries["precond_gd"]["per_m"][0]["extra_releases"]
+    composed = ledger["intervals"]["table_with_intervals"]
+    assert "ssp+interval" in composed["methods"] and "ssp" in composed["methods"]
+    assert composed["per_m"][0]["basic"]["epsilon"] > ledger["table"]["per_m"][0]["basic"]["epsilon"]
+    assert (run / "results/housing/inference.png").stat().st_size > 10_000
+    assert "coverage" in (run / "results/housing/report/inference.html").read_text()
