@@ -145,7 +145,9 @@ class RunConfig:
         """The methods of a regression analysis (or the benchmark's ``methods`` on it) that release private intervals
         (its ``inference`` block; none when off or not a regression): :func:`dpcost.analysis.intervals.runs`."""
         on = self.analysis(name).family == "regression" and self.config[name].get("inference")
-        return intervals.runs(on or None, self.methods.get(name, ()) if methods is None else methods)
+        return intervals.runs(
+            on or None, self.methods.get(name, ()) if methods is None else methods, f"{name}.inference"
+        )
 
     def inference_args(self, name: str, method: str | None = None, benchmark: bool = False) -> dict:
         base = self.benchmark_args(name, method) if benchmark else self.estimate_args(name)

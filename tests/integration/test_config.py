@@ -82,6 +82,10 @@ BAD = {  # schema-level mistakes; the privacy and data cases of the issue list a
         {"housing": {"search": {"adassp": {"B": [1.0]}}}},
         "housing.search.adassp: search over unknown key 'B'",
     ),
+    "interval for a method without a procedure": (
+        {"housing": {"inference": {"methods": ["noisy_gd"]}}},
+        "housing.inference.methods: 'noisy_gd' has no private interval procedure",
+    ),
     "decoy tuning of a mean analysis": ({"snp": {"tuning_mode": "decoy"}}, "snp.tuning_mode: 'decoy' is not one of"),
     "map without a non-private method": (
         {"housing": {"map": {"epsilon": [1], "m": [500], "reps": 1, "methods": ["adassp", "joint_ssp"]}}},

@@ -33,20 +33,20 @@ SUMMARY = ["method", "route", "private", "m", "coefficient", "level", "n_reps", 
            "mean_width", "width_ratio", "power", "ols_power", "epsilon", "delta", "note"]  # fmt: skip
 
 
-def runs(block: Mapping | None, methods: Sequence[str]) -> list[str]:
+def runs(block: Mapping | None, methods: Sequence[str], where: str = "inference") -> list[str]:
     """The methods of ``methods`` (the analysis's, or the benchmark's) that release intervals under the ``inference``
     block: its ``methods`` (default: every one with a procedure), none when it is off. A listed method without a
-    procedure, or a route a method does not have, is a :class:`ConfigError` naming the key."""
+    procedure, or a route a method does not have, is a :class:`ConfigError` naming the key (under ``where``)."""
     if not block or not block.get("enabled", False):
         return []
     listed = block.get("methods")
     for name in listed or ():
         if name not in PROCEDURES:
-            raise ConfigError(f"inference.methods: {name!r} has no private interval procedure; those that have one: "
+            raise ConfigError(f"{where}.methods: {name!r} has no private interval procedure; those that have one: "
                               f"{sorted(PROCEDURES)}")  # fmt: skip
     for name, route in (block.get("routes") or {}).items():
         if route not in PROCEDURES.get(name, ()):
-            raise ConfigError(f"inference.routes.{name}: {route!r} is not a route of {name} "
+            raise ConfigError(f"{where}.routes.{name}: {route!r} is not a route of {name} "
                               f"({PROCEDURES.get(name, 'no procedure')})")  # fmt: skip
     return [k for k in methods if k in PROCEDURES and (listed is None or k in listed)]
 
