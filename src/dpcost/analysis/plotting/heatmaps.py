@@ -1,6 +1,6 @@
-"""Heat maps of error ratios: the privacy map (best private error over non-private, per m and ε) and the
-benchmark's (each method's error over OLS's, per data set and ε). The cells print the ratio; the shade repeats it on
-a log scale whose colour bar is labelled in ratios (1×, 2×, 5×, …), as the cells read."""
+"""Heat maps of cost ratios: the privacy map (best private over non-private, per m and ε) and the benchmark's (each
+method's superpopulation RMSE over OLS's, per data set and ε). The cells print the ratio; the shade repeats it on a
+log scale whose colour bar is labelled in ratios (1×, 2×, 5×, …), as the cells read."""
 
 from __future__ import annotations
 
@@ -63,17 +63,23 @@ def privacy_map_figure(ratios: pd.DataFrame, paths: Sequence[str], *, title: str
     ax.set_yticks(range(table.shape[0]), [f"{e:g}" for e in table.index])
     ax.set_xlabel("subsample size m (records)")
     ax.set_ylabel("privacy budget ε")
-    ratio_colorbar(fig, im, ax, "best private error / non-private error")
+    # the cost's yardstick (privacy_map.summarize_map): superpopulation RMSE, or the mean error of an older table
+    yardstick = ratios["yardstick"].iloc[0] if "yardstick" in ratios else "mean error"
+    ratio_colorbar(fig, im, ax, f"best private {yardstick} / non-private")
     how = caption(epsilon="ε per row", delta=delta, calibration=calibration, tuning=tuning, reps=reps)
-    read = ("Each cell: the lowest mean error of any private method at that m and ε over the non-private method's "
+    read = (f"Each cell: the lowest {yardstick} of any private method at that m and ε over the non-private method's "
             "(1× = privacy costs nothing), and that method, its marker in the corner.")  # fmt: skip
+    if yardstick == "superpopulation RMSE":
+        read += (" The RMSE counts the full-data fit's own sampling error, so the ratio does not explode as m "
+                 "approaches the number of rows.")  # fmt: skip
     finish(fig, paths, title=f"{title}: what privacy costs at each sample size and ε", caption=[read, how])
 
 
 def benchmark_heatmap(summary: pd.DataFrame, paths: Sequence[str], *, delta, calibration: str, tuning: str,
                       reps) -> None:  # fmt: skip
     """The benchmark at each data set's largest m: one panel per ε, a row per private method and a column per data
-    set, each cell its mean error over OLS's (the number printed; the shade, log scale, repeats it for greyscale).
+    set, each cell its superpopulation RMSE over OLS's (``ratio_to_ols``; the number printed; the shade, log scale,
+    repeats it for greyscale).
     ``reps``: the repetitions behind each cell."""
     top = summary[summary.private & (summary.m == summary.groupby("dataset").m.transform("max"))]
     epsilons = sorted(top.epsilon.unique())
@@ -101,7 +107,7 @@ def benchmark_heatmap(summary: pd.DataFrame, paths: Sequence[str], *, delta, cal
         ax.tick_params(labelleft=col == 0)  # the rows are named once, on the left
         ax.set_title(f"ε = {eps:g}", fontsize=9)
         ax.set_xlabel("data set")
-    ratio_colorbar(fig, im, None, "mean error / OLS's (same data set and m)", cax=bar)
+    ratio_colorbar(fig, im, None, "superpopulation RMSE / OLS's (same data set and m)", cax=bar)
     how = caption(epsilon="ε per panel", delta=delta, calibration=calibration, tuning=tuning, reps=reps)
     finish(fig, paths, title="Private regression on real data: each method's error over OLS's, per data set",
            caption=["At each data set's largest m; rows sorted by the median ratio over data sets. † not proven: an "

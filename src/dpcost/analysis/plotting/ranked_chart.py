@@ -1,6 +1,6 @@
 """The benchmark's ranked chart (``benchmark.png``): per private method, across the data sets at each one's largest
-m, the median error over OLS's and the median held-out R², each with its spread, methods sorted by the median ratio;
-one row of two panels per ε."""
+m, the median superpopulation RMSE over OLS's and the median held-out R², each with its spread, methods sorted by
+the median ratio; one row of two panels per ε."""
 
 from __future__ import annotations
 
@@ -71,8 +71,8 @@ def benchmark_figure(summary: pd.DataFrame, paths: Sequence[str], *, delta, cali
         log_axis(left.xaxis)
         left.axvline(1.0, color="#555555", lw=1.0)
         left.axvline(2.0, color="#555555", ls=(0, (1, 3)), lw=1.0)
-        left.set_xlabel("mean error / OLS's (×, log scale)")
-        left.set_title(f"ε = {eps:g}: error over OLS's", fontsize=9)
+        left.set_xlabel("superpopulation RMSE / OLS's (×, log)")
+        left.set_title(f"ε = {eps:g}: RMSE over OLS's", fontsize=9)
         right.axvline(0.0, color="#555555", ls=(0, (1, 3)), lw=1.0)
         if np.isfinite(ols_r2):
             right.axvline(ols_r2, color="#555555", lw=1.0)
@@ -85,7 +85,8 @@ def benchmark_figure(summary: pd.DataFrame, paths: Sequence[str], *, delta, cali
     datasets = top.dataset.nunique()
     read = (f"Each private method over the {datasets} data sets, at each data set's largest m: the marker is the "
             "median, the thick bar the interquartile range, the thin line the range; methods sorted by their median "
-            "error ratio (best at the top). Left: mean error over OLS's on the same data set and m (solid line: OLS, "
+            "ratio (best at the top). Left: superpopulation RMSE over OLS's on the same data set and m, which counts "
+            "the full-data fit's own sampling error (solid line: OLS, "
             "dotted: 2×); right: R² on the held-out rows (1: perfect, 0: predicting the mean; solid line: OLS's "
             "median, dotted: 0). † not proven: an unproven calibration or floating-point noise."
             )  # fmt: skip
