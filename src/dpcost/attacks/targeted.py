@@ -1,0 +1,207 @@
+"""Targeted membership inference in the style of LiRA (Carlini, Chien, Nasr, Song, Terzis & Tramèr, "Membership
+inference attacks from first principles", IEEE S&P 2022), per target row, against any release.
+
+The adversary knows the population P (n rows), the mechanism and its tuning, and one target row t; it does not know
+the subsample. The release was computed on m rows drawn without replacement from P, either with t (IN: t and m − 1
+others) or without it (OUT: m of the n − 1 others). The attack (Carlini et al. §IV, the "offline + online" variant):
+
+1. shadow data sets: N_train IN and N_train OUT subsamples drawn as above, the method's release on each;
+2. a one-dimensional statistic along the direction of the row's influence: s(M) = u'M with u = Σ⁻¹(μ_IN − μ_OUT),
+   the Fisher discriminant of the shadow releases (Σ their pooled covariance, ridged by 10⁻⁹·tr Σ/p);
+3. per-target Gaussians N(μ_IN, σ²_IN) and N(μ_OUT, σ²_OUT) of s on the shadows, and the likelihood-ratio statistic
+   Λ(M) = log φ(s; μ_IN, σ_IN) − log φ(s; μ_OUT, σ_OUT), large = "t was in";
+4. Λ on N_test fresh IN and N_test fresh OUT releases (held out: drawn from other streams) gives the member and
+   non-member statistics, scored by :mod:`.score`: AUC, TPR at FPR 0.1 % and 1 %, and a Clopper–Pearson ε lower
+   bound, beside the (ε, δ)-DP ceilings.
+
+Why the ceiling applies: an IN data set is an OUT data set with one row replaced by t (draw OUT, then swap a uniform
+member for t: the result is uniform over the m-subsets holding t), so the IN and OUT release laws are mixtures, under
+one coupling, of the release laws of replace-one neighbours; the hockey-stick divergence is jointly convex, so every
+test between them obeys the trade-off of (ε, δ)-DP (Kairouz, Oh & Viswanath 2015), :func:`~.score.dp_roc_ceiling`.
+
+Random streams: every shadow draws its rows from ``rng_of("targeted", "rows", m, t, split, i, side)`` (shared by
+every method: the methods are compared on the same subsamples) and its noise from
+``rng_of("targeted", "noise", *identity, m, t, split, i, side)``; the caller's ``rng_of`` is the package's
+identity-derived stream (``functools.partial(dpcost.analysis.streams.rng_for, seed)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ..errors import ConfigError, DataError
+from .score import attack_auc, attack_epsilon_lower_bound, dp_auc_ceiling, dp_roc_ceiling, tpr_at_fpr
+
+Releases = Callable[[np.ndarray, list], np.ndarray]  # (S, m) row indices, S generators → (S, p) releases
+FPRS = (0.001, 0.01)
+
+
+def _key(fpr: float) -> str:
+    """0.001 → "0001": the column suffix of a false-positive rate."""
+    return str(fpr).replace(".", "")
+
+
+def leverage(X) -> np.ndarray:
+    """The diagonal of the hat matrix X(X'X)⁻¹X' (via a thin QR: h_i = ‖Q_i‖²); mean d/n."""
+    A = np.asarray(X, dtype=float)
+    if A.ndim != 2 or A.shape[0] <= A.shape[1]:
+        raise DataError(f"leverage needs an (n, d) design with n > d, got shape {A.shape}")
+    q, _ = np.linalg.qr(A, mode="reduced")
+    return np.einsum("ij,ij->i", q, q)
+
+
+def pick_targets(X, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(row indices, kinds): the k rows of highest leverage (:func:`leverage`, descending) and k rows drawn uniformly
+    from the others; kinds "top" and "random"."""
+    h = leverage(X)
+    if not 1 <= k <= h.size // 2:
+        raise ConfigError(f"k must be between 1 and {h.size // 2}, got {k}")
+    order = np.argsort(-h, kind="stable")
+    top = order[:k]
+    random = np.sort(rng.choice(order[k:], size=k, replace=False))
+    return np.r_[top, random], np.array(["top"] * k + ["random"] * k)
+
+
+def shadow_rows(n: int, m: int, target: int, member: bool, rng: np.random.Generator) -> np.ndarray:
+    """m distinct row indices of 0 … n − 1: OUT, m of the rows other than ``target``; IN, the same draw with one
+    uniformly chosen member replaced by ``target`` (uniform over the m-subsets that hold it; module docstring)."""
+    if not 2 <= m <= n - 1 or not 0 <= target < n:
+        raise ConfigError(f"need 2 <= m <= n - 1 and 0 <= target < n, got m={m}, n={n}, target={target}")
+    rows = rng.choice(n - 1, size=m, replace=False)
+    rows[rows >= target] += 1
+    if member:
+        rows[rng.integers(m)] = target
+    return rows
+
+
+def shadow_releases(
+    releases: Releases,
+    n: int,
+    m: int,
+    target: int,
+    count: int,
+    *,
+    member: bool,
+    split: str,
+    identity: Sequence,
+    rng_of: Callable[..., np.random.Generator],
+    batch: int = 64,
+) -> np.ndarray:
+    """``count`` releases (count, p) of the IN (``member``) or OUT data sets of ``target``; ``split`` ("train" or
+    "test") keeps the shadows that fit the attack apart from those that score it. ``releases(rows, rngs)`` computes a
+    batch; ``identity`` names the release (method, ε, …) in its noise streams."""
+    side = "in" if member else "out"
+    out = []
+    for start in range(0, count, batch):
+        ids = range(start, min(start + batch, count))
+        rows = np.stack([shadow_rows(n, m, target, member, rng_of("targeted", "rows", m, target, split, i, side))
+                         for i in ids])  # fmt: skip
+        rngs = [rng_of("targeted", "noise", *identity, m, target, split, i, side) for i in ids]
+        out.append(np.asarray(releases(rows, rngs), dtype=float).reshape(len(ids), -1))
+    return np.concatenate(out)
+
+
+def one_by_one(release: Callable[[np.ndarray, np.random.Generator], np.ndarray]) -> Releases:
+    """A batch ``releases`` from a function of one data set's row indices and its generator."""
+    return lambda rows, rngs: np.stack([np.ravel(release(r, g)) for r, g in zip(rows, rngs, strict=True)])
+
+
+def ols_releases(X, y, *, chunk: int = 16) -> Releases:
+    """OLS on each subsample, vectorised: one Gram matrix of z = (x, y) per subsample from a shared table, either
+    summed over the subsample's rows or, when m > n/2, the population's Gram minus the rows left out (n − m of them:
+    640 at housing's m = 20,000). The generators are not used: OLS has no noise."""
+    Z = np.column_stack([np.asarray(X, dtype=float), np.asarray(y, dtype=float)])
+    n, k = Z.shape
+    G_all = Z.T @ Z
+
+    def fit(rows, rngs):
+        out = []
+        for s in range(0, len(rows), chunk):
+            r = rows[s : s + chunk]
+            if r.shape[1] > n // 2:
+                keep = np.zeros((len(r), n), dtype=bool)
+                np.put_along_axis(keep, r, True, axis=1)
+                left = Z[np.nonzero(~keep)[1].reshape(len(r), -1)]
+                G = G_all - np.einsum("sji,sjk->sik", left, left)
+            else:
+                sub = Z[r]
+                G = np.einsum("sji,sjk->sik", sub, sub)
+            out.append(np.linalg.solve(G[:, :-1, :-1], G[:, :-1, -1:])[..., 0])
+        return np.concatenate(out)
+
+    return fit
+
+
+def likelihood_ratio(train_in: np.ndarray, train_out: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """Λ(M) of steps 2–3 of the module docstring, fitted on the shadow releases (N, p) of each side."""
+    a, b = np.atleast_2d(train_in), np.atleast_2d(train_out)
+    if a.shape[0] < 3 or b.shape[0] < 3 or a.shape[1] != b.shape[1]:
+        raise DataError(f"need >= 3 shadow releases per side of one length, got {a.shape} and {b.shape}")
+    diff = a.mean(axis=0) - b.mean(axis=0)
+    S = (np.cov(a, rowvar=False).reshape(a.shape[1], -1) + np.cov(b, rowvar=False).reshape(b.shape[1], -1)) / 2
+    ridge = 1e-9 * max(float(np.trace(S)) / S.shape[0], np.finfo(float).tiny)
+    u = np.linalg.solve(S + ridge * np.eye(S.shape[0]), diff)
+    sa, sb = a @ u, b @ u
+    floor = 1e-12 * max(float(np.std(np.r_[sa, sb])), np.finfo(float).tiny)
+    mu1, s1, mu0, s0 = sa.mean(), max(sa.std(ddof=1), floor), sb.mean(), max(sb.std(ddof=1), floor)
+
+    def stat(releases):
+        s = np.atleast_2d(releases) @ u
+        return (-0.5 * ((s - mu1) / s1) ** 2 - np.log(s1)) - (-0.5 * ((s - mu0) / s0) ** 2 - np.log(s0))
+
+    return stat
+
+
+def auc_standard_error(auc: float, n_members: int, n_nonmembers: int) -> float:
+    """Hanley & McNeil (1982, Radiology 143:29) standard error of an empirical AUC A from n₁ members, n₀ non-members:
+    SE² = [A(1 − A) + (n₁ − 1)(Q₁ − A²) + (n₀ − 1)(Q₂ − A²)]/(n₁n₀), Q₁ = A/(2 − A), Q₂ = 2A²/(1 + A)
+    (at A = ½: SE² ≈ (n₁ + n₀)/(12 n₁ n₀), 0.0129 for 1,000 each). Floored at the A = ½ value's 1/(2√(n₁n₀)) for
+    A near 0 or 1, where the formula goes to 0 though the estimate is not certain."""
+    a, n1, n0 = float(auc), int(n_members), int(n_nonmembers)
+    q1, q2 = a / (2 - a), 2 * a * a / (1 + a)
+    v = (a * (1 - a) + (n1 - 1) * (q1 - a * a) + (n0 - 1) * (q2 - a * a)) / (n1 * n0)
+    return float(max(np.sqrt(max(v, 0.0)), 0.5 / np.sqrt(n1 * n0)))
+
+
+def lira(
+    releases: Releases,
+    n: int,
+    m: int,
+    target: int,
+    *,
+    identity: Sequence,
+    rng_of: Callable[..., np.random.Generator],
+    delta: float,
+    epsilon: float | None = None,
+    n_train: int = 250,
+    n_test: int = 1000,
+    alpha: float = 0.05,
+) -> dict:
+    """The attack of the module docstring on one target: ``n_train`` shadows per side fit Λ, ``n_test`` per side
+    score it. Returns AUC and its standard error (:func:`auc_standard_error`), TPR at FPR 0.1 % and 1 %
+    (``tpr_fpr0001``, ``tpr_fpr001``; with n_test non-members an FPR below 1/n_test means the largest non-member
+    statistic is the threshold), ε_lb at δ with confidence 1 − α (:func:`~.score.attack_epsilon_lower_bound`: half
+    of the test draws choose the event, half bound it), and for a claimed ``epsilon`` the ceilings
+    ``auc_ceiling`` and ``tpr_ceiling0001`` / ``tpr_ceiling001`` (:func:`~.score.dp_roc_ceiling`), else NaN."""
+    kw = dict(identity=tuple(identity), rng_of=rng_of)
+    train_in = shadow_releases(releases, n, m, target, n_train, member=True, split="train", **kw)
+    train_out = shadow_releases(releases, n, m, target, n_train, member=False, split="train", **kw)
+    stat = likelihood_ratio(train_in, train_out)
+    members = stat(shadow_releases(releases, n, m, target, n_test, member=True, split="test", **kw))
+    nonmembers = stat(shadow_releases(releases, n, m, target, n_test, member=False, split="test", **kw))
+    auc = attack_auc(members, nonmembers)
+    out = {
+        "auc": auc,
+        "auc_se": auc_standard_error(auc, members.size, nonmembers.size),
+        **{f"tpr_fpr{_key(f)}": tpr_at_fpr(members, nonmembers, f) for f in FPRS},
+        "epsilon_lb": attack_epsilon_lower_bound(members, nonmembers, delta, alpha=alpha, seed=int(target)),
+        "delta": float(delta),
+        "n_train": n_train,
+        "n_test": n_test,
+    }
+    ceil = [np.nan] * len(FPRS) if epsilon is None else dp_roc_ceiling(np.array(FPRS), epsilon, delta)
+    out["auc_ceiling"] = np.nan if epsilon is None else dp_auc_ceiling(epsilon, delta)
+    out |= {f"tpr_ceiling{_key(f)}": float(c) for f, c in zip(FPRS, ceil, strict=True)}
+    return out
