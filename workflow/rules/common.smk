@@ -24,7 +24,9 @@ def _fail(message, prefix="config error: "):
 
 
 try:
+    from dpcost.analysis.targeted import options as targeted_options
     from dpcost.config import resolve, with_defaults
+    from dpcost.estimators.registry import methods_of
     from dpcost.errors import DPCostError
 except ImportError as exc:
     _fail(f"a dependency is missing ({exc}); install them with: pip install -e .")
@@ -62,6 +64,20 @@ try:
         ds: methods
         for ds in BENCHMARK["datasets"]
         if (methods := RUN.inference_methods(ds, BENCHMARK["methods"]))
+    }
+    # the regression analyses whose `targeted` block is enabled: each one's job arguments (its methods and m; a
+    # listed method or m the analysis does not run stops here naming the key)
+    TARGETED = {
+        ds: targeted_options(
+            config[ds]["targeted"],
+            METHODS[ds],
+            {k: m.private for k, m in methods_of(RUN.analysis(ds).family).items()},
+            config[ds]["m"],
+            f"{ds}.targeted",
+        )
+        for ds in DATASETS
+        if RUN.analysis(ds).family == "regression"
+        and config[ds].get("targeted", {}).get("enabled")
     }
 except DPCostError as exc:
     _fail(f"{exc}")
@@ -165,6 +181,15 @@ def inference_files(dataset, ext):
     ]
 
 
+def targeted_files(dataset):
+    """The tables of the targeted-attack jobs of an analysis, one per method."""
+    return [
+        f"results/{dataset}/targeted/{method}.parquet"
+        for method in TARGETED[dataset]["methods"]
+    ]
+
+
+TARGETED_OUTPUTS = ("targeted.csv", "targeted.png", "targeted.pdf")
 INFERENCE_OUTPUTS = (
     "inference.csv",
     "inference.parquet",
@@ -209,6 +234,7 @@ def final_outputs():
         names = ANALYSIS_OUTPUTS + (MAP_OUTPUTS if config[ds].get("map") else ())
         names += ("comparison.csv",) if RUN.analysis(ds).comparison else ()
         names += INFERENCE_OUTPUTS if ds in INFERENCE else ()
+        names += TARGETED_OUTPUTS if ds in TARGETED else ()
         files += [f"results/{ds}/{name}" for name in names]
     return files + [f"results/{ds}/{name}" for ds in LIBSVM for name in LIBSVM_OUTPUTS]
 

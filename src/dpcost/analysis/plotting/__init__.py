@@ -5,7 +5,7 @@ curves a panel (more: small multiples), tick labels that never overlap, colour b
 
 Modules: :mod:`.style` (styles, labels, the caption's setting), :mod:`.layout` (the frame, ticks), :mod:`.curves`
 (error curves), :mod:`.heatmaps` (privacy map, benchmark heat map), :mod:`.ranked_chart` (the benchmark's ranked chart),
-:mod:`.attack_figure`, :mod:`.inference_figure`, :mod:`.transfer_figure`."""
+:mod:`.attack_figure`, :mod:`.inference_figure`, :mod:`.targeted_figure`, :mod:`.transfer_figure`."""
 
 from .attack_figure import attack_figure, untraceable
 from .curves import (
@@ -24,6 +24,7 @@ from .heatmaps import benchmark_heatmap, privacy_map_figure
 from .inference_figure import inference_figure
 from .layout import CAPTION, caption_text, declutter, finish, log_axis, log_m_axis, plain_number, plt
 from .ranked_chart import benchmark_figure, ranking
+from .targeted_figure import targeted_figure
 from .style import caption, legend_label, method_label, method_style, repetitions, tuning_text
 from .transfer_figure import transfer_figure
 
@@ -32,6 +33,6 @@ __all__ = [
     "benchmark_figure", "benchmark_heatmap", "caption", "caption_text", "declutter", "error_curves", "finish",
     "headline", "heavy_tails", "inference_figure", "legend_label", "log_axis", "log_m_axis", "method_label",
     "method_style",
-    "panels", "plain_number", "plt", "privacy_map_figure", "ranking", "repetitions", "transfer_figure", "tuning_text",
+    "panels", "plain_number", "plt", "privacy_map_figure", "ranking", "repetitions", "targeted_figure", "transfer_figure", "tuning_text",
     "untraceable",
 ]  # fmt: skip

@@ -1,0 +1,67 @@
+"""The targeted attack's figure (``targeted.png``): for the rows of highest leverage, how well the LiRA-style test
+tells whether the row was in the data — OLS against each private method — with the ceiling (ε, δ)-DP puts on it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .curves import PANEL_CURVES
+from .layout import finish, plt
+from .style import legend_label, method_style
+
+
+def shown_methods(table: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """(shown, left out): OLS first, then the private methods in the table's order, at most :data:`PANEL_CURVES`."""
+    names = list(dict.fromkeys(table.method))
+    names = ["ols"] * ("ols" in names) + [k for k in names if k != "ols"]
+    return names[:PANEL_CURVES], names[PANEL_CURVES:]
+
+
+def targeted_figure(table: pd.DataFrame, paths: Sequence[str], *, title: str, epsilon, delta: str) -> None:
+    """One panel per m: for every top-leverage target (x, labelled by row and leverage) each method's AUC ± 2 s.e.
+    (0.5: guessing, dotted; 1: the row is given away), and the grey ceiling no (ε, δ(m))-DP release can pass.
+    ``table``: targeted.csv."""
+    top = table[table.kind == "top"] if (table.kind == "top").any() else table
+    methods, left = shown_methods(top)
+    ms = sorted(top.m.unique())
+    fig, axes = plt.subplots(1, max(len(ms), 1), figsize=(4.6 * max(len(ms), 1), 4.0), dpi=150, squeeze=False,
+                             sharey=True)  # fmt: skip
+    handles, seen = [], set()
+    width = 0.8 / max(len(methods), 1)
+    for ax, m in zip(axes[0], ms, strict=False):
+        cell = top[top.m == m]
+        rows = list(dict.fromkeys(cell.sort_values("leverage", ascending=False).target))
+        ceiling = cell.auc_ceiling.dropna()
+        if len(ceiling):
+            line = ax.axhline(float(ceiling.iloc[0]), color="#999999", lw=2.5, alpha=0.6,
+                              label="largest AUC any (ε, δ(m))-DP release allows")  # fmt: skip
+            if "ceiling" not in seen:
+                handles.append(line)
+                seen.add("ceiling")
+        guess = ax.axhline(0.5, color="#555555", ls=(0, (1, 3)), lw=1.2, label="guessing")
+        for j, name in enumerate(methods):
+            df = cell[cell.method == name].set_index("target").reindex(rows)
+            x = np.arange(len(rows)) + (j - (len(methods) - 1) / 2) * width
+            style = method_style(name)
+            bars = ax.errorbar(x, df.auc, yerr=2 * df.auc_se.fillna(0), ls="none", marker=style["marker"],
+                               color=style["color"], ms=6, capsize=2, label=legend_label(name))  # fmt: skip
+            if name not in seen:
+                handles.append(bars.lines[0])
+                bars.lines[0].set_label(bars.get_label())
+                seen.add(name)
+        lev = cell.groupby("target").leverage.first()
+        ax.set_xticks(np.arange(len(rows)), [f"row {t}\nleverage {lev[t]:.3g}" for t in rows], fontsize=8)
+        ax.set_title(f"m = {m:,}", fontsize=10)
+        ax.set_ylim(0.3, 1.05)
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("attack AUC (0.5: guessing; 1: row given away)")
+    handles.append(guess)
+    read = ("How to read: each marker is how well an attacker who knows every other row of the population tells "
+            "whether this one row was in the data (LiRA-style test). OLS gives heavy rows away; no private method "
+            "can rise above the grey ceiling, and reaching it is not required.")  # fmt: skip
+    how = (f"Privacy: ε = {epsilon}, δ = {delta}; the rows of highest leverage; bars ±2 s.e.; every method fitted "
+           "with an intercept column.") + (f" Not shown: {', '.join(left)} (targeted.csv)." if left else "")  # fmt: skip
+    finish(fig, paths, title=title, caption=[read, how], legend=(handles, [h.get_label() for h in handles]))

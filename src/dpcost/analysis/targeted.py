@@ -1,0 +1,185 @@
+"""Targeted attacks on a regression analysis (issue 39; docs/methods.md, "Targeted attacks"): per method, m and target
+row, the informed adversary's reconstruction of the row and the LiRA-style membership test of
+:mod:`dpcost.attacks.targeted`, beside the ceiling (ε, δ)-DP puts on the test.
+
+The design attacked is the analysis's, with an intercept column prepended (:func:`with_intercept`): the workflow's
+fits have none (the response is centred), and without a coordinate of the row the adversary knows, an OLS release
+is explained by a one-parameter family of rows (:mod:`dpcost.attacks.reconstruction`) — the closed form would have
+nothing to recover. So every method here, OLS and private, is fitted on (1, x): the same rows, constants and (ε, δ)
+as the error curves, one coordinate more; its releases are this experiment's own, never the error curves'.
+
+Random streams (:func:`dpcost.analysis.streams.rng_for`, the config seed): targets ``(dataset, "targeted",
+"targets")``; shadow rows ``(dataset, "targeted", "rows", m, target, split, i, side)``, shared by every method; shadow
+noise adds the method; the reconstruction's subsample ``(dataset, "targeted", "reconstruction", m, target)`` and its
+release's noise ``(…, "recon-noise", method, m, target)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import warnings
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..attacks.reconstruction import reconstruct_by_matching, reconstruct_ols, relative_error
+from ..attacks.targeted import leverage, lira, ols_releases, one_by_one, shadow_rows
+from ..dp.privacy import Privacy
+from ..errors import ConfigError, DataError
+from ..estimators.registry import Method
+from .streams import rng_for
+
+COLUMNS = (
+    "method", "m", "epsilon", "delta", "target", "kind", "leverage", "auc", "auc_se", "tpr_fpr0001", "tpr_fpr001",
+    "epsilon_lb", "auc_ceiling", "tpr_ceiling0001", "tpr_ceiling001", "within", "rel_error", "reconstruction",
+    "n_train", "n_test",
+)  # fmt: skip
+
+
+def options(block: Mapping, methods: Sequence[str], private: Mapping[str, bool], m_grid: Sequence[int],
+            where: str = "targeted") -> dict:  # fmt: skip
+    """The job arguments of a ``targeted`` block: its methods (null: ``ols`` and every private method of the analysis,
+    ``methods``; of a list, those the analysis runs, in its order; a name outside the family is refused) and its m (null: the smallest and largest of
+    ``m_grid``; a listed one outside it is refused); ``where`` names the block in the messages."""
+    chosen = block.get("methods")
+    unknown = [k for k in chosen or () if k not in private]
+    if unknown:
+        raise ConfigError(f"{where}.methods: {unknown} are not methods of the family ({sorted(private)})")
+    chosen = [k for k in methods if (k == "ols" or private.get(k)) and (chosen is None or k in chosen)]
+    if not chosen:
+        raise ConfigError(f"{where}.methods: none of {block.get('methods')} is a method of the analysis")
+    ms = block.get("m") or sorted({min(m_grid), max(m_grid)})
+    outside = [m for m in ms if m not in m_grid]
+    if outside:
+        raise ConfigError(f"{where}.m: {outside} are not in the analysis's m grid {list(m_grid)}")
+    keys = ("k_top", "k_random", "shadows", "test_releases", "reconstruction_nfev", "alpha")
+    return {"methods": list(chosen), "targeted_m": [int(m) for m in ms], **{k: block[k] for k in keys}}
+
+
+def with_intercept(X) -> np.ndarray:
+    """(1, x) for every row (module docstring: why)."""
+    X = np.asarray(X, dtype=float)
+    return np.column_stack([np.ones(len(X)), X])
+
+
+def choose_targets(X, k_top: int, k_random: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(row indices, kinds): the ``k_top`` rows of highest leverage of ``X`` (descending; kind "top") and
+    ``k_random`` drawn uniformly from the others (ascending; kind "random")."""
+    h = leverage(X)
+    if k_top < 0 or k_random < 0 or k_top + k_random < 1 or k_top + k_random > h.size // 2:
+        raise ConfigError(f"targeted: need 1 <= k_top + k_random <= {h.size // 2}, got {k_top} + {k_random}")
+    order = np.argsort(-h, kind="stable")
+    rand = np.sort(rng.choice(order[k_top:], size=k_random, replace=False))
+    return np.r_[order[:k_top], rand].astype(int), np.array(["top"] * k_top + ["random"] * k_random)
+
+
+def _fit(method: Method, tuning: Mapping, params: Mapping, privacy):
+    def fit(X, y, rng):
+        return np.asarray(method.estimate(X, y, privacy=privacy, rng=rng, tuning=dict(tuning), params=dict(params))[0],
+                          dtype=float)  # fmt: skip
+
+    return fit
+
+
+def _reconstruct(Xi, y, t, m, method, tuning, params, privacy, *, seed, dataset, nfev) -> tuple[float, str]:
+    """(relative error, attack) of the informed adversary on target ``t`` in a subsample of m rows holding it."""
+    sub = shadow_rows(len(y), m, t, True, rng_for(seed, dataset, "targeted", "reconstruction", m, t))
+    rest = sub[sub != t]
+    if not method.private:
+        beta = np.linalg.lstsq(Xi[sub], y[sub], rcond=None)[0]
+        try:
+            x_hat, y_hat = reconstruct_ols(Xi[rest], y[rest], beta)
+        except DataError:  # the target on the fitted plane: not identified
+            return np.nan, "closed form (not identified)"
+        return relative_error(x_hat, y_hat, Xi[t], y[t]), "closed form"
+    p_m = privacy.at(m)
+    release = _fit(method, tuning, params, p_m)(Xi[sub], y[sub], rng_for(seed, dataset, "targeted", "recon-noise",
+                                                                      method.name, m, t))  # fmt: skip
+    noiseless = dataclasses.replace(p_m, epsilon=1e9, calibration="tight", sampler="float-unsafe", on_invalid="warn")
+    model = _fit(method, tuning, params, noiseless)
+    rec = reconstruct_by_matching(release, Xi[rest], y[rest], lambda X, yy: model(X, yy, np.random.default_rng(0)),
+                                  max_nfev=nfev)  # fmt: skip
+    return relative_error(rec.x, rec.y, Xi[t], y[t]), "matching"
+
+
+def run_targeted(
+    X,
+    y,
+    method: Method,
+    *,
+    tuning_by_m: Mapping[int, Mapping],
+    params: Mapping,
+    privacy: Privacy,
+    seed: int,
+    dataset: str,
+    targeted_m: Sequence[int],
+    k_top: int,
+    k_random: int,
+    shadows: int,
+    test_releases: int,
+    reconstruction_nfev: int,
+    alpha: float,
+    **_,
+) -> pd.DataFrame:
+    """One method's rows of targeted.csv (:data:`COLUMNS`): at every m of ``targeted_m`` and every target
+    (:func:`choose_targets` on the design with its intercept, the same for every method), the LiRA test
+    (:func:`dpcost.attacks.targeted.lira`: ``shadows`` per side fit it, ``test_releases`` per side score it) and
+    the informed reconstruction (OLS: closed form; a private method: the matching attack against its noiseless
+    counterpart, ``reconstruction_nfev`` iterations per start). ``tuning_by_m``: the method's constants at each m."""
+    Xi, y = with_intercept(X), np.asarray(y, dtype=float)
+    n = len(y)
+    h = leverage(Xi)
+    targets, kinds = choose_targets(Xi, k_top, k_random, rng_for(seed, dataset, "targeted", "targets"))
+    rng_of = functools.partial(rng_for, seed, dataset)
+    rows = []
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PRIVACY WARNING")
+        for m in targeted_m:
+            if not Xi.shape[1] + 2 <= m <= n - 1:
+                continue  # no IN/OUT pair of subsamples (m = n), or too few rows to fit
+            tuning = tuning_by_m.get(m, {})
+            p_m = privacy.at(m)
+            if method.private:
+                fit = _fit(method, tuning, params, p_m)
+                releases, eps = one_by_one(lambda r, g, fit=fit: fit(Xi[r], y[r], g)), privacy.epsilon
+            else:
+                releases, eps = ols_releases(Xi, y), None
+            for t, kind in zip(targets, kinds, strict=True):
+                t = int(t)
+                r = lira(releases, n, m, t, identity=("targeted", method.name), rng_of=rng_of, delta=p_m.delta,
+                         epsilon=eps, n_train=shadows, n_test=test_releases, alpha=alpha)  # fmt: skip
+                err, how = _reconstruct(Xi, y, t, m, method, tuning, params, privacy, seed=seed, dataset=dataset,
+                                        nfev=reconstruction_nfev)  # fmt: skip
+                rows.append({**r, "method": method.name, "m": m, "epsilon": np.nan if eps is None else eps,
+                             "target": t, "kind": kind, "leverage": h[t], "rel_error": err,
+                             "reconstruction": how})  # fmt: skip
+    table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "within"])
+    return with_verdict(table)[list(COLUMNS)]
+
+
+def with_verdict(table: pd.DataFrame) -> pd.DataFrame:
+    """``within``: for a private release, its AUC ≤ the ceiling + 2 s.e. and ε_lb ≤ ε (the attack found nothing the
+    guarantee forbids); empty for a non-private one."""
+    ok = (table.auc <= table.auc_ceiling + 2 * table.auc_se) & (table.epsilon_lb <= table.epsilon)
+    return table.assign(within=pd.Series(ok, dtype="boolean").where(table.epsilon.notna()))
+
+
+def exposed(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows where the targeted attack tells IN from OUT: AUC above ½ by more than 2 standard errors."""
+    if table.empty:
+        return table
+    return table[table.auc > 0.5 + 2 * table.auc_se]
+
+
+def exposure_note(table: pd.DataFrame) -> str | None:
+    """One sentence on what the targeted attack sees (None: nothing), for the score attack's caption: the most
+    exposed row, its method, m and AUC."""
+    hit = exposed(table)
+    if hit.empty:
+        return None
+    top = hit.sort_values(["auc", "leverage"], ascending=False).iloc[0]
+    return (f"The targeted attack does see rows the average hides: row {int(top.target)} "
+            f"(leverage {top.leverage:.3g}) under {top.method} at m = {int(top.m)}, AUC {top.auc:.2f} "
+            "(targeted.png).")  # fmt: skip
