@@ -30,6 +30,10 @@ rule attack:
             wc.dataset, "results/{dataset}/attack/{method}.parquet"
         ),
         summary="results/{dataset}/summary.csv",
+        # the caption says what the targeted attack sees, when it runs
+        targeted=lambda wc: (
+            f"results/{wc.dataset}/targeted.csv" if wc.dataset in TARGETED else []
+        ),
     output:
         csv=report(
             "results/{dataset}/attack.csv",

@@ -17,6 +17,7 @@ REPORT_PAGES = [
     + ("comparison",) * (ds in COMPARED)
     + ("privacy_map",) * (ds in MAPPED)
     + ("inference",) * (ds in INFERENCE)
+    + ("targeted",) * (ds in TARGETED)
 ]
 BENCHMARK_REPORT_PAGES = [
     f"results/benchmark/report/{name}.html"
@@ -141,6 +142,29 @@ rule report_inference:
         "results/job_times/report_inference_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(INFERENCE),
+    conda:
+        "../envs/dpcost.yaml"
+    script:
+        "../scripts/report.py"
+
+
+rule report_targeted:
+    input:
+        csv="results/{dataset}/targeted.csv",
+        figure="results/{dataset}/targeted.png",
+    output:
+        page=report(
+            "results/{dataset}/report/targeted.html",
+            caption="../report/targeted.rst",
+            category="{dataset}",
+            labels={"dataset": "{dataset}", "output": "targeted attacks"},
+        ),
+    log:
+        "logs/{dataset}/report_targeted.log",
+    benchmark:
+        "results/job_times/report_targeted_{dataset}.tsv"
+    wildcard_constraints:
+        dataset=one_of(TARGETED),
     conda:
         "../envs/dpcost.yaml"
     script:

@@ -40,14 +40,15 @@ COLUMNS = (
 
 def options(block: Mapping, methods: Sequence[str], private: Mapping[str, bool], m_grid: Sequence[int],
             where: str = "targeted") -> dict:  # fmt: skip
-    """The job arguments of a ``targeted`` block: its methods (null: ``ols`` and every private method of the analysis,
-    ``methods``; of a list, those the analysis runs, in its order; a name outside the family is refused) and its m (null: the smallest and largest of
-    ``m_grid``; a listed one outside it is refused); ``where`` names the block in the messages."""
+    """The job arguments of a ``targeted`` block: its methods (null: ``ols`` and every private method of the
+    analysis, ``methods``; of a list, those the analysis runs, in its order; a name outside the family is refused)
+    and its m (null: the smallest and largest of ``m_grid``; a listed one outside it is refused); ``where`` names
+    the block in the messages."""
     chosen = block.get("methods")
     unknown = [k for k in chosen or () if k not in private]
     if unknown:
         raise ConfigError(f"{where}.methods: {unknown} are not methods of the family ({sorted(private)})")
-    chosen = [k for k in methods if (k == "ols" or private.get(k)) and (chosen is None or k in chosen)]
+    chosen = [k for k in methods if (k == "ols" or private.get(k)) and (chosen is None or k in chosen)]  # fmt: skip
     if not chosen:
         raise ConfigError(f"{where}.methods: none of {block.get('methods')} is a method of the analysis")
     ms = block.get("m") or sorted({min(m_grid), max(m_grid)})
@@ -121,7 +122,6 @@ def run_targeted(
     test_releases: int,
     reconstruction_nfev: int,
     alpha: float,
-    **_,
 ) -> pd.DataFrame:
     """One method's rows of targeted.csv (:data:`COLUMNS`): at every m of ``targeted_m`` and every target
     (:func:`choose_targets` on the design with its intercept, the same for every method), the LiRA test

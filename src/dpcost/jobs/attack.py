@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..analysis import datasets
 from ..analysis.attack import run_attack, summarise_attack
+from ..analysis.targeted import exposure_note
 from ..estimators.registry import methods_of
 from . import Job
 from .estimate import tuned
@@ -32,7 +33,8 @@ def attack_method(job: Job) -> None:
 def attack(job: Job) -> None:
     """attack.csv (one row per method and m, :func:`~dpcost.analysis.attack.summarise_attack`) and the figure of the
     headline methods of the error curves (``input.summary``: the summary.csv they are chosen from). Arguments:
-    privacy, alpha, tuning_mode (named in the caption)."""
+    privacy, alpha, tuning_mode (named in the caption); ``input.targeted``, when the analysis has targeted
+    attacks, tells the caption what they see."""
     from ..analysis.plotting import attack_figure, headline  # matplotlib: here, not in the compute jobs
 
     analysis = datasets.get(job.dataset)
@@ -43,7 +45,9 @@ def attack(job: Job) -> None:
                          for t in job.input["tables"]], ignore_index=True)  # fmt: skip
     summary.to_csv(job.output["csv"], index=False, float_format="%.6g")
     shown = headline(pd.read_csv(job.input["summary"]))
+    targeted = job.input.get("targeted")  # what the targeted attack sees, said in the caption (regression only)
+    note = exposure_note(pd.read_csv(targeted)) if targeted else None
     attack_figure(summary[summary.method.isin(shown)], [job.output["png"], job.output["pdf"]],
                   title=analysis.title.split(":")[0] + ": score attack on the released estimates",
                   xlabel=analysis.xlabel, epsilon=privacy.epsilon, delta=privacy.delta,
-                  calibration=privacy.calibration, tuning=job.args["tuning_mode"])  # fmt: skip
+                  calibration=privacy.calibration, tuning=job.args["tuning_mode"], targeted=note)  # fmt: skip

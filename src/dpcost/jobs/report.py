@@ -70,6 +70,18 @@ def report_inference(job: Job) -> None:
     _view(job, "page", f"{job.dataset}: private confidence intervals (inference.csv)", body)
 
 
+def report_targeted(job: Job) -> None:
+    """The targeted attacks of one analysis as a page: the figure, then targeted.csv as it is."""
+    text = ("Per method, m and target row (the rows of highest leverage, then random rows): the LiRA-style test's AUC "
+            "± s.e., TPR at FPR 0.1 % and 1 %, the ε lower bound, the (ε, δ)-DP ceilings and whether the private "
+            "release stays within them, and the informed adversary's relative error in reconstructing the row "
+            "(OLS: closed form; private: the matching attack). Every method is fitted with an intercept "
+            "column.")  # fmt: skip
+    body = pages.figure_and_table("Targeted attacks", Path(job.input["figure"]).read_bytes(),
+                                  _csv(job.input["csv"]), text)  # fmt: skip
+    _view(job, "page", f"{job.dataset}: targeted attacks (targeted.csv)", body)
+
+
 def report_benchmark_inference(job: Job) -> None:
     """The benchmark's private confidence intervals (inference.csv) as a page."""
     text = ("Per data set, method, ε and m: the coverage of the training rows' OLS coefficient (mean over the "

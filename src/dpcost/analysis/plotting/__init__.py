@@ -24,8 +24,8 @@ from .heatmaps import benchmark_heatmap, privacy_map_figure
 from .inference_figure import inference_figure
 from .layout import CAPTION, caption_text, declutter, finish, log_axis, log_m_axis, plain_number, plt
 from .ranked_chart import benchmark_figure, ranking
-from .targeted_figure import targeted_figure
 from .style import caption, legend_label, method_label, method_style, repetitions, tuning_text
+from .targeted_figure import targeted_figure
 from .transfer_figure import transfer_figure
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "benchmark_figure", "benchmark_heatmap", "caption", "caption_text", "declutter", "error_curves", "finish",
     "headline", "heavy_tails", "inference_figure", "legend_label", "log_axis", "log_m_axis", "method_label",
     "method_style",
-    "panels", "plain_number", "plt", "privacy_map_figure", "ranking", "repetitions", "targeted_figure", "transfer_figure", "tuning_text",
+    "panels", "plain_number", "plt", "privacy_map_figure", "ranking", "repetitions", "targeted_figure",
+    "transfer_figure", "tuning_text",
     "untraceable",
 ]  # fmt: skip

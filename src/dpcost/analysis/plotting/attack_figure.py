@@ -24,11 +24,12 @@ def untraceable(summary: pd.DataFrame) -> bool:
 
 
 def attack_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str, xlabel: str, epsilon: float,
-                  delta, calibration: str, tuning: str) -> None:  # fmt: skip
+                  delta, calibration: str, tuning: str, targeted: str | None = None) -> None:  # fmt: skip
     """The score attack per method against m: AUC (left; 0.5 = guessing; the grey line is the ceiling (ε, δ)-DP
     puts on it) and TPR at FPR 5 % (right; 0.05 = guessing), mean over repetitions ± 2 standard errors, each method
     in its :func:`method_style`. The caption says how to read it, and when nothing is traceable (:func:`untraceable`)
-    that the attack sees nothing of any method at these m, which bounds nothing."""
+    that the attack sees nothing of any method at these m, which bounds nothing — unless the targeted attack sees a
+    row (``targeted``: its sentence, :func:`dpcost.analysis.targeted.exposure_note`), which the caption then says."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), dpi=150)
     handles = []
     for method, df in summary.sort_values("m").groupby("method", sort=True):
@@ -52,7 +53,10 @@ def attack_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str, xl
     axes[1].set_ylim(-0.02, 1.02)
     read = ("How to read: a curve above 'guessing' means the attack tells members of the subsample from other "
             "records; a private curve can never rise above the grey ceiling.")  # fmt: skip
-    if untraceable(summary):
+    if untraceable(summary) and targeted:
+        read += (" Here every method, the non-private one included, sits at guessing (AUC within 2 s.e. of 0.5): an "
+                 "average over rows, which hides the rows that stand out. " + targeted)  # fmt: skip
+    elif untraceable(summary):
         read += (" Here every method, the non-private one included, sits at guessing (AUC within 2 s.e. of 0.5): "
                  "the attack cannot see these estimates at these m, so the figure shows no leak and proves no "
                  "privacy; the guarantee is the ledger's.")  # fmt: skip

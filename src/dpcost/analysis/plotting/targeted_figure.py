@@ -59,9 +59,12 @@ def targeted_figure(table: pd.DataFrame, paths: Sequence[str], *, title: str, ep
         ax.grid(True, axis="y", alpha=0.3)
     axes[0][0].set_ylabel("attack AUC (0.5: guessing; 1: row given away)")
     handles.append(guess)
-    read = ("How to read: each marker is how well an attacker who knows every other row of the population tells "
+    read = ("How to read: each marker is how well an attacker who knows the population, not the sample, tells "
             "whether this one row was in the data (LiRA-style test). OLS gives heavy rows away; no private method "
             "can rise above the grey ceiling, and reaching it is not required.")  # fmt: skip
-    how = (f"Privacy: ε = {epsilon}, δ = {delta}; the rows of highest leverage; bars ±2 s.e.; every method fitted "
-           "with an intercept column.") + (f" Not shown: {', '.join(left)} (targeted.csv)." if left else "")  # fmt: skip
+    how = (
+        f"Privacy: ε = {epsilon}, δ = {delta}; the rows of highest leverage; bars ±2 s.e.; every method fitted "
+        "with an intercept column."
+    )
+    how += f" Not shown: {', '.join(left)} (targeted.csv)." if left else ""
     finish(fig, paths, title=title, caption=[read, how], legend=(handles, [h.get_label() for h in handles]))
