@@ -169,3 +169,22 @@ def test_private_intervals_of_housing(run):
     assert composed["per_m"][0]["basic"]["epsilon"] > ledger["table"]["per_m"][0]["basic"]["epsilon"]
     assert (run / "results/housing/inference.png").stat().st_size > 10_000
     assert "coverage" in (run / "results/housing/report/inference.html").read_text()
+
+
+def test_targeted_attacks_of_housing(run):
+    # .test/config.yaml: 2 heavy rows and 1 random row, OLS and AdaSSP, at the smallest and largest m
+    from dpcost.analysis.targeted import COLUMNS
+
+    table = pd.read_csv(run / "results/housing/targeted.csv")
+    block = SMALL["housing"]["targeted"]
+    assert list(table.columns) == list(COLUMNS)
+    assert set(table.method) == set(block["methods"])
+    assert set(table.m) == {min(SMALL["housing"]["m"]), max(SMALL["housing"]["m"])}
+    assert len(table) == 2 * 2 * (block["k_top"] + block["k_random"])
+    ols = table[table.method == "ols"]
+    assert (ols.reconstruction == "closed form").all() and (ols.rel_error <= 1e-6).all()  # the row, to rounding
+    private = table[table.method != "ols"]
+    assert private.auc_ceiling.between(0.5, 1).all() and private.epsilon.eq(0.5).all() and private.within.notna().all()
+    assert table.auc.between(0, 1).all() and (table.auc_se > 0).all() and (table.epsilon_lb >= 0).all()
+    assert (run / "results/housing/targeted.png").stat().st_size > 10_000
+    assert "Targeted attacks" in (run / "results/housing/report/targeted.html").read_text()

@@ -1,0 +1,66 @@
+"""dpcost.analysis.targeted: the workflow's targeted attacks — the config block's resolution, the targets, the
+verdict and what the score attack's caption is told — and one small run of a non-private and a private method."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcost.analysis import targeted as tg
+from dpcost.dp.privacy import Privacy
+from dpcost.errors import ConfigError
+from dpcost.estimators.registry import methods_of
+
+PRIVATE = {k: m.private for k, m in methods_of("regression").items()}
+BLOCK = {"k_top": 2, "k_random": 1, "shadows": 10, "test_releases": 20, "reconstruction_nfev": 5, "alpha": 0.05}
+
+
+def test_options_default_to_ols_and_the_private_methods_at_the_ends_of_the_grid():
+    out = tg.options({**BLOCK, "methods": None, "m": None}, ["ols", "adassp", "ssp"], PRIVATE, [200, 2000, 800])
+    assert out["methods"] == ["ols", "adassp", "ssp"] and out["targeted_m"] == [200, 2000]
+
+
+def test_options_keep_the_listed_methods_the_analysis_runs_and_refuse_the_unknown():
+    block = {**BLOCK, "methods": ["ssp", "ols", "noisy_gd"], "m": [200]}
+    assert tg.options(block, ["ols", "ssp", "adassp"], PRIVATE, [200, 400])["methods"] == ["ols", "ssp"]
+    with pytest.raises(ConfigError, match="housing.targeted.methods"):
+        tg.options({**block, "methods": ["nope"]}, ["ols"], PRIVATE, [200], "housing.targeted")
+    with pytest.raises(ConfigError, match="targeted.m"):
+        tg.options({**block, "m": [300]}, ["ols"], PRIVATE, [200])
+
+
+def test_choose_targets_takes_the_heaviest_rows_then_random_others():
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    X[17] *= 40
+    rows, kinds = tg.choose_targets(X, 2, 3, np.random.default_rng(1))
+    assert rows[0] == 17 and list(kinds) == ["top"] * 2 + ["random"] * 3 and len(set(rows)) == 5
+    with pytest.raises(ConfigError):
+        tg.choose_targets(X, 0, 0, np.random.default_rng(1))
+
+
+def _table(auc, se, ceiling, eps_lb, epsilon):
+    return pd.DataFrame({"method": "m", "m": 100, "target": 3, "leverage": 0.1, "auc": auc, "auc_se": se,
+                         "auc_ceiling": ceiling, "epsilon_lb": eps_lb, "epsilon": epsilon})  # fmt: skip
+
+
+def test_verdict_and_exposure():
+    t = tg.with_verdict(_table([0.6, 0.8, 0.7, 1.0], [0.02] * 4, [0.62, 0.62, 0.62, np.nan], [0, 0, 0.9, 4],
+                               [0.5, 0.5, 0.5, np.nan]))  # fmt: skip
+    assert t.within.tolist()[:3] == [True, False, False] and pd.isna(t.within.iloc[3])
+    assert tg.exposed(t).auc.tolist() == [0.6, 0.8, 0.7, 1.0]
+    assert tg.exposure_note(t).startswith("The targeted attack does see") and "AUC 1.00" in tg.exposure_note(t)
+    assert tg.exposure_note(_table([0.52], [0.02], [0.62], [0], [0.5])) is None
+
+
+def test_a_small_run_reconstructs_ols_and_keeps_adassp_within_its_ceiling():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(600, 2)) / 2
+    X[5] = [2.5, -2.5]  # a heavy row
+    y = X @ np.array([0.5, -0.3]) + 0.3 * rng.normal(size=600)
+    args = dict(params={}, privacy=Privacy(1.0, 1e-5, calibration="tight"), seed=7, dataset="toy", targeted_m=[300],
+                **BLOCK)  # fmt: skip
+    reg = methods_of("regression")
+    ols = tg.run_targeted(X, y, reg["ols"], tuning_by_m={}, **args)
+    assert list(ols.columns) == list(tg.COLUMNS) and len(ols) == 3
+    assert (ols.rel_error < 1e-6).all() and ols.target.iloc[0] == 5
+    ada = tg.run_targeted(X, y, reg["adassp"], tuning_by_m={300: reg["adassp"].resolve_tuning({"B_X": 4.0, "B_Y": 2.0})}, **args)
+    assert ada.within.all() and (ada.reconstruction == "matching").all() and ada.auc_ceiling.notna().all()
