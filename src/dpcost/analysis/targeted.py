@@ -28,7 +28,7 @@ from ..attacks.reconstruction import reconstruct_by_matching, reconstruct_ols, r
 from ..attacks.targeted import leverage, lira, ols_releases, one_by_one, shadow_rows
 from ..dp.privacy import Privacy
 from ..errors import ConfigError, DataError
-from ..estimators.registry import Method
+from ..estimators.registry import METHODS, Method
 from .streams import rng_for
 
 COLUMNS = (
@@ -173,6 +173,10 @@ def exposed(table: pd.DataFrame) -> pd.DataFrame:
     return table[table.auc > 0.5 + 2 * table.auc_se]
 
 
+def _label(name: str) -> str:
+    return METHODS[name].label if name in METHODS else name
+
+
 def exposure_note(table: pd.DataFrame) -> str | None:
     """One sentence on what the targeted attack sees (None: nothing), for the score attack's caption: the most
     exposed row, its method, m and AUC."""
@@ -181,5 +185,5 @@ def exposure_note(table: pd.DataFrame) -> str | None:
         return None
     top = hit.sort_values(["auc", "leverage"], ascending=False).iloc[0]
     return (f"The targeted attack does see rows the average hides: row {int(top.target)} "
-            f"(leverage {top.leverage:.3g}) under {top.method} at m = {int(top.m)}, AUC {top.auc:.2f} "
+            f"(leverage {top.leverage:.3g}) under {_label(top.method)} at m = {int(top.m):,}, AUC {top.auc:.2f} "
             "(targeted.png).")  # fmt: skip

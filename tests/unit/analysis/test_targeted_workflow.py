@@ -62,5 +62,7 @@ def test_a_small_run_reconstructs_ols_and_keeps_adassp_within_its_ceiling():
     ols = tg.run_targeted(X, y, reg["ols"], tuning_by_m={}, **args)
     assert list(ols.columns) == list(tg.COLUMNS) and len(ols) == 3
     assert (ols.rel_error < 1e-6).all() and ols.target.iloc[0] == 5
-    ada = tg.run_targeted(X, y, reg["adassp"], tuning_by_m={300: reg["adassp"].resolve_tuning({"B_X": 4.0, "B_Y": 2.0})}, **args)
+    ada = tg.run_targeted(
+        X, y, reg["adassp"], tuning_by_m={300: reg["adassp"].resolve_tuning({"B_X": 4.0, "B_Y": 2.0})}, **args
+    )
     assert ada.within.all() and (ada.reconstruction == "matching").all() and ada.auc_ceiling.notna().all()
