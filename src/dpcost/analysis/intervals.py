@@ -1,4 +1,4 @@
-"""Private confidence intervals over a regression analysis's m grid and repetitions (issue 38): the coverage of the
+"""Private confidence intervals over a regression analysis's m grid and repetitions: the coverage of the
 full-data OLS coefficient, the width against the non-private OLS interval's, and the power privacy costs.
 
 At every (m, rep) the rows are the error curves' subsample (``design.subsample``, the draw the engine makes,
