@@ -72,7 +72,9 @@ def inference(job: Job) -> None:
     analysis = datasets.get(job.dataset)
     records = [read_json(p) for p in job.input["plans"]]
     reference = pd.read_parquet(job.input["reference"])
-    per_rep = pd.concat([pd.read_parquet(t) for t in job.input["tables"]], ignore_index=True)
+    tables = [pd.read_parquet(t) for t in job.input["tables"]]
+    # an analysis none of whose methods has a procedure still gets the reference and a row per method saying why
+    per_rep = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=iv.TIDY)
     registry = methods_of(analysis.family)
     why = iv.why_not(job.args["methods"], {k: m.private for k, m in registry.items()}, [r["method"] for r in records])
     for r in records:

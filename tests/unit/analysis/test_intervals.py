@@ -105,3 +105,15 @@ def test_the_interval_draws_its_own_stream_on_the_error_curves_subsamples():
                                          reps=2, seed=7, privacy=privacy, dataset="x", level=0.95, route="blocks",
                                          share=0.1)  # fmt: skip
     assert list(refused) == ["12"] and "blocks" in refused["12"] and set(t.m) == {100}
+
+
+def test_an_analysis_without_a_procedure_gets_the_reference_and_a_figure(tmp_path):
+    # none of the analysis's methods has an interval: the summary holds the reference and the why rows, and the
+    # figure draws the reference alone (no private curve to group)
+    from dpcost.analysis.plotting import inference_figure
+
+    s = iv.summarize(pd.DataFrame(columns=iv.TIDY), reference(), why={"noisy_gd": iv.NO_PROCEDURE})
+    assert set(s.method) == {"ols", "noisy_gd"} and s[s.method == "noisy_gd"].coverage.isna().all()
+    paths = [str(tmp_path / "inference.png"), str(tmp_path / "inference.pdf")]
+    inference_figure(s, paths, title="t", xlabel="m", epsilon=0.5, delta=1e-5, calibration="tight", tuning="fixed")
+    assert (tmp_path / "inference.png").read_bytes()[:4] == b"\x89PNG"

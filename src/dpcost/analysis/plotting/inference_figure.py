@@ -18,10 +18,11 @@ OLS = ("ols", "hc3")  # the reference curve of the coverage panels
 
 def _groups(methods: Sequence[str]) -> list[list[str]]:
     """The private methods in rows of at most PANEL_CURVES − 1 (the OLS reference is every coverage panel's too)."""
-    k = PANEL_CURVES - 1
-    rows = -(-len(methods) // k) or 1
-    size = -(-len(methods) // rows) if methods else 0
-    return [list(methods[i : i + size]) for i in range(0, len(methods), size)] or [[]]
+    if not methods:
+        return [[]]  # the reference alone
+    rows = -(-len(methods) // (PANEL_CURVES - 1))
+    size = -(-len(methods) // rows)
+    return [list(methods[i : i + size]) for i in range(0, len(methods), size)]
 
 
 def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str, xlabel: str, epsilon, delta,
