@@ -65,19 +65,23 @@ try:
         for ds in BENCHMARK["datasets"]
         if (methods := RUN.inference_methods(ds, BENCHMARK["methods"]))
     }
-    # the regression analyses whose `targeted` block is enabled: each one's job arguments (its methods and m; a
-    # listed method or m the analysis does not run stops here naming the key)
+    # the regression analyses whose `targeted` block is enabled and names a method they run: each one's job
+    # arguments (its methods and m; a method outside the family or an m outside the grid stops here naming the key)
     TARGETED = {
-        ds: targeted_options(
-            config[ds]["targeted"],
-            METHODS[ds],
-            {k: m.private for k, m in methods_of(RUN.analysis(ds).family).items()},
-            config[ds]["m"],
-            f"{ds}.targeted",
-        )
-        for ds in DATASETS
-        if RUN.analysis(ds).family == "regression"
-        and config[ds].get("targeted", {}).get("enabled")
+        ds: args
+        for ds, args in {
+            ds: targeted_options(
+                config[ds]["targeted"],
+                METHODS[ds],
+                {k: m.private for k, m in methods_of(RUN.analysis(ds).family).items()},
+                config[ds]["m"],
+                f"{ds}.targeted",
+            )
+            for ds in DATASETS
+            if RUN.analysis(ds).family == "regression"
+            and config[ds].get("targeted", {}).get("enabled")
+        }.items()
+        if args is not None
     }
 except DPCostError as exc:
     _fail(f"{exc}")

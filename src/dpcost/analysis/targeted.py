@@ -39,18 +39,19 @@ COLUMNS = (
 
 
 def options(block: Mapping, methods: Sequence[str], private: Mapping[str, bool], m_grid: Sequence[int],
-            where: str = "targeted") -> dict:  # fmt: skip
+            where: str = "targeted") -> dict | None:  # fmt: skip
     """The job arguments of a ``targeted`` block: its methods (null: ``ols`` and every private method of the
     analysis, ``methods``; of a list, those the analysis runs, in its order; a name outside the family is refused)
     and its m (null: the smallest and largest of ``m_grid``; a listed one outside it is refused); ``where`` names
-    the block in the messages."""
+    the block in the messages. None when the analysis runs none of the listed methods: nothing to attack (the
+    default list names five methods, and an analysis of precond_gd alone must still run)."""
     chosen = block.get("methods")
     unknown = [k for k in chosen or () if k not in private]
     if unknown:
         raise ConfigError(f"{where}.methods: {unknown} are not methods of the family ({sorted(private)})")
     chosen = [k for k in methods if (k == "ols" or private.get(k)) and (chosen is None or k in chosen)]  # fmt: skip
     if not chosen:
-        raise ConfigError(f"{where}.methods: none of {block.get('methods')} is a method of the analysis")
+        return None
     ms = block.get("m") or sorted({min(m_grid), max(m_grid)})
     outside = [m for m in ms if m not in m_grid]
     if outside:

@@ -26,6 +26,9 @@ def test_options_keep_the_listed_methods_the_analysis_runs_and_refuse_the_unknow
         tg.options({**block, "methods": ["nope"]}, ["ols"], PRIVATE, [200], "housing.targeted")
     with pytest.raises(ConfigError, match="targeted.m"):
         tg.options({**block, "m": [300]}, ["ols"], PRIVATE, [200])
+    # an analysis that runs none of the listed methods (the default list, an analysis of precond_gd alone) has
+    # nothing to attack: no job, not an error
+    assert tg.options({**block, "methods": ["ssp", "ols"]}, ["adassp"], PRIVATE, [200]) is None
 
 
 def test_choose_targets_takes_the_heaviest_rows_then_random_others():
