@@ -22,17 +22,7 @@ from dpcost.dp.privacy import Privacy
 from dpcost.inference import PROCEDURES, interval
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit" / "inference"))
-from intervals_support import BETA, gaussian_design  # noqa: E402
-
-CONSTANTS = {
-    "ssp": {"B_X": 4.0, "B_Y": 4.0},
-    "adassp": {"B_X": 4.0, "B_Y": 4.0},
-    "joint_ssp": {"B_X": 4.0, "B_Y": 4.0},
-    "boosted_adassp": {},
-    "precond_gd": {"B0": 3.5, "C": 6.0, "T": 3},
-    "precond_gd_free": {},
-    "precond_gd_adaptive": {},
-}
+from intervals_support import BETA, CONSTANTS, gaussian_design  # noqa: E402
 
 
 def main():

@@ -22,22 +22,11 @@ from .dp.privacy import Privacy
 from .errors import ConfigError, DownloadError, DPCostError
 from .estimators.peers import available as peers_available
 from .estimators.registry import methods_of
+from .run_record import laid_over
 
 # the keys of a table's block that its preparation reads (dpcost.data.prepare.prepare)
 PREPARATION_KEYS = ("response", "covariates", "categorical", "levels", "transforms", "y_scale", "test_fraction",
                    "max_levels")  # fmt: skip
-
-
-def _laid_over(base: Mapping, block: Mapping) -> dict:
-    """``block`` laid over ``base`` as Snakemake merges config files: mappings key by key, at every depth; any other
-    value (a list, a number) replaces the base's whole."""
-    out = copy.deepcopy(dict(base))
-    for key, value in block.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _laid_over(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
 
 
 def with_defaults(config: Mapping) -> dict:
@@ -48,7 +37,7 @@ def with_defaults(config: Mapping) -> dict:
     base = out.get("table_defaults", {})
     for name, block in out.items():
         if isinstance(block, dict) and block.get("kind") == "table":
-            out[name] = _laid_over(base, block)
+            out[name] = laid_over(base, block)
     return out
 
 

@@ -41,7 +41,7 @@ class Given:
         left out when ``replace``), updated key by key at every depth by ``overwrite`` (the ``--configfile``s, then
         the ``--config`` values)."""
         start = base if isinstance(base, Mapping) and not replace else {}
-        merged = _merged(start, overwrite)
+        merged = laid_over(start, overwrite)
         digest = hashlib.sha256(json.dumps(merged, sort_keys=True, default=str).encode()).hexdigest()
         return cls(tuple(str(p) for p in configfiles), tuple(str(a) for a in config_args or ()), digest)
 
@@ -50,12 +50,14 @@ class Given:
                 *(["--config", *self.config_args] if self.config_args else [])]  # fmt: skip
 
 
-def _merged(base: Mapping, over: Mapping) -> dict:
-    """``base`` updated by ``over`` (mappings merged key by key, anything else replaced), as Snakemake does."""
+def laid_over(base: Mapping, block: Mapping) -> dict:
+    """``block`` laid over ``base`` as Snakemake merges config files: mappings key by key, at every depth; any other
+    value (a list, a number) replaces the base's whole. (Here, not in :mod:`dpcost.config`, which imports the
+    analyses: this module stays light for the Snakefile's parse.)"""
     out = copy.deepcopy(dict(base))
-    for key, value in over.items():
+    for key, value in block.items():
         if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _merged(out[key], value)
+            out[key] = laid_over(out[key], value)
         else:
             out[key] = copy.deepcopy(value)
     return out

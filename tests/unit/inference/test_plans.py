@@ -16,18 +16,9 @@ from dpcost.inference import PROCEDURES, interval
 from dpcost.inference.base import derived_rng
 from dpcost.inference.budget import split
 
-from intervals_support import gaussian_design
+from intervals_support import CONSTANTS, gaussian_design
 
 EPSILON, DELTA = 1.0, 1e-5
-CONSTANTS = {
-    "ssp": {"B_X": 4.0, "B_Y": 4.0},
-    "adassp": {"B_X": 4.0, "B_Y": 4.0},
-    "joint_ssp": {"B_X": 4.0, "B_Y": 4.0},
-    "boosted_adassp": {},
-    "precond_gd": {"B0": 3.5, "C": 6.0, "T": 3},
-    "precond_gd_free": {},
-    "precond_gd_adaptive": {},
-}
 CASES = [(m, r) for m, routes in PROCEDURES.items() for r in routes]
 
 
