@@ -12,17 +12,23 @@ from ..estimators.registry import methods_of
 from . import Job, read_json, write_json_atomic, write_table_atomic
 
 
-def benchmark_method(job: Job) -> None:
-    """One (data set, method): the tidy rows to ``output.table``, the tuning, plans and split to ``output.record``.
-    Arguments: spec, block (the benchmark block), grid (the data set's m), params, seed, privacy."""
+def _cell(job: Job) -> tuple[tuple, dict]:
+    """The arguments of one (data set, method) cell of the benchmark, shared by its estimates and its intervals."""
     a = job.args
     block = a["block"]
     analysis = datasets.get(job.dataset)
-    table, record = benchmark.run_benchmark(
-        analysis, methods_of(analysis.family)[job.method], job.data(), TuningSpec(**a["spec"]),
-        epsilons=block["epsilon"], grid=a["grid"], small_m=block.get("small_m"), reps=block["reps"],
-        test_fraction=block["test_fraction"], params=dict(a["params"]), seed=a["seed"], privacy=job.privacy(),
-    )  # fmt: skip
+    args = (analysis, methods_of(analysis.family)[job.method], job.data(), TuningSpec(**a["spec"]))
+    kw = dict(epsilons=block["epsilon"], grid=a["grid"], small_m=block.get("small_m"), reps=block["reps"],
+              test_fraction=block["test_fraction"], params=dict(a["params"]), seed=a["seed"],
+              privacy=job.privacy())  # fmt: skip
+    return args, kw
+
+
+def benchmark_method(job: Job) -> None:
+    """One (data set, method): the tidy rows to ``output.table``, the tuning, plans and split to ``output.record``.
+    Arguments: spec, block (the benchmark block), grid (the data set's m), params, seed, privacy."""
+    args, kw = _cell(job)
+    table, record = benchmark.run_benchmark(*args, **kw)
     write_table_atomic(job.output["table"], table)
     write_json_atomic(job.output["record"], record)
 
@@ -50,14 +56,9 @@ def benchmark_inference(job: Job) -> None:
     same subsamples (``output.table``), and the plans and refusals per ε (``output.record``). Arguments: those of
     :func:`benchmark_method`, level, route, share."""
     a = job.args
-    block = a["block"]
-    analysis = datasets.get(job.dataset)
-    table, record = benchmark.run_benchmark_intervals(
-        analysis, methods_of(analysis.family)[job.method], job.data(), TuningSpec(**a["spec"]),
-        epsilons=block["epsilon"], grid=a["grid"], small_m=block.get("small_m"), reps=block["reps"],
-        test_fraction=block["test_fraction"], params=dict(a["params"]), seed=a["seed"], privacy=job.privacy(),
-        level=a["level"], route=a["route"], share=a["share"],
-    )  # fmt: skip
+    args, kw = _cell(job)
+    table, record = benchmark.run_benchmark_intervals(*args, **kw, level=a["level"], route=a["route"],
+                                                      share=a["share"])  # fmt: skip
     write_table_atomic(job.output["table"], table)
     write_json_atomic(job.output["record"], record)
 
