@@ -72,6 +72,13 @@ def test_no_answer_without_both_kinds_of_method():
     assert report.answer(rows, 1000) is None
 
 
+def test_the_answer_gives_the_cost_on_the_superpopulation_yardstick_when_the_summary_has_it():
+    rows, _ = report.headline_rows(_summary().assign(sp_rmse=lambda d: np.where(d.private, 0.3, 0.1)))
+    assert report.answer(rows, 1000).endswith("(superpopulation RMSE), privacy costs 3 times.")
+    rows, _ = report.headline_rows(_summary())
+    assert "superpopulation" not in report.answer(rows, 1000)
+
+
 def test_a_page_is_whole_and_ascii():
     page = report.page("δ table", report.table(pd.DataFrame({"a": [1.23456789, np.nan], "b": ["x<y", "ε"]})))
     assert page.startswith("<!doctype html>") and page.isascii() and 'charset="utf-8"' in page
