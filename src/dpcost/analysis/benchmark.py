@@ -180,10 +180,11 @@ def run_benchmark_intervals(analysis, method: Method, inputs: Mapping[str, str],
 
 
 def summarize_intervals(per_rep: pd.DataFrame, records: Sequence[Mapping], methods: Sequence[str] = ()) -> pd.DataFrame:
-    """Per data set × method × ε × m: coverage (the mean over the coefficients, and the lowest), median width over
-    the OLS (HC3, FPC) interval's, power beside OLS's (:func:`dpcost.analysis.intervals.pooled`), and a note for the
-    (data set, method) that made no interval at some ε or m; one row per data set and method of ``methods`` (the
-    benchmark's) that released none, saying why."""
+    """Per data set × method × ε × m: coverage (the mean over the coefficients, and the lowest), ``undercovers``,
+    median width over the OLS (HC3) interval's with and without the finite-population correction, power beside
+    OLS's (:func:`dpcost.analysis.intervals.pooled`), and a note: the bias the route's interval ignores, and for the
+    (data set, method) that made no interval at some ε or m, why; one row per data set and method of ``methods``
+    (the benchmark's) that released none, saying why."""
     parts = []
     for dataset, d in per_rep.groupby("dataset", sort=True):
         ref = d[d.method == "ols"].drop(columns=["dataset", "epsilon"])  # every job of the data set made it
@@ -195,8 +196,8 @@ def summarize_intervals(per_rep: pd.DataFrame, records: Sequence[Mapping], metho
     out = pd.concat(parts, ignore_index=True)
     notes = {(r["dataset"], r["method"]): r["why"] or "; ".join(f"{k}: {w}" for k, w in r["refused"].items())
              for r in records}  # fmt: skip
-    out["note"] = [notes.get((d, k), "") if k != "ols" else "non-private reference, finite-population correction"
-                   for d, k in zip(out.dataset, out.method, strict=True)]  # fmt: skip
+    out["note"] = ["; ".join(t for t in (notes.get((d, k), "") if k != "ols" else "", intervals.note(k, r)) if t)
+                   for d, k, r in zip(out.dataset, out.method, out.route, strict=True)]  # fmt: skip
     ran = {(r["dataset"], r["method"]) for r in records}
     missing = [{"dataset": d, "method": k, "note": intervals.NO_PROCEDURE} for d in sorted(set(out.dataset))
                for k in methods if k != "ols" and (d, k) not in ran]  # fmt: skip

@@ -97,7 +97,9 @@ def test_the_interval_draws_its_own_stream_on_the_error_curves_subsamples():
     assert any("sum of squared residuals" in r["mechanism"] for r in plans[0]["releases"])
     # the target is the full-data OLS, and the OLS reference at m = n (FPC 0) is that point
     ref = iv.run_reference(design, m_grid=[400], reps=1, seed=7, dataset="x", level=0.95)
-    assert np.allclose(ref.lower, ref.upper) and np.allclose(ref.centre, ref.target)
+    fpc, sup = ref[ref.route != iv.SUPER], ref[ref.route == iv.SUPER]
+    assert np.allclose(fpc.lower, fpc.upper) and np.allclose(ref.centre, ref.target)
+    assert len(sup) == 3 and (sup.upper > sup.lower).all()  # the superpopulation interval keeps its width
     assert np.allclose(table.target.iloc[:3], iv.full_data_ols(design))
     # too few rows for 10 blocks of 2: refused at that m, with the reason, the other m kept
     gd = {"B0": 3.5, "C": 6.0, "T": 3}
@@ -117,3 +119,40 @@ def test_an_analysis_without_a_procedure_gets_the_reference_and_a_figure(tmp_pat
     paths = [str(tmp_path / "inference.png"), str(tmp_path / "inference.pdf")]
     inference_figure(s, paths, title="t", xlabel="m", epsilon=0.5, delta=1e-5, calibration="tight", tuning="fixed")
     assert (tmp_path / "inference.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_bias_undercoverage_and_the_superpopulation_yardstick_are_in_every_row(tmp_path, monkeypatch):
+    # 40 repetitions whose interval [c - 0.5, c + 0.5] sits on a centre 0.6 above the target: it never covers, its
+    # mean bias is 0.6 beside a half-width of 0.5, and it under-covers; a second method covers 38 of 40 (0.95,
+    # s.e. 0.034): not flagged; one at 0.85 with s.e. 0.056 is within 2 s.e. of 0.90: not flagged either
+    target = 1.0
+    biased = rows("adassp", "delta", 100, [(target + 0.1, target + 1.1)] * 40, target=target)
+    fine = rows("ssp", "delta", 100, [(0.5, 1.5)] * 38 + [(2.0, 3.0)] * 2, target=target)
+    close = rows("precond_gd", "blocks", 100, [(0.5, 1.5)] * 34 + [(2.0, 3.0)] * 6, target=target)
+    ref = pd.concat([rows("ols", "hc3", 100, [(0.5, 1.5)] * 40), rows("ols", iv.SUPER, 100, [(0.0, 4.0)] * 40)])
+    s = iv.summarize(pd.concat([biased, fine, close]), ref).set_index(["method", "route"])
+    assert s.loc[("adassp", "delta"), "mean_bias"] == pytest.approx(0.6)
+    assert s.loc[("adassp", "delta"), "mean_half_width"] == pytest.approx(0.5)
+    assert s.loc[("adassp", "delta"), "undercovers"]
+    assert not s.loc[("ssp", "delta"), "undercovers"] and not s.loc[("precond_gd", "blocks"), "undercovers"]
+    # widths over OLS's with the correction (1) and without it (4)
+    assert s.loc[("ssp", "delta"), "width_ratio"] == pytest.approx(1.0)
+    assert s.loc[("ssp", "delta"), "width_ratio_super"] == pytest.approx(0.25)
+    assert "clipping" in s.loc[("precond_gd", "blocks"), "note"] and "bias-aware" in s.loc[("adassp", "delta"), "note"]
+    assert s.loc[("ols", iv.SUPER), "note"] == iv.SUPER_NOTE
+    # the planted bug: a threshold at the nominal level instead of 0.90 - 2 s.e. would flag the 0.85 row
+    assert iv.undercovers(0.85, 0.056) == np.False_ and (0.85 < 0.95) is True
+    p = iv.pooled(s.reset_index())
+    assert p.set_index("method").loc["adassp", "undercovers"] and not p.set_index("method").loc["ssp", "undercovers"]
+    # the figure marks the under-covering curve in its legend
+    import importlib
+
+    from dpcost.analysis.plotting import inference_figure
+
+    module = importlib.import_module("dpcost.analysis.plotting.inference_figure")
+    labels = []
+    monkeypatch.setattr(module, "finish", lambda fig, paths, *, legend, **kw: labels.extend(legend[1]))
+    inference_figure(s.reset_index(), [str(tmp_path / "f.png")], title="t", xlabel="m", epsilon=0.5, delta=1e-5,
+                     calibration="tight", tuning="fixed")  # fmt: skip
+    marked = [t for t in labels if module.UNDERCOVERS in t]
+    assert len(marked) == 1 and "AdaSSP" in marked[0], labels

@@ -14,6 +14,9 @@ from .layout import finish, log_axis, log_m_axis, plt
 from .style import caption, legend_label, method_style, repetitions
 
 OLS = ("ols", "hc3")  # the reference curve of the coverage panels
+# a curve with a coverage below 0.90 by more than 2 s.e. at some m (inference.csv's ``undercovers``): dashed, hollow
+# markers, and this in its legend entry — never silently
+UNDERCOVERS = "[undercovers: bias]"
 
 
 def _groups(methods: Sequence[str]) -> list[list[str]]:
@@ -30,7 +33,9 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
     """Left: coverage against m (the mean over coefficients of each coefficient's coverage), the nominal level
     dashed, in the band ± 2 Monte Carlo s.e. that a procedure of exact coverage stays in; the OLS (HC3, FPC)
     reference in grey. Right: the median over coefficients of the width over the OLS (HC3) interval's (log scale; 1:
-    as narrow as OLS). ``summary``: inference.csv (:func:`dpcost.analysis.intervals.summarize`)."""
+    as narrow as OLS). A curve that under-covers at some m (any coefficient below 0.90 by more than 2 s.e.) is dashed
+    with hollow markers and says :data:`UNDERCOVERS` in the legend. ``summary``: inference.csv
+    (:func:`dpcost.analysis.intervals.summarize`)."""
     from ..intervals import pooled
 
     cells = pooled(summary)
@@ -48,8 +53,10 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
         cov_ax.axhspan(level - band, min(level + band, 1.0), color="#999999", alpha=0.18, lw=0)
         cov_ax.axhline(level, color="#555555", ls="--", lw=1.0)
         if len(ref):
-            line = cov_ax.plot(ref.m, ref.coverage, color="#777777", lw=2.2, alpha=0.7,
-                               label="OLS, HC3 with finite-population correction (non-private reference)")  # fmt: skip
+            flag = f" {UNDERCOVERS}" if ref.undercovers.any() else ""
+            label = f"OLS, HC3 with finite-population correction (non-private reference){flag}"
+            line = cov_ax.plot(ref.m, ref.coverage, color="#777777", lw=2.2, alpha=0.7, ls="--" if flag else "-",
+                               label=label)  # fmt: skip
             if "ols" not in seen:
                 handles += line
                 seen.add("ols")
@@ -59,6 +66,9 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
             style = dict(method_style(name), ms=5)
             route = df.route.iloc[0]
             label = legend_label(name, f"route {route}")
+            if df.undercovers.any():
+                style.update(ls="--", mfc="none")
+                label = f"{label} {UNDERCOVERS}"
             line = cov_ax.plot(df.m, df.coverage, label=label, **style)
             width_ax.plot(df.m, df.width_ratio, **style)
             if name not in seen:
@@ -78,5 +88,7 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
     read = (f"How to read: a curve inside the grey band sits at the nominal {level:g} (the band: ±2 Monte Carlo s.e. "
             f"over {reps} repetitions); below it the intervals under-cover. Coverage is averaged over the "
             "coefficients, the width ratio their median; the target is OLS on every row the subsamples are drawn "
-            "from.")  # fmt: skip
+            f"from. Dashed, hollow: {UNDERCOVERS} — some coefficient covers below 0.90 by more than 2 s.e. at some "
+            "m; its interval is centred on a biased estimate (inference.csv: mean_bias beside "
+            "mean_half_width).")  # fmt: skip
     finish(fig, paths, title=title, caption=[read, how], legend=(handles, [h.get_label() for h in handles]))
