@@ -55,6 +55,11 @@ TUNING = {
     "dp_ight": dict(T=10, eta=0.5, c_x=2.0, B_y=2.0, radius=2.0),
     "two_stage": {},
 }
+# the interval procedures whose own releases the sensitivity fuzzer checks beside the estimator's: every method of
+# dpcost.inference.PROCEDURES with a route that adds a release (the SSP family's delta and bootstrap: the residual
+# sum of squares, sensitivity R²), with the residual clip R of the interval (R = B_Y by default; others make R a
+# bound of its own for the records to sit on); the blocks route adds none (test_sensitivity_fuzz.py checks the list)
+INTERVALS = {"ssp": {}, "adassp": {"R": 1.5}, "joint_ssp": {"R": 3.0}}
 # keys TUNING gives although they have a default in code (None there: required by the squared loss of PARAMS)
 GIVEN_OPTIONAL = {"dp_ight": {"B_y", "radius"}}
 # the defaults in code, pinned: a changed default changes every result that relies on it

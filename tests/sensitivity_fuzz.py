@@ -32,7 +32,7 @@ from dpcost.dp.privacy import Privacy
 from dpcost.dp.sensitivity import Observation, compare, trace_runs
 from dpcost.estimators.registry import METHODS
 
-from registry_cases import PARAMS, TUNING, tiny
+from registry_cases import INTERVALS, PARAMS, TUNING, tiny
 from support import synthetic_regression
 
 NEIGHBOURS = 4  # neighbours per example: one recorded run on D is replayed into each
@@ -72,7 +72,7 @@ def bounds_of(name: str, calibration: str, epsilon: float, D: tuple) -> list[flo
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plan = m.make_plan(privacy(calibration, epsilon), n, d, tuning, PARAMS)
-    values = [*tuning.values(), *plan.parameters.values()]
+    values = [*tuning.values(), *plan.parameters.values(), *INTERVALS.get(name, {}).values()]
     out = {1.0}
     for v in values:
         if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0 < v < 1e300:
@@ -233,6 +233,34 @@ def check(name: str, calibration: str, case: Case) -> list[Observation]:
             rec, out, results = trace_runs(run, case.D, list(case.neighbours))
         except Exception as e:  # a refusal that depends on the data tells neighbours apart
             raise AssertionError(f"{name}: the run on D failed: {e!r}") from e
+    return _observed(name, plan, out, rec, results)
+
+
+def check_interval(name: str, calibration: str, case: Case) -> list[Observation]:
+    """As :func:`check`, for the private interval of ``name`` (:func:`dpcost.inference.interval`, default route,
+    the options of registry_cases.INTERVALS): the estimator's releases and the interval's own (the residual sum of
+    squares) against the interval's plan, which lists both."""
+    from dpcost.inference import interval
+
+    p = privacy(calibration, case.epsilon)
+    options = {**TUNING[name], **INTERVALS[name]}
+
+    def run(data):
+        return interval(name, *data, privacy=p, rng=np.random.default_rng(case.seed), **options)
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PRIVACY WARNING")
+        try:
+            rec, out, results = trace_runs(run, case.D, list(case.neighbours))
+        except Exception as e:
+            raise AssertionError(f"{name} interval: the run on D failed: {e!r}") from e
+    assert any("sum of squared residuals" in r.mechanism for r in out.plan.releases), out.plan.releases
+    results = [r if isinstance(r, BaseException) else (r[0], r[1].centre) for r in results]
+    return _observed(f"{name} interval", out.plan, out.centre, rec, results)
+
+
+def _observed(name: str, plan, out, rec, results) -> list[Observation]:
+    """The checks of :func:`check` on traced runs: finite outputs, and each release within its stated sensitivity."""
     assert np.isfinite(out).all(), f"{name}: a non-finite estimate on D: {out}"
     seen = []
     for k, res in enumerate(results):

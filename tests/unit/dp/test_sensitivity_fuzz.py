@@ -13,22 +13,24 @@ from dpcost.dp.privacy import CALIBRATIONS
 from dpcost.estimators import base
 from dpcost.estimators import precond_gd as pgd
 from dpcost.estimators.registry import METHODS
+from dpcost.inference import budget, ssp_family
 
-from registry_cases import needs_missing_peer
-from sensitivity_fuzz import PRIVATE, cases, check
+from registry_cases import INTERVALS, needs_missing_peer
+from sensitivity_fuzz import PRIVATE, cases, check, check_interval
 
 EXAMPLES = 25  # per method and calibration, 4 neighbours each
 SETTINGS = dict(deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 
 
-def fuzz(name: str, calibration: str, *, shrink: bool = True) -> None:
-    """The property for one method: raises (Hypothesis's report) when an example breaks it."""
+def fuzz(name: str, calibration: str, *, shrink: bool = True, interval: bool = False) -> None:
+    """The property for one method (``interval``: for its private interval, the estimator's releases and the
+    interval's own): raises (Hypothesis's report) when an example breaks it."""
     phases = list(Phase) if shrink else [Phase.explicit, Phase.generate, Phase.target]
 
     @settings(max_examples=EXAMPLES, phases=phases, **SETTINGS)
     @given(cases(name, calibration))
     def prop(case):
-        seen = check(name, calibration, case)
+        seen = (check_interval if interval else check)(name, calibration, case)
         if seen:
             target(max(o.ratio for o in seen), label="worst observed/stated sensitivity")
 
@@ -75,3 +77,27 @@ def test_a_halved_sensitivity_is_caught(monkeypatch):
     monkeypatch.setattr(pgd, "step_sensitivity", lambda C, R, neighbours: C if R is None else C * R)
     with pytest.raises(AssertionError, match="moved by"):
         fuzz("precond_gd", "tight", shrink=False)
+
+
+@pytest.mark.parametrize("calibration", CALIBRATIONS)
+@pytest.mark.parametrize("name", sorted(INTERVALS))
+def test_no_interval_release_moves_by_more_than_its_stated_sensitivity(name, calibration):
+    """The residual sum of squares of the SSP family's intervals (inference.budget.residual_release, stated R²)
+    beside the estimator's releases, on the same hostile records."""
+    fuzz(name, calibration, interval=True)
+
+
+def test_a_halved_residual_sensitivity_is_caught(monkeypatch):
+    def halved(split_, R):
+        R, rel = budget.residual_release(split_, R)
+        return R, split_.gaussian_release(f"sum of squared residuals, R = {R:.6g}, sensitivity halved", R * R / 2)
+
+    monkeypatch.setattr(ssp_family, "residual_release", halved)
+    with pytest.raises(AssertionError, match="moved by"):
+        fuzz("adassp", "tight", shrink=False, interval=True)
+
+
+def test_every_interval_route_with_a_release_of_its_own_is_fuzzed():
+    from dpcost.inference import PROCEDURES
+
+    assert set(INTERVALS) == {k for k, routes in PROCEDURES.items() if set(routes) - {"blocks"}}
