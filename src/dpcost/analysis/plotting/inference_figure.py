@@ -53,7 +53,8 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
         cov_ax.axhspan(level - band, min(level + band, 1.0), color="#999999", alpha=0.18, lw=0)
         cov_ax.axhline(level, color="#555555", ls="--", lw=1.0)
         if len(ref):
-            flag = f" {UNDERCOVERS}" if ref.undercovers.any() else ""
+            # the reference's under-coverage is its variance estimate's (HC3 on heavy rows), not a bias: said so
+            flag = " [undercovers]" if ref.undercovers.any() else ""
             label = f"OLS, HC3 with finite-population correction (non-private reference){flag}"
             line = cov_ax.plot(ref.m, ref.coverage, color="#777777", lw=2.2, alpha=0.7, ls="--" if flag else "-",
                                label=label)  # fmt: skip
