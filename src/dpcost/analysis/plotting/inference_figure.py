@@ -14,8 +14,8 @@ from .layout import finish, log_axis, log_m_axis, plt
 from .style import caption, legend_label, method_style, repetitions
 
 OLS = ("ols", "hc3")  # the reference curve of the coverage panels
-# a curve with a coverage below 0.90 by more than 2 s.e. at some m (inference.csv's ``undercovers``): dashed, hollow
-# markers, and this in its legend entry — never silently
+# a curve with a coverage below 0.90 by more than 2 s.e. at some m (inference.csv's ``undercovers``): hollow markers
+# at those m, and this in its legend entry — never silently
 UNDERCOVERS = "[undercovers: bias]"
 
 
@@ -33,8 +33,8 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
     """Left: coverage against m (the mean over coefficients of each coefficient's coverage), the nominal level
     dashed, in the band ± 2 Monte Carlo s.e. that a procedure of exact coverage stays in; the OLS (HC3, FPC)
     reference in grey. Right: the median over coefficients of the width over the OLS (HC3) interval's (log scale; 1:
-    as narrow as OLS). A curve that under-covers at some m (any coefficient below 0.90 by more than 2 s.e.) is dashed
-    with hollow markers and says :data:`UNDERCOVERS` in the legend. ``summary``: inference.csv
+    as narrow as OLS). Where a curve under-covers (some coefficient below 0.90 by more than 2 s.e. at that m) its
+    markers are hollow, and its legend entry says :data:`UNDERCOVERS`. ``summary``: inference.csv
     (:func:`dpcost.analysis.intervals.summarize`)."""
     from ..intervals import pooled
 
@@ -67,10 +67,13 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
             style = dict(method_style(name), ms=5)
             route = df.route.iloc[0]
             label = legend_label(name, f"route {route}")
-            if df.undercovers.any():
-                style.update(ls="--", mfc="none")
+            bad = df[df.undercovers.astype(bool)]
+            if len(bad):
                 label = f"{label} {UNDERCOVERS}"
             line = cov_ax.plot(df.m, df.coverage, label=label, **style)
+            for ax, col in ((cov_ax, "coverage"), (width_ax, "width_ratio")):  # hollow where it under-covers
+                ax.plot(bad.m, bad[col], ls="none", marker=style["marker"], color=style["color"], mfc="white", ms=6,
+                        zorder=5)  # fmt: skip
             width_ax.plot(df.m, df.width_ratio, **style)
             if name not in seen:
                 handles += line
@@ -89,7 +92,7 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
     read = (f"How to read: a curve inside the grey band sits at the nominal {level:g} (the band: ±2 Monte Carlo s.e. "
             f"over {reps} repetitions); below it the intervals under-cover. Coverage is averaged over the "
             "coefficients, the width ratio their median; the target is OLS on every row the subsamples are drawn "
-            f"from. Dashed, hollow: {UNDERCOVERS} — some coefficient covers below 0.90 by more than 2 s.e. at some "
+            f"from. Hollow markers, {UNDERCOVERS}: some coefficient covers below 0.90 by more than 2 s.e. at that "
             "m; its interval is centred on a biased estimate (inference.csv: mean_bias beside "
             "mean_half_width).")  # fmt: skip
     finish(fig, paths, title=title, caption=[read, how], legend=(handles, [h.get_label() for h in handles]))
