@@ -217,7 +217,9 @@ def run_benchmark_targeted(analysis, method: Method, inputs: Mapping[str, str], 
     test_releases, reconstruction_nfev, alpha). The informed reconstruction runs for OLS only: matching a private
     release costs as much as the test, and housing's is measured by benchmarks/targeted_attacks.py. An ε whose
     calibration is refused is left out (logged). Columns: :data:`~dpcost.analysis.targeted.COLUMNS`, dataset, n_rows
-    (the population) and mean_leverage ((d + 1)/n_rows: the intercept counts)."""
+    (the population), mean_leverage ((d + 1)/n_rows: the intercept counts) and residual_z (the target's residual on
+    the population's OLS fit over the residuals' s.d.: with leverage, what exposes a row to OLS — a heavy row that
+    sits on the fitted plane moves the fit little)."""
     from . import targeted
 
     full = analysis.load(inputs, dict(params))
@@ -232,7 +234,7 @@ def run_benchmark_targeted(analysis, method: Method, inputs: Mapping[str, str], 
         try:
             tuned = tuning_steps.tune(bench, method, inputs, spec, params=params, m_grid=[m], seed=seed, privacy=p)
             if tuned["mode"] == "private":
-                return pd.DataFrame(columns=[*targeted.COLUMNS, "dataset", "n_rows", "mean_leverage"])
+                return pd.DataFrame(columns=[*targeted.COLUMNS, "dataset", "n_rows", "mean_leverage", "residual_z"])
             _, _, by_m = tuning_steps.runner(method, tuned, [m])
             kw = {k: options[k] for k in keys}
             tables.append(targeted.run_targeted(design.X, design.y, method, tuning_by_m=by_m, params=dict(params),
@@ -241,16 +243,21 @@ def run_benchmark_targeted(analysis, method: Method, inputs: Mapping[str, str], 
         except DPCostError as exc:  # a calibration refused at this ε
             log.warning("%s at epsilon=%s refused: %s", method.name, eps, exc)
     n, d = design.X.shape
+    Xi = targeted.with_intercept(design.X)
+    resid = design.y - Xi @ np.linalg.lstsq(Xi, design.y, rcond=None)[0]
+    z = resid / np.sqrt(resid @ resid / (n - d - 1))
     out = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=list(targeted.COLUMNS))
-    return out.assign(dataset=analysis.name, n_rows=n, mean_leverage=(d + 1) / n)
+    return out.assign(dataset=analysis.name, n_rows=n, mean_leverage=(d + 1) / n,
+                      residual_z=z[out.target.to_numpy(dtype=int)])  # fmt: skip
 
 
 def summarize_targeted(table: pd.DataFrame) -> pd.DataFrame:
     """results/benchmark/targeted.csv: one row per data set × method × ε (OLS: ε empty) — the attack on the data
-    set's top-leverage row (its leverage, the mean leverage and their ratio; OLS's informed reconstruction of it, the
-    relative error of (x, y); the membership test's AUC ± s.e., TPR at FPR 0.1 % and 1 %, ε_lb, the (ε, δ) ceilings,
-    within) beside the highest AUC over the random targets (``auc_random``) and whether every target of the cell is
-    within its ceiling (``all_within``). ``table``: the rows of :func:`run_benchmark_targeted`."""
+    set's top-leverage row (its leverage, the mean leverage and their ratio; its residual_z; OLS's informed
+    reconstruction of it, the relative error of (x, y); the membership test's AUC ± s.e., TPR at FPR 0.1 % and 1 %,
+    ε_lb, the (ε, δ) ceilings, within) beside the highest AUC over the random targets (``auc_random``) and whether
+    every target of the cell is within its ceiling (``all_within``). ``table``: the rows of
+    :func:`run_benchmark_targeted`."""
     if table.empty:
         return pd.DataFrame()
     t = table.assign(eps_key=table.epsilon.fillna(-1.0))
@@ -263,7 +270,7 @@ def summarize_targeted(table: pd.DataFrame) -> pd.DataFrame:
     out["ols_rel_error"] = [ols.get((ds, tg), np.nan) for ds, tg in zip(out.dataset, out.target, strict=True)]
     out["leverage_ratio"] = out.leverage / out.mean_leverage
     cols = ["dataset", "method", "epsilon", "delta", "m", "n_rows", "target", "leverage", "mean_leverage",
-            "leverage_ratio", "ols_rel_error", "auc", "auc_se", "tpr_fpr0001", "tpr_fpr001", "epsilon_lb",
+            "leverage_ratio", "residual_z", "ols_rel_error", "auc", "auc_se", "tpr_fpr0001", "tpr_fpr001", "epsilon_lb",
             "auc_ceiling", "tpr_ceiling0001", "tpr_ceiling001", "within", "auc_random", "all_within"]  # fmt: skip
     first = {c: {k: i for i, k in enumerate(dict.fromkeys(table[c]))} for c in ("dataset", "method")}
     out = out.sort_values(keys, key=lambda c: c.map(first[c.name]) if c.name in first else c)
