@@ -183,7 +183,7 @@ class RunConfig:
                 simulation = True
             elif name == "benchmark":
                 runs = parts[where + 2 : where + 4]
-                benched += [runs[1]] if len(runs) == 2 and runs[0] == "runs" else bench
+                benched += [runs[1]] if len(runs) == 2 and runs[0] in ("runs", "inference", "targeted") else bench
             elif name in known:
                 own.append(name)
         return tuple(dict.fromkeys(own)), tuple(dict.fromkeys(benched)), simulation

@@ -139,6 +139,19 @@ def test_the_benchmark_tables_and_figure(run):
     assert (results / "benchmark" / "benchmark.png").stat().st_size > 10_000
 
 
+def test_the_benchmark_attacks_each_tables_top_row(run):
+    # the targeted block's methods the benchmark runs (ols, adassp of the default five), each table at its largest m
+    results, _ = run
+    t = pd.read_csv(results / "benchmark" / "targeted.csv")
+    assert set(zip(t.dataset, t.method, t.epsilon.fillna(0), strict=True)) == {
+        (d, k, e) for d in ("wages", "bwages") for k, e in (("ols", 0), ("adassp", 1.0), ("adassp", 4.0))
+    }
+    assert dict(t.groupby("dataset").m.max()) == {"wages": 2000, "bwages": 1000}
+    assert (t.ols_rel_error < 1e-6).all() and (t.leverage_ratio > 1).all()
+    assert t[t.method == "adassp"].within.all() and t[t.method == "ols"].within.isna().all()
+    assert (results / "benchmark" / "targeted.png").stat().st_size > 10_000
+
+
 def test_the_benchmark_report_pages_show_the_figure_and_wins(run):
     # the benchmark's headline (the report's first page after `snakemake benchmark`) embeds its figure and wins as HTML
     results, _ = run

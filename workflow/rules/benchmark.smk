@@ -130,3 +130,62 @@ rule benchmark_inference_summary:
         methods=BENCHMARK.get("methods", []),
     script:
         "../scripts/benchmark.py"
+
+
+# The benchmark's targeted attacks (the tables' `targeted` blocks; workflow/rules/targeted.smk does the same for each
+# analysis): one job per (data set, method) at the table's largest benchmark m and every epsilon, then per table x
+# method x epsilon the attack on the top-leverage row (results/benchmark/targeted.csv) and its figure.
+rule benchmark_targeted_method:
+    input:
+        unpack(data_inputs),
+    output:
+        table="results/benchmark/targeted/{dataset}/{method}.parquet",
+    log:
+        "logs/benchmark/targeted_{dataset}_{method}.log",
+    benchmark:
+        "results/job_times/benchmark_targeted_{dataset}_{method}.tsv"
+    wildcard_constraints:
+        dataset=one_of(BENCHMARK_TARGETED),
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        job=lambda wc: {
+            **RUN.benchmark_args(wc.dataset, wc.method),
+            "targeted": BENCHMARK_TARGETED[wc.dataset],
+        },
+    script:
+        "../scripts/benchmark.py"
+
+
+rule benchmark_targeted:
+    input:
+        tables=[
+            f"results/benchmark/targeted/{ds}/{method}.parquet"
+            for ds, args in BENCHMARK_TARGETED.items()
+            for method in args["methods"]
+        ],
+    output:
+        table="results/benchmark/targeted.parquet",
+        csv=report(
+            "results/benchmark/targeted.csv",
+            caption="../report/benchmark.rst",
+            category="benchmark",
+            labels={"output": "targeted attacks (CSV)"},
+        ),
+        png=report(
+            "results/benchmark/targeted.png",
+            caption="../report/benchmark.rst",
+            category="benchmark",
+            labels={"output": "targeted attacks"},
+        ),
+        pdf="results/benchmark/targeted.pdf",
+    log:
+        "logs/benchmark/targeted.log",
+    benchmark:
+        "results/job_times/benchmark_targeted.tsv"
+    conda:
+        "../envs/dpcost.yaml"
+    params:
+        delta=BENCHMARK.get("delta"),
+    script:
+        "../scripts/benchmark.py"

@@ -83,6 +83,23 @@ try:
         }.items()
         if args is not None
     }
+    # the benchmark's tables whose `targeted` block is enabled: the same arguments, of the benchmark's methods (each
+    # attacked at the table's largest benchmark m and every benchmark epsilon; dpcost.analysis.benchmark)
+    BENCHMARK_TARGETED = {
+        ds: args
+        for ds, args in {
+            ds: targeted_options(
+                config[ds]["targeted"],
+                BENCHMARK["methods"],
+                {k: m.private for k, m in methods_of("regression").items()},
+                config[ds]["m"],
+                f"{ds}.targeted",
+            )
+            for ds in BENCHMARK["datasets"]
+            if config[ds].get("targeted", {}).get("enabled")
+        }.items()
+        if args is not None
+    }
 except DPCostError as exc:
     _fail(f"{exc}")
 # the download jobs' retry options (not check_sources: switching the check must not rerun a download)
@@ -194,6 +211,7 @@ def targeted_files(dataset):
 
 
 TARGETED_OUTPUTS = ("targeted.csv", "targeted.png", "targeted.pdf")
+BENCHMARK_TARGETED_OUTPUTS = TARGETED_OUTPUTS + ("targeted.parquet",)
 INFERENCE_OUTPUTS = (
     "inference.csv",
     "inference.parquet",
@@ -272,4 +290,5 @@ def benchmark_outputs():
         "benchmark_heatmap.pdf",
     )
     names += ("inference.csv", "inference.parquet") if BENCHMARK_INFERENCE else ()
+    names += BENCHMARK_TARGETED_OUTPUTS if BENCHMARK_TARGETED else ()
     return [f"results/benchmark/{name}" for name in names] if RUN.benchmark else []

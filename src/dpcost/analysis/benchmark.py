@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -32,6 +33,7 @@ from .summaries import abstaining
 from .tuning import TuningSpec
 
 WITHIN = 2.0  # "within 2× of OLS"
+log = logging.getLogger("benchmark")
 
 
 def held_out(design: RegressionDesign, fraction: float, rng: np.random.Generator) -> HeldOutRegressionDesign:
@@ -204,3 +206,73 @@ def summarize_intervals(per_rep: pd.DataFrame, records: Sequence[Mapping], metho
     out = pd.concat([out, pd.DataFrame(missing)], ignore_index=True) if missing else out
     first = ["dataset", "method", "route", "epsilon", "m"]
     return out[first + [c for c in out.columns if c not in first]].sort_values(first).reset_index(drop=True)
+
+
+def run_benchmark_targeted(analysis, method: Method, inputs: Mapping[str, str], spec: TuningSpec, *,
+                           epsilons: Sequence[float], grid: Sequence[int], test_fraction: float, params: Mapping,
+                           seed: int, privacy: Privacy, options: Mapping) -> pd.DataFrame:  # fmt: skip
+    """One (data set, method) of the benchmark's targeted attacks (:func:`dpcost.analysis.targeted.run_targeted`):
+    the training rows are the population, the attack runs at the data set's largest benchmark m (:func:`m_of`), at
+    every ε of the benchmark (OLS once), with each ε's constants as :func:`run_benchmark` chooses them and the
+    identity ``benchmark:<data set>``. ``options``: the data set's ``targeted`` block (k_top, k_random, shadows,
+    test_releases, reconstruction_nfev, alpha). The informed reconstruction runs for OLS only: matching a private
+    release costs as much as the test, and housing's is measured by benchmarks/targeted_attacks.py. An ε whose
+    calibration is refused is left out (logged). Columns: :data:`~dpcost.analysis.targeted.COLUMNS`, dataset, n_rows
+    (the population), mean_leverage ((d + 1)/n_rows: the intercept counts) and residual_z (the target's residual on
+    the population's OLS fit over the residuals' s.d.: with leverage, what exposes a row to OLS — a heavy row that
+    sits on the fitted plane moves the fit little)."""
+    from . import targeted
+
+    full = analysis.load(inputs, dict(params))
+    design = held_out(full, test_fraction, rng_for(seed, analysis.name, "benchmark test split"))
+    name = f"benchmark:{analysis.name}"
+    bench = dataclasses.replace(analysis, name=name, load=lambda inputs, params: design)
+    m = max(m_of(grid, len(design.y)))
+    keys = ("k_top", "k_random", "shadows", "test_releases", "reconstruction_nfev", "alpha")
+    tables = []
+    for eps in epsilons if method.private else [np.nan]:
+        p = dataclasses.replace(privacy, epsilon=float(eps)) if method.private else privacy
+        try:
+            tuned = tuning_steps.tune(bench, method, inputs, spec, params=params, m_grid=[m], seed=seed, privacy=p)
+            if tuned["mode"] == "private":
+                return pd.DataFrame(columns=[*targeted.COLUMNS, "dataset", "n_rows", "mean_leverage", "residual_z"])
+            _, _, by_m = tuning_steps.runner(method, tuned, [m])
+            kw = {k: options[k] for k in keys}
+            tables.append(targeted.run_targeted(design.X, design.y, method, tuning_by_m=by_m, params=dict(params),
+                                                privacy=p, seed=seed, dataset=name, targeted_m=[m],
+                                                reconstruct_private=False, **kw))  # fmt: skip
+        except DPCostError as exc:  # a calibration refused at this ε
+            log.warning("%s at epsilon=%s refused: %s", method.name, eps, exc)
+    n, d = design.X.shape
+    Xi = targeted.with_intercept(design.X)
+    resid = design.y - Xi @ np.linalg.lstsq(Xi, design.y, rcond=None)[0]
+    z = resid / np.sqrt(resid @ resid / (n - d - 1))
+    out = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=list(targeted.COLUMNS))
+    return out.assign(dataset=analysis.name, n_rows=n, mean_leverage=(d + 1) / n,
+                      residual_z=z[out.target.to_numpy(dtype=int)])  # fmt: skip
+
+
+def summarize_targeted(table: pd.DataFrame) -> pd.DataFrame:
+    """results/benchmark/targeted.csv: one row per data set × method × ε (OLS: ε empty) — the attack on the data
+    set's top-leverage row (its leverage, the mean leverage and their ratio; its residual_z; OLS's informed
+    reconstruction of it, the relative error of (x, y); the membership test's AUC ± s.e., TPR at FPR 0.1 % and 1 %,
+    ε_lb, the (ε, δ) ceilings, within) beside the highest AUC over the random targets (``auc_random``) and whether
+    every target of the cell is within its ceiling (``all_within``). ``table``: the rows of
+    :func:`run_benchmark_targeted`."""
+    if table.empty:
+        return pd.DataFrame()
+    t = table.assign(eps_key=table.epsilon.fillna(-1.0))
+    top = t[t.kind == "top"].sort_values("leverage", ascending=False).drop_duplicates(["dataset", "method", "eps_key"])
+    ols = t[(t.method == "ols")].set_index(["dataset", "target"]).rel_error
+    keys = ["dataset", "method", "eps_key"]
+    rand = t[t.kind == "random"].groupby(keys).auc.max().rename("auc_random")
+    every = t.groupby(keys).within.agg(lambda w: bool(w.dropna().all()) if w.notna().any() else pd.NA)
+    out = top.join(rand, on=keys).join(every.rename("all_within"), on=keys)
+    out["ols_rel_error"] = [ols.get((ds, tg), np.nan) for ds, tg in zip(out.dataset, out.target, strict=True)]
+    out["leverage_ratio"] = out.leverage / out.mean_leverage
+    cols = ["dataset", "method", "epsilon", "delta", "m", "n_rows", "target", "leverage", "mean_leverage",
+            "leverage_ratio", "residual_z", "ols_rel_error", "auc", "auc_se", "tpr_fpr0001", "tpr_fpr001", "epsilon_lb",
+            "auc_ceiling", "tpr_ceiling0001", "tpr_ceiling001", "within", "auc_random", "all_within"]  # fmt: skip
+    first = {c: {k: i for i, k in enumerate(dict.fromkeys(table[c]))} for c in ("dataset", "method")}
+    out = out.sort_values(keys, key=lambda c: c.map(first[c.name]) if c.name in first else c)
+    return out[cols].reset_index(drop=True)

@@ -123,12 +123,15 @@ def run_targeted(
     test_releases: int,
     reconstruction_nfev: int,
     alpha: float,
+    reconstruct_private: bool = True,
 ) -> pd.DataFrame:
     """One method's rows of targeted.csv (:data:`COLUMNS`): at every m of ``targeted_m`` and every target
     (:func:`choose_targets` on the design with its intercept, the same for every method), the LiRA test
     (:func:`dpcost.attacks.targeted.lira`: ``shadows`` per side fit it, ``test_releases`` per side score it) and
     the informed reconstruction (OLS: closed form; a private method: the matching attack against its noiseless
-    counterpart, ``reconstruction_nfev`` iterations per start). ``tuning_by_m``: the method's constants at each m."""
+    counterpart, ``reconstruction_nfev`` iterations per start; ``reconstruct_private`` False leaves it out —
+    it costs about as much as the test — with ``rel_error`` NaN and ``reconstruction`` "not run"). ``tuning_by_m``:
+    the method's constants at each m."""
     Xi, y = with_intercept(X), np.asarray(y, dtype=float)
     n = len(y)
     h = leverage(Xi)
@@ -151,8 +154,10 @@ def run_targeted(
                 t = int(t)
                 r = lira(releases, n, m, t, identity=("targeted", method.name), rng_of=rng_of, delta=p_m.delta,
                          epsilon=eps, n_train=shadows, n_test=test_releases, alpha=alpha)  # fmt: skip
-                err, how = _reconstruct(Xi, y, t, m, method, tuning, params, privacy, seed=seed, dataset=dataset,
-                                        nfev=reconstruction_nfev)  # fmt: skip
+                err, how = np.nan, "not run"
+                if reconstruct_private or not method.private:
+                    err, how = _reconstruct(Xi, y, t, m, method, tuning, params, privacy, seed=seed, dataset=dataset,
+                                            nfev=reconstruction_nfev)  # fmt: skip
                 rows.append({**r, "method": method.name, "m": m, "epsilon": np.nan if eps is None else eps,
                              "target": t, "kind": kind, "leverage": h[t], "rel_error": err,
                              "reconstruction": how})  # fmt: skip

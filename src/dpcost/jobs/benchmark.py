@@ -72,3 +72,29 @@ def benchmark_inference_summary(job: Job) -> None:
     summary = benchmark.summarize_intervals(per_rep, records, job.args["methods"])
     write_table_atomic(job.output["table"], per_rep)
     summary.to_csv(job.output["csv"], index=False, float_format="%.6g")
+
+
+def benchmark_targeted_method(job: Job) -> None:
+    """One (data set, method)'s targeted attacks at the data set's largest benchmark m and every ε
+    (:func:`~dpcost.analysis.benchmark.run_benchmark_targeted`) to ``output.table``. Arguments: those of
+    :func:`benchmark_method` and ``targeted``, the data set's ``targeted`` block (k_top, k_random, shadows,
+    test_releases, reconstruction_nfev, alpha)."""
+    (analysis, method, data, spec), kw = _cell(job)
+    table = benchmark.run_benchmark_targeted(analysis, method, data, spec, epsilons=kw["epsilons"], grid=kw["grid"],
+                                             test_fraction=kw["test_fraction"], params=kw["params"], seed=kw["seed"],
+                                             privacy=kw["privacy"], options=job.args["targeted"])  # fmt: skip
+    write_table_atomic(job.output["table"], table)
+
+
+def benchmark_targeted(job: Job) -> None:
+    """results/benchmark/targeted.csv (per data set × method × ε, the top-leverage row:
+    :func:`~dpcost.analysis.benchmark.summarize_targeted`), every target's rows (targeted.parquet) and the figure
+    (AUC on each data set's top row against its leverage). Arguments: delta."""
+    from ..analysis.plotting import benchmark_targeted_figure
+
+    tables = [t for t in (pd.read_parquet(p) for p in job.input["tables"]) if len(t)]
+    table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+    write_table_atomic(job.output["table"], table)
+    summary = benchmark.summarize_targeted(table)
+    summary.to_csv(job.output["csv"], index=False, float_format="%.6g")
+    benchmark_targeted_figure(summary, [job.output["png"], job.output["pdf"]], delta=job.args["delta"])

@@ -25,12 +25,13 @@ from .inference_figure import inference_figure
 from .layout import CAPTION, caption_text, declutter, finish, log_axis, log_m_axis, plain_number, plt
 from .ranked_chart import benchmark_figure, ranking
 from .style import caption, legend_label, method_label, method_style, repetitions, tuning_text
-from .targeted_figure import targeted_figure
+from .targeted_figure import benchmark_targeted_figure, targeted_figure
 from .transfer_figure import transfer_figure
 
 __all__ = [
     "ABSTAIN", "ABSTAINS", "CAPTION", "HEADLINE_NOTE", "MAX_CURVES", "PANEL_CURVES", "abstainers", "attack_figure",
-    "benchmark_figure", "benchmark_heatmap", "caption", "caption_text", "declutter", "error_curves", "finish",
+    "benchmark_figure", "benchmark_heatmap", "benchmark_targeted_figure", "caption", "caption_text", "declutter",
+    "error_curves", "finish",
     "headline", "heavy_tails", "inference_figure", "legend_label", "log_axis", "log_m_axis", "method_label",
     "method_style",
     "panels", "plain_number", "plt", "privacy_map_figure", "ranking", "repetitions", "targeted_figure",

@@ -68,3 +68,49 @@ def targeted_figure(table: pd.DataFrame, paths: Sequence[str], *, title: str, ep
     )
     how += f" Not shown: {', '.join(left)} (targeted.csv)." if left else ""
     finish(fig, paths, title=title, caption=[read, how], legend=(handles, [h.get_label() for h in handles]))
+
+
+def benchmark_targeted_figure(summary: pd.DataFrame, paths: Sequence[str], *, delta: str) -> None:
+    """The benchmark's targeted attacks (results/benchmark/targeted.png): one panel per ε, each data set's
+    top-leverage row at x = its leverage over the table's mean (log), OLS's AUC and each private method's (±2 s.e.),
+    and a grey dash at each data set's ceiling, the largest AUC an (ε, δ(m))-DP release allows at its m.
+    ``summary``: targeted.csv (:func:`dpcost.analysis.benchmark.summarize_targeted`)."""
+    eps = sorted(summary.epsilon.dropna().unique()) or [np.nan]
+    ols = summary[summary.method == "ols"]
+    methods, left = shown_methods(summary)
+    fig, axes = plt.subplots(1, len(eps), figsize=(4.4 * len(eps), 4.2), dpi=150, squeeze=False, sharey=True)
+    handles = {}
+    for ax, e in zip(axes[0], eps, strict=True):
+        cell = summary[summary.epsilon == e]
+        ceil = cell.groupby("dataset")[["leverage_ratio", "auc_ceiling"]].first()
+        if len(ceil):
+            handles["ceiling"] = ax.plot(ceil.leverage_ratio, ceil.auc_ceiling, ls="none", marker="_", ms=18, mew=3,
+                                         color="#999999", alpha=0.7,
+                                         label="largest AUC any (ε, δ(m))-DP release allows")[0]  # fmt: skip
+        handles["guess"] = ax.axhline(0.5, color="#555555", ls=(0, (1, 3)), lw=1.2, label="guessing")
+        for j, name in enumerate(methods):
+            df = ols if name == "ols" else cell[cell.method == name]
+            shift = 1.06 ** (j - (len(methods) - 1) / 2)  # side by side on the log axis
+            style = method_style(name)
+            bars = ax.errorbar(df.leverage_ratio * shift, df.auc, yerr=2 * df.auc_se.fillna(0), ls="none",
+                               marker=style["marker"], color=style["color"], ms=5, capsize=2)  # fmt: skip
+            handles.setdefault(name, bars.lines[0]).set_label(legend_label(name))
+        for _, r in ols.iterrows():
+            ax.annotate(r.dataset, (r.leverage_ratio, r.auc), xytext=(3, 4), textcoords="offset points", fontsize=6,
+                        rotation=30, color="#333333")  # fmt: skip
+        ax.set_xscale("log")
+        ax.set_title(f"ε = {e:g}" if np.isfinite(e) else "", fontsize=10)
+        ax.set_xlabel("top row's leverage ÷ the table's mean (d + 1)/n")
+        ax.set_ylim(0.3, 1.05)
+        ax.grid(True, alpha=0.3)
+    axes[0][0].set_ylabel("attack AUC on the top-leverage row")
+    read = ("How to read: each marker is one table's row of highest leverage; the AUC says how well an attacker who "
+            "knows the population, not the sample, tells whether that row was in the data. OLS (the same in every "
+            "panel) gives heavy rows away and sits near 0.5 on tables without one; no private method can rise "
+            "above its grey ceiling.")  # fmt: skip
+    how = f"Each table at its largest benchmark m; δ = {delta}; bars ±2 s.e.; every method fitted with an intercept."
+    how += f" Not shown: {', '.join(left)} (targeted.csv)." if left else ""
+    order = [h for k, h in handles.items() if k not in ("ceiling", "guess")] + [handles[k] for k in ("ceiling", "guess")
+                                                                                if k in handles]  # fmt: skip
+    finish(fig, paths, title="Real-data benchmark: can an attacker tell whether a table's heaviest row was used?",
+           caption=[read, how], legend=(order, [h.get_label() for h in order]))  # fmt: skip
