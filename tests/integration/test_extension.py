@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from support import REPO, LoopbackServer
+from workflow_runner import NO_EXTRAS
 
 pytestmark = pytest.mark.e2e
 
@@ -81,6 +82,7 @@ def run(housing_archives, tmp_path_factory):
     with LoopbackServer() as srv:
         srv.add("/h/houses.zip", housing_archives["statlib"][0])
         override = {
+            **NO_EXTRAS,  # intervals and targeted attacks: test_small_config.py
             "datasets": ["housing"],
             "download": {"max_tries": 2, "backoff": 0.0, "timeout": 10},
             "housing": {

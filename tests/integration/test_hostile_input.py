@@ -9,7 +9,7 @@ import pytest
 
 from geo_synth import make_series, write_series_matrix
 from support import LoopbackServer, free_port, statlib_zip_bytes
-from workflow_runner import TINY_MAP, run_workflow
+from workflow_runner import NO_EXTRAS, TINY_MAP, run_workflow
 
 pytestmark = pytest.mark.e2e
 
@@ -38,6 +38,7 @@ def housing_cfg(url, sha256=None, **housing):
     if sha256:
         src["sha256"] = sha256
     return {
+        **NO_EXTRAS,  # intervals and targeted attacks: test_small_config.py
         "datasets": ["housing"],
         "reps": 3,
         "download": {"max_tries": 2, "backoff": 0.0, "timeout": 10},

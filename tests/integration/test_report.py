@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from support import REPO, LoopbackServer
-from workflow_runner import TINY_MAP, run_workflow
+from workflow_runner import NO_EXTRAS, TINY_MAP, run_workflow
 
 pytestmark = pytest.mark.e2e
 
@@ -29,6 +29,7 @@ def run(housing_archives, tmp_path_factory):
     with LoopbackServer() as srv:
         srv.add("/h/houses.zip", housing_archives["statlib"][0])
         override = {
+            **NO_EXTRAS,  # intervals and targeted attacks: test_small_config.py
             "datasets": ["housing"],
             "reps": 2,
             "download": {"max_tries": 1, "backoff": 0.0, "timeout": 10},

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from support import REPO, LoopbackServer, free_port
-from workflow_runner import TINY_MAP, run_workflow
+from workflow_runner import NO_EXTRAS, TINY_MAP, run_workflow
 
 pytestmark = pytest.mark.e2e
 
@@ -20,6 +20,7 @@ METHODS = ["ols", "noisy_gd", "noisy_truncated_ols"]
 def override(base, archives, **housing):
     zsha, tsha = archives["statlib"][1], archives["figshare"][1]
     return {
+        **NO_EXTRAS,  # intervals and targeted attacks: test_small_config.py
         "datasets": ["housing"],
         "reps": REPS,
         "download": {"max_tries": 2, "backoff": 0.0, "timeout": 10},

