@@ -1,7 +1,9 @@
-"""Run the workflow in a scratch directory with the default config plus an override, as a user would."""
+"""Run the workflow in a scratch directory with the default config plus an override, as a user would; or check that
+config as the workflow does at start-up, without starting Snakemake (config_error)."""
 
 from __future__ import annotations
 
+import copy
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +52,23 @@ TINY_MAP = {
 # Merged as an override, table_defaults reaches every `kind: table` block (dpcost.config.with_defaults).
 EXTRAS_OFF = {"inference": {"enabled": False}, "targeted": {"enabled": False}}
 NO_EXTRAS = {"table_defaults": EXTRAS_OFF}
+
+
+def config_error(override: dict, *, small: bool = False) -> str:
+    """The line the workflow's start-up check gives for the default config (and ``small``: .test/config.yaml) with
+    ``override`` merged over it as Snakemake merges --configfile files: ``config error: ...``, or "" when the config
+    passes. The Snakefile's own checks (dpcost.config.start, workflow/rules/common.smk), in this process: a Snakemake
+    start (3 s or more) is kept for one case of each kind of error (test_config.py)."""
+    from snakemake.utils import update_config, validate
+
+    from dpcost.config import start
+    from dpcost.errors import DPCostError
+
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    for extra in ([yaml.safe_load((REPO / ".test" / "config.yaml").read_text())] if small else []) + [override]:
+        update_config(config, copy.deepcopy(extra))
+    try:
+        start(config, lambda c: validate(c, str(REPO / "workflow" / "schemas" / "config.schema.yaml")))
+    except DPCostError as exc:
+        return f"config error: {exc}"
+    return ""

@@ -7,7 +7,7 @@ import sys
 import pytest
 import yaml
 
-from workflow_runner import run_workflow
+from workflow_runner import config_error, run_workflow
 
 pytestmark = pytest.mark.e2e
 
@@ -121,11 +121,30 @@ BAD = {  # schema-level mistakes; the privacy and data cases of the issue list a
 }
 
 
-@pytest.mark.parametrize("case", sorted(BAD))
-def test_bad_config_gives_one_clear_line(tmp_path, case):
+def _bad(case: str) -> tuple[dict, str]:
     override, expected = BAD[case]
     if case == "delta formula gives >= 1":
         override = {"housing": {"privacy": {"delta": "10/n"}, "m": [10, 100]}}
+    return override, expected
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_config_gives_one_clear_line(case):
+    # the workflow's start-up checks (dpcost.config.start) without Snakemake; the line Snakemake prints is this one
+    # (one case of each kind below, and test_hostile_input.py's refusal of an estimator)
+    override, expected = _bad(case)
+    line = config_error(override)
+    assert line.startswith("config error: ") and expected in line, line
+
+
+# one of each kind through Snakemake: the schema, the config's own checks (dpcost.config.resolve), the blocks read
+# after them (intervals): one line on stderr, no traceback, a non-zero exit
+THROUGH_SNAKEMAKE = ["wrong type", "unknown method", "interval for a method without a procedure"]
+
+
+@pytest.mark.parametrize("case", THROUGH_SNAKEMAKE)
+def test_bad_config_stops_snakemake_with_one_clear_line(tmp_path, case):
+    override, expected = _bad(case)
     res = run_workflow(tmp_path, override, "-n")
     assert res.returncode != 0
     lines = [ln for ln in res.stderr.splitlines() if ln.strip() and not ln.startswith("PRIVACY WARNING")]
