@@ -10,11 +10,17 @@ from pathlib import Path
 
 import yaml
 
-from support import REPO
+from support import REPO, RUN_TIMEOUT
 
 
 def run_workflow(
-    workdir: Path, override: dict, *extra: str, cores: int = 2, timeout: int = 600, env=None, small: bool = False
+    workdir: Path,
+    override: dict,
+    *extra: str,
+    cores: int = 2,
+    timeout: float = RUN_TIMEOUT,
+    env=None,
+    small: bool = False,
 ):
     """``small``: merge the small test configuration .test/config.yaml between the default and the override."""
     workdir.mkdir(parents=True, exist_ok=True)

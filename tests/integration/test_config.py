@@ -7,6 +7,7 @@ import sys
 import pytest
 import yaml
 
+from support import QUICK_TIMEOUT
 from workflow_runner import config_error, run_workflow
 
 pytestmark = pytest.mark.e2e
@@ -173,7 +174,7 @@ def test_a_yaml_syntax_error_names_the_file_and_line(tmp_path):
         str(tmp_path),
         "-n",
     ]
-    res = subprocess.run([*cmd, "--cores", "1"], capture_output=True, text=True, timeout=300)
+    res = subprocess.run([*cmd, "--cores", "1"], capture_output=True, text=True, timeout=QUICK_TIMEOUT)
     assert res.returncode != 0
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, res.stderr

@@ -63,7 +63,7 @@ def run(tmp_path_factory, wages_csv):
             },  # fmt: skip
             "benchmark": {"datasets": ["wages", "bwages"], "methods": METHODS, "epsilon": [1, 4], "reps": REPS},
         }
-        proc = run_workflow(workdir, override, "all", "benchmark", timeout=900)
+        proc = run_workflow(workdir, override, "all", "benchmark")
     assert proc.returncode == 0, proc.stderr[-4000:]
     return workdir / "results", proc
 
@@ -177,7 +177,7 @@ def test_a_bad_table_stops_with_one_line(tmp_path, wages_csv, change, expected):
         server.add("/w.csv", wages_csv)
         block = {**doc_block()["wages"], "sources": [{"url": f"{server.base}/w.csv"}], **change}
         proc = run_workflow(tmp_path, {"datasets": ["wages"], "wages": block, "download": {"max_tries": 1}},
-                            "results/wages/data.parquet", timeout=300)  # fmt: skip
+                            "results/wages/data.parquet")  # fmt: skip
     assert proc.returncode != 0
     errors = [line for line in proc.stderr.splitlines() if line.startswith("ERROR [")]
     assert len(errors) == 1 and expected in errors[0], proc.stderr[-2000:]
