@@ -60,11 +60,15 @@ EXTRAS_OFF = {"inference": {"enabled": False}, "targeted": {"enabled": False}}
 NO_EXTRAS = {"table_defaults": EXTRAS_OFF}
 
 
-def config_error(override: dict, *, small: bool = False) -> str:
-    """The line the workflow's start-up check gives for the default config (and ``small``: .test/config.yaml) with
+def config_error(override: dict, *, small: bool = False, data: Path | None = None) -> str:
+    """What the workflow's start-up checks print for the default config (and ``small``: .test/config.yaml) with
     ``override`` merged over it as Snakemake merges --configfile files: ``config error: ...``, or "" when the config
-    passes. The Snakefile's own checks (dpcost.config.start, workflow/rules/common.smk), in this process: a Snakemake
-    start (3 s or more) is kept for one case of each kind of error (test_config.py)."""
+    passes; with ``data`` (the run's directory, where its downloads would be) the check of the data the default
+    target needs follows, whose message starts ``missing data: ``. The Snakefile's own checks (dpcost.config.start
+    and RunConfig.check_data, workflow/rules/common.smk), in this process: a Snakemake start (3 s or more) is kept
+    for one case of each kind of error (test_config.py, test_offline.py)."""
+    import os
+
     from snakemake.utils import update_config, validate
 
     from dpcost.config import start
@@ -74,7 +78,17 @@ def config_error(override: dict, *, small: bool = False) -> str:
     for extra in ([yaml.safe_load((REPO / ".test" / "config.yaml").read_text())] if small else []) + [override]:
         update_config(config, copy.deepcopy(extra))
     try:
-        start(config, lambda c: validate(c, str(REPO / "workflow" / "schemas" / "config.schema.yaml")))
+        run = start(config, lambda c: validate(c, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))).run
     except DPCostError as exc:
         return f"config error: {exc}"
+    if data is None or not config["download"]["check_sources"]:
+        return ""
+    here = os.getcwd()
+    os.chdir(data)  # the downloads made, and the copies in resources/*/manual, are the run directory's
+    try:
+        run.check_data([])
+    except DPCostError as exc:
+        return str(exc)
+    finally:
+        os.chdir(here)
     return ""

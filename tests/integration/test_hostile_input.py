@@ -123,8 +123,9 @@ def test_the_table_covers_the_issue_list():
     assert len(CASES) == 17
 
 
-# the config's cases are checked as the workflow checks them at start-up, without Snakemake (dpcost.config.start;
-# test_config.py starts it for one case of each kind), but for the refusal of an estimator's own check
+# the config's cases (and the missing data) are checked as the workflow checks them at start-up, without Snakemake
+# (dpcost.config.start; test_config.py and test_offline.py start it for one case of each kind), but for the refusal of
+# an estimator's own check
 THROUGH_SNAKEMAKE = {"paper Gaussian at eps >= 1, on_invalid: refuse"}
 
 
@@ -134,6 +135,11 @@ def test_hostile_input(case, mirror, housing_archives, tmp_path):
     if dry and case not in THROUGH_SNAKEMAKE:
         line = config_error(override(mirror.base, housing_archives["statlib"][1]))
         assert line.startswith("config error: ") and expected in line, line
+        return
+    if case == "all mirrors down":  # the start-up check of the data, without Snakemake (test_offline.py starts it)
+        message = config_error(override(mirror.base, housing_archives["statlib"][1]), data=tmp_path)
+        assert message.startswith("missing data: ") and expected in message.splitlines()[0], message
+        assert not list(tmp_path.glob("resources/*/*.json"))
         return
     res = run_workflow(tmp_path, override(mirror.base, housing_archives["statlib"][1]), *(["-n"] if dry else []))
     assert res.returncode != 0
