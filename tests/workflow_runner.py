@@ -64,15 +64,15 @@ def config_error(override: dict, *, small: bool = False, data: Path | None = Non
     """What the workflow's start-up checks print for the default config (and ``small``: .test/config.yaml) with
     ``override`` merged over it as Snakemake merges --configfile files: ``config error: ...``, or "" when the config
     passes; with ``data`` (the run's directory, where its downloads would be) the check of the data the default
-    target needs follows, whose message starts ``missing data: ``. The Snakefile's own checks (dpcost.config.start
+    target needs follows, whose message starts ``missing data: ``. The Snakefile's own checks (dpcost.startup.start
     and RunConfig.check_data, workflow/rules/common.smk), in this process: a Snakemake start (3 s or more) is kept
     for one case of each kind of error (test_config.py, test_offline.py)."""
     import os
 
     from snakemake.utils import update_config, validate
 
-    from dpcost.config import start
     from dpcost.errors import DPCostError
+    from dpcost.startup import start
 
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     for extra in ([yaml.safe_load((REPO / ".test" / "config.yaml").read_text())] if small else []) + [override]:

@@ -131,7 +131,7 @@ def _bad(case: str) -> tuple[dict, str]:
 
 @pytest.mark.parametrize("case", sorted(BAD))
 def test_bad_config_gives_one_clear_line(case):
-    # the workflow's start-up checks (dpcost.config.start) without Snakemake; the line Snakemake prints is this one
+    # the workflow's start-up checks (dpcost.startup.start) without Snakemake; the line Snakemake prints is this one
     # (one case of each kind below, and test_hostile_input.py's refusal of an estimator)
     override, expected = _bad(case)
     line = config_error(override)

@@ -24,13 +24,13 @@ def _fail(message, prefix="config error: "):
 
 
 try:
-    from dpcost.config import start
+    from dpcost.startup import start
     from dpcost.errors import DPCostError
 except ImportError as exc:
     _fail(f"a dependency is missing ({exc}); install them with: pip install -e .")
 
 # Every kind: table block laid over table_defaults, before validation (so that the schema's defaults do not mask
-# these), then every check no job should start without (dpcost.config.start, which the tests call too: a config error
+# these), then every check no job should start without (dpcost.startup.start, which the tests call too: a config error
 # is tested there, one of each kind through Snakemake). A job a cluster executor spawns re-reads the config and skips
 # the slow checks, which the main process made.
 _SCHEMA = workflow.source_path("../schemas/config.schema.yaml")
