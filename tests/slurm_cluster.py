@@ -17,7 +17,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from support import free_port
+from support import RUN_TIMEOUT, free_port
 
 PACKAGES = ("slurm-wlm", "munge")
 SYSTEM_CONF = Path("/etc/slurm/slurm.conf")
@@ -34,7 +34,7 @@ def unavailable_reason() -> str | None:
             return "slurm-wlm is not installed and apt-get is missing"
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", *PACKAGES]):
-            res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+            res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=RUN_TIMEOUT)
             if res.returncode != 0:
                 return f"could not install {' '.join(PACKAGES)}: {res.stderr.strip().splitlines()[-1:]}"
     if subprocess.run(["pgrep", "-x", "slurmctld"], capture_output=True).returncode == 0:
@@ -95,7 +95,7 @@ PartitionName=debug Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
         self.pids.append(self.root / "slurmctld.pid")
         subprocess.run(["slurmd", "-f", str(self.conf)], check=True, env=self.env)
         self.pids.append(self.root / "slurmd.pid")
-        deadline = time.time() + 60
+        deadline = time.time() + 600  # seconds on a quiet machine; many more on a busy one
         while time.time() < deadline:
             out = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, env=self.env).stdout
             if out.strip() in ("idle", "mixed"):

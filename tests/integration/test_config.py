@@ -7,7 +7,8 @@ import sys
 import pytest
 import yaml
 
-from workflow_runner import run_workflow
+from support import QUICK_TIMEOUT
+from workflow_runner import config_error, run_workflow
 
 pytestmark = pytest.mark.e2e
 
@@ -121,11 +122,30 @@ BAD = {  # schema-level mistakes; the privacy and data cases of the issue list a
 }
 
 
-@pytest.mark.parametrize("case", sorted(BAD))
-def test_bad_config_gives_one_clear_line(tmp_path, case):
+def _bad(case: str) -> tuple[dict, str]:
     override, expected = BAD[case]
     if case == "delta formula gives >= 1":
         override = {"housing": {"privacy": {"delta": "10/n"}, "m": [10, 100]}}
+    return override, expected
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_config_gives_one_clear_line(case):
+    # the workflow's start-up checks (dpcost.startup.start) without Snakemake; the line Snakemake prints is this one
+    # (one case of each kind below, and test_hostile_input.py's refusal of an estimator)
+    override, expected = _bad(case)
+    line = config_error(override)
+    assert line.startswith("config error: ") and expected in line, line
+
+
+# one of each kind through Snakemake: the schema, the config's own checks (dpcost.config.resolve), the blocks read
+# after them (intervals): one line on stderr, no traceback, a non-zero exit
+THROUGH_SNAKEMAKE = ["wrong type", "unknown method", "interval for a method without a procedure"]
+
+
+@pytest.mark.parametrize("case", THROUGH_SNAKEMAKE)
+def test_bad_config_stops_snakemake_with_one_clear_line(tmp_path, case):
+    override, expected = _bad(case)
     res = run_workflow(tmp_path, override, "-n")
     assert res.returncode != 0
     lines = [ln for ln in res.stderr.splitlines() if ln.strip() and not ln.startswith("PRIVACY WARNING")]
@@ -154,7 +174,7 @@ def test_a_yaml_syntax_error_names_the_file_and_line(tmp_path):
         str(tmp_path),
         "-n",
     ]
-    res = subprocess.run([*cmd, "--cores", "1"], capture_output=True, text=True, timeout=300)
+    res = subprocess.run([*cmd, "--cores", "1"], capture_output=True, text=True, timeout=QUICK_TIMEOUT)
     assert res.returncode != 0
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, res.stderr

@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from support import REPO, LoopbackServer
+from support import REPO, RUN_TIMEOUT, LoopbackServer
+from workflow_runner import NO_EXTRAS
 
 pytestmark = pytest.mark.e2e
 
@@ -81,6 +82,7 @@ def run(housing_archives, tmp_path_factory):
     with LoopbackServer() as srv:
         srv.add("/h/houses.zip", housing_archives["statlib"][0])
         override = {
+            **NO_EXTRAS,  # intervals and targeted attacks: test_small_config.py
             "datasets": ["housing"],
             "download": {"max_tries": 2, "backoff": 0.0, "timeout": 10},
             "housing": {
@@ -99,7 +101,7 @@ def run(housing_archives, tmp_path_factory):
         cmd = [sys.executable, "-m", "snakemake", *targets, "--cores", "2",
                "--configfile", str(checkout / ".test/config.yaml"), "override.yaml"]  # fmt: skip
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        res = subprocess.run(cmd, cwd=deploy, capture_output=True, text=True, timeout=900, env=env)
+        res = subprocess.run(cmd, cwd=deploy, capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env)
     assert res.returncode == 0, res.stderr[-4000:]
     return checkout, deploy, name, path
 

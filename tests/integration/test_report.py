@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from support import REPO, LoopbackServer
-from workflow_runner import TINY_MAP, run_workflow
+from support import REPO, RUN_TIMEOUT, LoopbackServer
+from workflow_runner import NO_EXTRAS, TINY_MAP, run_workflow
 
 pytestmark = pytest.mark.e2e
 
@@ -29,6 +29,7 @@ def run(housing_archives, tmp_path_factory):
     with LoopbackServer() as srv:
         srv.add("/h/houses.zip", housing_archives["statlib"][0])
         override = {
+            **NO_EXTRAS,  # intervals and targeted attacks: test_small_config.py
             "datasets": ["housing"],
             "reps": 2,
             "download": {"max_tries": 1, "backoff": 0.0, "timeout": 10},
@@ -51,7 +52,7 @@ def run(housing_archives, tmp_path_factory):
 def snakemake(workdir, *args):
     """Snakemake in ``workdir`` with these arguments alone (run_workflow adds the config files)."""
     cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "workflow/Snakefile"), "--directory", str(workdir)]
-    return subprocess.run([*cmd, "--cores", "1", *args], capture_output=True, text=True, timeout=600)
+    return subprocess.run([*cmd, "--cores", "1", *args], capture_output=True, text=True, timeout=RUN_TIMEOUT)
 
 
 def the_error_line(stderr: str) -> str:

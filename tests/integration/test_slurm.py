@@ -8,7 +8,7 @@ import pytest
 from slurm_cluster import LocalSlurm, unavailable_reason
 
 from geo_synth import make_series, write_series_matrix
-from support import REPO, LoopbackServer
+from support import REPO, RUN_TIMEOUT, LoopbackServer
 from workflow_runner import TINY_MAP, run_workflow
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slurm]
@@ -107,7 +107,7 @@ def test_slurm_run_equals_local_run_bit_for_bit(cluster, config, tmp_path):
             "2",
             "--slurm-keep-successful-logs",  # evidence that the jobs ran on Slurm
             env=cluster.env,
-            timeout=900,
+            timeout=RUN_TIMEOUT,
         )
         local, slurm = local_run.result(), slurm_run.result()
     assert local.returncode == 0, local.stderr[-3000:]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from support import REPO
+from support import QUICK_TIMEOUT, REPO
 
 SNAKE_FILES = ["workflow/Snakefile", "workflow/rules"]
 
@@ -19,7 +19,7 @@ def _tool(name: str) -> str:
 
 
 def _run(tool, *args):
-    return subprocess.run([_tool(tool), *args], cwd=REPO, capture_output=True, text=True, timeout=120)
+    return subprocess.run([_tool(tool), *args], cwd=REPO, capture_output=True, text=True, timeout=QUICK_TIMEOUT)
 
 
 @pytest.mark.parametrize("tool", ["ruff", "snakefmt"])
@@ -42,6 +42,6 @@ def test_snakefmt():
 
 def test_snakemake_lint_is_clean():
     res = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--lint"], cwd=REPO, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "snakemake", "--lint"], cwd=REPO, capture_output=True, text=True, timeout=QUICK_TIMEOUT
     )
     assert res.returncode == 0 and "Congratulations" in res.stdout + res.stderr, res.stdout + res.stderr

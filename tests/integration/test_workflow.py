@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from support import REPO, LoopbackServer, free_port
-from workflow_runner import TINY_MAP, run_workflow
+from workflow_runner import NO_EXTRAS, TINY_MAP, config_error, run_workflow
 
 pytestmark = pytest.mark.e2e
 
@@ -20,6 +20,7 @@ METHODS = ["ols", "noisy_gd", "noisy_truncated_ols"]
 def override(base, archives, **housing):
     zsha, tsha = archives["statlib"][1], archives["figshare"][1]
     return {
+        **NO_EXTRAS,  # intervals and targeted attacks: test_small_config.py
         "datasets": ["housing"],
         "reps": REPS,
         "download": {"max_tries": 2, "backoff": 0.0, "timeout": 10},
@@ -157,13 +158,15 @@ def test_no_network_fails_clearly(housing_archives, tmp_path, check):
     base = f"http://127.0.0.1:{free_port()}"
     cfg = override(base, housing_archives)
     cfg["download"]["check_sources"] = check
-    res = run_workflow(tmp_path, cfg)
-    assert res.returncode != 0 and "Traceback" not in res.stderr
-    if check:  # one message before any job (test_offline.py has every line of it)
-        message = res.stderr[res.stderr.index("missing data: ") :]
-        assert "  housing: " in message and "resources/housing/manual" in message and "ERROR [" not in res.stderr
+    if check:  # one message before any job: the workflow's start-up check, without Snakemake (test_offline.py
+        # starts it, and has every line of the message)
+        message = config_error(cfg, data=tmp_path)
+        assert message.startswith("missing data: "), message
+        assert "  housing: " in message and "resources/housing/manual" in message and "ERROR [" not in message
         assert not (tmp_path / "logs").exists()
     else:  # without the check, the download job fails, in one line
+        res = run_workflow(tmp_path, cfg)
+        assert res.returncode != 0 and "Traceback" not in res.stderr
         line = _one_error_line(res.stderr)
         assert "no source delivered a verified table" in line and "resources/housing/manual" in line
         assert "dpcost: the run stopped: a job failed" in res.stderr  # and the run's closing lines say so

@@ -1,6 +1,6 @@
 """The package's shape: subpackages by concern, imports only downward (errors ← dp ← estimators, attacks, inference ←
-analysis ← simulation ← config ← jobs; data beside them; run_record, stdlib only, under config), no import circle,
-no module over ~400 lines, no private name imported across modules."""
+analysis ← simulation ← config ← startup, jobs; data beside them; run_record, stdlib only, under config), no import
+circle, no module over ~400 lines, no private name imported across modules."""
 
 import ast
 from pathlib import Path
@@ -20,6 +20,7 @@ ALLOWED = {
     "analysis": {"dp", "estimators", "data", "attacks", "inference"},
     "simulation": {"dp", "estimators", "data", "attacks", "analysis", "inference"},
     "config": {"dp", "estimators", "data", "attacks", "analysis", "simulation", "inference", "run_record"},
+    "startup": {"dp", "estimators", "data", "attacks", "analysis", "simulation", "inference", "config"},
     "jobs": {"dp", "estimators", "data", "attacks", "analysis", "simulation", "config", "inference"},
     "run_record": set(),  # read by the workflow before its config (workflow/rules/run_record.smk)
 }

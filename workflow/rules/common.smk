@@ -24,84 +24,39 @@ def _fail(message, prefix="config error: "):
 
 
 try:
-    from dpcost.analysis.targeted import options as targeted_options
-    from dpcost.config import resolve, with_defaults
-    from dpcost.estimators.registry import methods_of
+    from dpcost.startup import start
     from dpcost.errors import DPCostError
 except ImportError as exc:
     _fail(f"a dependency is missing ({exc}); install them with: pip install -e .")
 
 # Every kind: table block laid over table_defaults, before validation (so that the schema's defaults do not mask
-# these), then every check no job should start without (dpcost.config). A job a cluster executor spawns re-reads the
-# config and skips the slow checks, which the main process made.
-config.update(with_defaults(config))
+# these), then every check no job should start without (dpcost.startup.start, which the tests call too: a config error
+# is tested there, one of each kind through Snakemake). A job a cluster executor spawns re-reads the config and skips
+# the slow checks, which the main process made.
+_SCHEMA = workflow.source_path("../schemas/config.schema.yaml")
 try:
-    validate(config, workflow.source_path("../schemas/config.schema.yaml"))
-except Exception as exc:
-    cause = exc.__cause__ or exc.__context__ or exc
-    where = (
-        ".".join(str(p) for p in getattr(cause, "absolute_path", [])) or "(top level)"
+    _START = start(
+        config,
+        lambda c: validate(c, _SCHEMA),
+        run_checks=workflow.is_main_process,
     )
-    _fail(f"{where}: {getattr(cause, 'message', str(cause))}")
-try:
-    RUN = resolve(config, run_checks=workflow.is_main_process)
 except DPCostError as exc:
     _fail(str(exc))
 
+RUN = _START.run
 DATASETS, TABLES, LIBSVM, METHODS = RUN.analyses, RUN.tables, RUN.libsvm, RUN.methods
 BENCHMARK = RUN.benchmark or {"datasets": [], "methods": []}
 # the regression analyses whose `inference` block is enabled, and the methods of each that release private intervals
-# (a listed method without a procedure, or a route a method lacks, stops here naming the key)
-try:
-    INFERENCE = {
-        ds: RUN.inference_methods(ds)
-        for ds in DATASETS
-        if RUN.analysis(ds).family == "regression"
-        and config[ds].get("inference", {}).get("enabled")
-    }
-    # the benchmark's tables with intervals, each with the benchmark's methods that release them
-    BENCHMARK_INFERENCE = {
-        ds: methods
-        for ds in BENCHMARK["datasets"]
-        if (methods := RUN.inference_methods(ds, BENCHMARK["methods"]))
-    }
-    # the regression analyses whose `targeted` block is enabled and names a method they run: each one's job
-    # arguments (its methods and m; a method outside the family or an m outside the grid stops here naming the key)
-    TARGETED = {
-        ds: args
-        for ds, args in {
-            ds: targeted_options(
-                config[ds]["targeted"],
-                METHODS[ds],
-                {k: m.private for k, m in methods_of(RUN.analysis(ds).family).items()},
-                config[ds]["m"],
-                f"{ds}.targeted",
-            )
-            for ds in DATASETS
-            if RUN.analysis(ds).family == "regression"
-            and config[ds].get("targeted", {}).get("enabled")
-        }.items()
-        if args is not None
-    }
-    # the benchmark's tables whose `targeted` block is enabled: the same arguments, of the benchmark's methods (each
-    # attacked at the table's largest benchmark m and every benchmark epsilon; dpcost.analysis.benchmark)
-    BENCHMARK_TARGETED = {
-        ds: args
-        for ds, args in {
-            ds: targeted_options(
-                config[ds]["targeted"],
-                BENCHMARK["methods"],
-                {k: m.private for k, m in methods_of("regression").items()},
-                config[ds]["m"],
-                f"{ds}.targeted",
-            )
-            for ds in BENCHMARK["datasets"]
-            if config[ds].get("targeted", {}).get("enabled")
-        }.items()
-        if args is not None
-    }
-except DPCostError as exc:
-    _fail(f"{exc}")
+# (a listed method without a procedure, or a route a method lacks, stopped above naming the key); the benchmark's
+# tables with intervals, each with the benchmark's methods that release them; the regression analyses whose
+# `targeted` block is enabled and names a method they run: each one's job arguments; the benchmark's tables whose
+# `targeted` block is enabled: the same, of the benchmark's methods
+INFERENCE, BENCHMARK_INFERENCE, TARGETED, BENCHMARK_TARGETED = (
+    _START.inference,
+    _START.benchmark_inference,
+    _START.targeted,
+    _START.benchmark_targeted,
+)
 # the download jobs' retry options (not check_sources: switching the check must not rerun a download)
 DOWNLOAD_OPTIONS = {
     k: config["download"][k] for k in ("max_tries", "backoff", "timeout")

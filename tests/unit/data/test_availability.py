@@ -104,7 +104,8 @@ def test_a_closed_port_an_unresolvable_name_and_a_silent_server_each_say_why_qui
         silent.listen()
         started = time.monotonic()
         why = availability.ask(f"http://127.0.0.1:{silent.getsockname()[1]}/x", timeout=0.5)
-        assert why == "no answer within 0.5 s" and time.monotonic() - started < 3
+        # the answer says the time-out ended the wait; without one the wait has no end (the bound: a hang, with room)
+        assert why == "no answer within 0.5 s" and time.monotonic() - started < 60
 
 
 def test_sources_are_asked_in_order_until_one_answers_and_failures_are_named_together(server):
@@ -125,15 +126,18 @@ def test_sources_are_asked_in_order_until_one_answers_and_failures_are_named_tog
 
 
 def test_data_sets_are_asked_side_by_side():
-    with socket.socket() as silent:
-        silent.bind(("127.0.0.1", 0))
-        silent.listen(16)
-        url = f"http://127.0.0.1:{silent.getsockname()[1]}/x"
-        wanted = [availability.Wanted(f"d{k}", ((url,),), "fix") for k in range(6)]
-        started = time.monotonic()
-        out = availability.unreachable(wanted, timeout=0.5)
-        elapsed = time.monotonic() - started
-    assert len(out) == 6 and elapsed < 2.5, elapsed  # not 6 x 0.5 s one after another
+    # counted, not timed: each question waits until all six are being asked at once, which only happens side by side
+    # (one after another, the first would wait out the barrier and fail); a busy machine only makes it slower
+    together = threading.Barrier(6, timeout=30)
+
+    def waits_for_the_others(url, **kw):
+        together.wait()
+        raise requests.ConnectionError("[Errno 111] Connection refused")
+
+    url = "http://127.0.0.1:9/x"
+    wanted = [availability.Wanted(f"d{k}", ((url,),), "fix") for k in range(6)]
+    out = availability.unreachable(wanted, timeout=20, get=waits_for_the_others)  # deadline 60 s
+    assert out == {f"d{k}": f"{url}: ConnectionError: Connection refused" for k in range(6)}
 
 
 @pytest.mark.parametrize("status", [401, 403, 410])
@@ -158,7 +162,7 @@ def test_the_whole_check_ends_at_its_deadline_whatever_a_lookup_does():
     out = availability.unreachable(wanted, timeout=5, deadline=0.3, get=hanging)
     elapsed = time.monotonic() - started
     release.set()
-    assert elapsed < 2, elapsed
+    assert elapsed < 20, elapsed  # not the 30 s a lookup hangs here (room for a busy machine)
     late = "no answer within the check's 0.3 s"
     assert out == {
         "t": f"http://first/a: ConnectionError: Connection refused; http://hangs/b, http://never/c: {late}",

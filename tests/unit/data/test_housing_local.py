@@ -13,7 +13,7 @@ from support import CONTENT_SHA256, HOUSING_PARQUET, statlib_zip_bytes
 PUBLISHED = "8b18f0a01cf9c99a65174d18fa582aa31971dfe55a26ad794f3299937c3708d7"  # houses.zip as StatLib serves it
 # unresolvable by design (RFC 6761): a download fails at once, locally, so each test shows what the local route did
 OFFLINE = [{"url": "http://no-such-host.invalid/houses.zip", "format": "statlib", "sha256": PUBLISHED}]
-FAST = dict(max_tries=1, backoff=0.0, timeout=(1.0, 1.0))
+FAST = dict(max_tries=1, backoff=0.0, timeout=(30.0, 30.0))  # no wait here is a time-out: room for a busy machine
 READER = table.READERS["housing"]
 
 

@@ -24,7 +24,7 @@ from dpcost.data.libsvm import (
 )
 from dpcost.errors import ConfigError, DataError, DownloadError
 
-FAST = dict(max_tries=3, backoff=0.0, timeout=(2.0, 5.0))
+FAST = dict(max_tries=3, backoff=0.0, timeout=(30.0, 30.0))  # no wait here is a time-out: room for a busy machine
 
 SMALL = b"""# a header comment
 1.5 3:0.5 1:2 10:-1e-3   # unsorted, with a trailing comment
