@@ -33,18 +33,27 @@ class Candidates:
     theta: np.ndarray
 
 
+# The attacker's reference θ is fitted on at most this many rows: its own error (of order √(d/20,000)) is far below
+# what a member moves a score by, and the attack's cost stops growing with the table (a fit on every other row of a
+# 5,000,000-row table costs seconds per repetition). Every table up to 20,000 + 2k rows uses all its other rows.
+REFERENCE_CAP = 20_000
+
+
 def split_candidates(n_total: int, inside: np.ndarray, rng: np.random.Generator, cap: int, what: str):
     """(members, non-members, reference) row indices: k members drawn from ``inside`` (the subsample) and the rows
-    outside it split into k non-members and a reference of the remaining ≥ k rows, k = min(|inside|, ⌊outside/2⌋,
-    cap). Equal counts make AUC and TPR at a fixed FPR read alike for every m; the reference is disjoint from both."""
-    outside = rng.permutation(np.setdiff1d(np.arange(n_total), inside))
+    outside it split into k non-members and a reference of the next ≥ k rows (at most :data:`REFERENCE_CAP`),
+    k = min(|inside|, ⌊outside/2⌋, cap). Equal counts make AUC and TPR at a fixed FPR read alike for every m; the
+    reference is disjoint from both."""
+    rest = np.ones(n_total, dtype=bool)
+    rest[inside] = False
+    outside = rng.permutation(np.flatnonzero(rest))  # the rows outside, sorted then shuffled (as setdiff1d's)
     k = min(inside.size, outside.size // 2, cap)
     if k < 2:
         raise ConfigError(
             f"the score attack needs at least 2 {what} outside the subsample as non-members and 2 more for the "
             f"reference; m = {inside.size} leaves {outside.size} of {n_total}"
         )
-    return rng.choice(inside, size=k, replace=False), outside[:k], outside[k:]
+    return rng.choice(inside, size=k, replace=False), outside[:k], outside[k : k + max(k, REFERENCE_CAP)]
 
 
 @dataclass(frozen=True)
@@ -85,7 +94,8 @@ class RegressionDesign:
             return np.nan, np.nan
         outside = np.ones(len(self.y), dtype=bool)
         outside[rows] = False
-        return r2_rmse(self.y[outside], self.X[outside] @ estimate)
+        # every row's fit, then the outside ones: no copy of the (n - m) x d outside rows per repetition
+        return r2_rmse(self.y[outside], (self.X @ estimate)[outside])
 
     def candidates(self, m: int, rep: int, *, seed: int, dataset: str, cap: int) -> Candidates:
         """Members: k rows of the subsample; non-members: k rows outside it; the reference θ: the OLS fit of the
