@@ -62,3 +62,25 @@ def test_the_design_read_a_column_at_a_time_is_the_tables(tmp_path):
     assert np.array_equal(X_, train[["b=x", "a"]].to_numpy()) and X_.flags["C_CONTIGUOUS"]
     assert np.array_equal(y, train.y.to_numpy()) and np.array_equal(Xt, test[["b=x", "a"]].to_numpy())
     assert np.array_equal(yt, test.y.to_numpy())
+
+
+@pytest.mark.parametrize("name", ["ssp", "adassp", "joint_ssp"])
+def test_the_matching_attack_model_from_sums_is_the_refit(name):
+    """The informed adversary's noiseless model of an SSP-type release, from the known rows' clipped sums plus the
+    candidate, equals refitting every row; a candidate beyond the clip bounds is clipped as the estimator clips."""
+    import dataclasses
+
+    from dpcost.analysis.targeted import _sums_model
+    from dpcost.dp.privacy import Privacy
+    from dpcost.estimators.registry import METHODS
+
+    method = METHODS[name]
+    tuning = method.resolve_tuning({"B_X": 2.0, "B_Y": 1.5})
+    p = dataclasses.replace(Privacy(1e9, 1e-5, "tight", "warn"), sampler="float-unsafe")
+    Xi = np.c_[np.ones(len(Y)), X]
+    fit_with = _sums_model(method, Xi[1:], Y[1:], tuning, p)
+    for x, yt in ((Xi[0], Y[0]), (np.array([1.0, 5.0, -4.0, 3.0]), 9.0)):
+        want = method.estimate(np.vstack([Xi[1:], x]), np.append(Y[1:], yt), privacy=p, rng=np.random.default_rng(0),
+                               tuning=tuning, params={})[0]  # fmt: skip
+        np.testing.assert_allclose(fit_with(x, yt), want, rtol=1e-6, atol=1e-9)
+    assert _sums_model(METHODS["noisy_gd"], Xi, Y, {}, p) is None  # other methods refit
