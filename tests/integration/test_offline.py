@@ -101,6 +101,8 @@ def test_a_rerun_with_the_downloads_made_touches_no_network(tmp_path, housing_ar
     assert dry.returncode == 0 and "dry run: whether housing can be downloaded is checked when the run starts" in (
         dry.stderr
     )
+    # and what the work is (dpcost.workload): housing's analysis, whole, on the run's 2 cores
+    assert "dpcost: the analyses asked for, whole, take about " in dry.stderr and " on 2 cores (" in dry.stderr
 
 
 def test_the_benchmark_offline_stops_at_start_up_or_runs_from_the_documented_offline_config(tmp_path):

@@ -110,6 +110,32 @@ if workflow.is_main_process and config["download"]["check_sources"]:
     check_data()
 
 
+def say_work():
+    """Before any job (and in a dry run): one line estimating the run's work on the given cores, and a warning with
+    the knobs to turn when it is over an hour (dpcost.workload). An estimate that cannot be made says so.
+    """
+    asked = _command_line()
+    if asked is None or not (asked[1] or workflow.output_settings.dryrun):
+        return
+    settings = workflow.resource_settings
+    cores = settings.cores or settings.nodes or 1
+    try:
+        from dpcost import workload
+
+        work = RUN.work(asked[0])
+        text = (
+            workload.warning(work, cores)
+            or f"dpcost: the analyses asked for, whole, take {workload.describe(work, cores)}"
+        )
+    except Exception as exc:
+        text = f"dpcost: no estimate of the run's work ({type(exc).__name__}: {exc})"
+    print(text, file=sys.stderr)
+
+
+if workflow.is_main_process:
+    say_work()
+
+
 def closing_summary(ok):
     # The few lines a run ends with (onsuccess, onerror in the Snakefile): where the results
     # are, every warning of the run, the report command (dpcost.config.RunConfig.summary).

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -163,15 +163,30 @@ def _check_snp(block: Mapping) -> None:
 def _load_table(inputs: Mapping[str, str], params: Mapping) -> RegressionDesign:
     """A ``kind: table`` analysis (:func:`dpcost.data.prepare.prepare`): the training rows are subsampled; the held-out
     rows, when there are any, score R²."""
-    data = pd.read_parquet(inputs["table"])
     meta = _read_json(inputs["meta"])
     names = meta["covariates"]
     beta = np.array([meta["truth"][c] for c in names])
-    train, test = data[data.split == "train"], data[data.split == "test"]
-    X, y = train[names].to_numpy(float), train["y"].to_numpy(float)
-    if test.empty:
+    X, y, X_test, y_test = read_split_design(inputs["table"], names)
+    if len(y_test) == 0:
         return RegressionDesign(X, y, beta)
-    return HeldOutRegressionDesign(X, y, beta, X_test=test[names].to_numpy(float), y_test=test["y"].to_numpy(float))
+    return HeldOutRegressionDesign(X, y, beta, X_test=X_test, y_test=y_test)
+
+
+def read_split_design(path: str, names: Sequence[str]) -> tuple[np.ndarray, ...]:
+    """(X, y, X_test, y_test) of a prepared table (columns ``y``, ``names``, ``split``), read one column at a time
+    into row-major arrays: the peak memory is the design and one column, not the table twice over as a DataFrame and
+    its copy (a 5,000,000 x 21 table is 0.8 GB), and a repetition's rows are contiguous to gather."""
+    import pyarrow.parquet as pq
+
+    file = pq.ParquetFile(path)
+    test = np.asarray(file.read(columns=["split"]).column(0).to_pandas() == "test")
+    train = ~test
+    X, X_test = np.empty((int(train.sum()), len(names))), np.empty((int(test.sum()), len(names)))
+    for j, name in enumerate(names):
+        column = file.read(columns=[name]).column(0).to_numpy().astype(float, copy=False)
+        X[:, j], X_test[:, j] = column[train], column[test]
+    y = file.read(columns=["y"]).column(0).to_numpy().astype(float, copy=False)
+    return X, y[train], X_test, y[test]
 
 
 def table_analysis(name: str) -> Analysis:

@@ -19,6 +19,7 @@ import pandas as pd
 from ..dp.privacy import Privacy
 from ..errors import ConfigError
 from ..estimators.registry import Method
+from .progress import Progress
 from .streams import noise_rng
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,8 @@ def releases(
     if reps < 1:
         raise ConfigError(f"reps must be >= 1, got {reps}")
     params, by_m = dict(params), dict(tuning_by_m or {})
+    # a repetition at m costs about m rows' work for every method here (their fits are linear in m)
+    progress = Progress(f"{dataset}, {method.name}", reps * sum(m_grid))
     for m in m_grid:
         tuning_m = dict(by_m.get(m, tuning))
         p_m = privacy.at(m) if method.private else None
@@ -96,6 +99,7 @@ def releases(
                 out = method.estimate(*design.draw_at(rows), privacy=p_m, rng=rng, tuning=tuning_m, params=params)
                 # a method-like without Outcome (a privately tuned method's own estimate) never abstains
                 yield Draw(m, rep, *out, getattr(out, "abstained", None), rows)
+                progress.advance(m)
         log.info("%s: m=%d, %d reps in %.2f s", method.name, m, reps, time.perf_counter() - t0)
 
 

@@ -98,11 +98,14 @@ def reconstruct_by_matching(
     *,
     intercept: int | None = 0,
     max_nfev: int = 400,
+    fit_with: Callable[[np.ndarray, float], np.ndarray] | None = None,
 ) -> Reconstruction:
     """The estimator-agnostic informed adversary: argmin over (x, y) of ‖fit(D₋ₜ ∪ {(x, y)}) − release‖₂².
 
     ``fit(X, y)`` is the adversary's deterministic model of the mechanism (module docstring); it is called on the
-    known rows with the candidate appended as the last row. The unknowns are y and every coordinate of x except the
+    known rows with the candidate appended as the last row — or, when given, ``fit_with(x, y)`` is that release for the
+    candidate (x, y) computed otherwise (e.g. from the known rows' sums, without refitting m rows per evaluation).
+    The unknowns are y and every coordinate of x except the
     intercept column (``intercept``, fixed at 1; None: every coordinate is unknown). Solved by
     ``scipy.optimize.least_squares`` (trust region, finite-difference Jacobian) from two starts — the mean of the
     known rows and the closed-form OLS inversion of the release (:func:`reconstruct_ols`, when it is defined and
@@ -125,6 +128,8 @@ def reconstruct_by_matching(
 
     def residual(theta):
         x, yt = row(theta)
+        if fit_with is not None:
+            return np.asarray(fit_with(x, yt), dtype=float) - target
         return np.asarray(fit(np.vstack([X, x]), np.append(y, yt)), dtype=float) - target
 
     starts = {"mean": np.append(X.mean(axis=0)[free], y.mean())}

@@ -32,6 +32,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..errors import ConfigError, DataError
+from ..estimators.base import clip_design
+from ..estimators.ssp import solve_statistics
 from .score import attack_auc, attack_epsilon_lower_bound, dp_auc_ceiling, dp_roc_ceiling, tpr_at_fpr
 
 Releases = Callable[[np.ndarray, list], np.ndarray]  # (S, m) row indices, S generators → (S, p) releases
@@ -108,28 +110,52 @@ def one_by_one(release: Callable[[np.ndarray, np.random.Generator], np.ndarray])
     return lambda rows, rngs: np.stack([np.ravel(release(r, g)) for r, g in zip(rows, rngs, strict=True)])
 
 
+def subsample_grams(Z: np.ndarray, rows: np.ndarray, *, chunk: int = 16):
+    """The Gram matrices Z_S'Z_S (s, k, k) of the subsamples ``rows`` (s, m) of the table Z (n, k), ``chunk`` at a
+    time: summed over the subsample's rows or, when m > n/2, the table's Gram minus the rows left out (n − m of them:
+    640 at housing's m = 20,000)."""
+    n = Z.shape[0]
+    G_all = Z.T @ Z if rows.shape[1] > n // 2 else None
+    for s in range(0, len(rows), chunk):
+        r = rows[s : s + chunk]
+        if G_all is not None:
+            keep = np.zeros((len(r), n), dtype=bool)
+            np.put_along_axis(keep, r, True, axis=1)
+            left = Z[np.nonzero(~keep)[1].reshape(len(r), -1)]
+            yield G_all - np.matmul(left.transpose(0, 2, 1), left)  # batched BLAS (einsum here: a plain loop)
+        else:
+            sub = Z[r]
+            yield np.matmul(sub.transpose(0, 2, 1), sub)
+
+
 def ols_releases(X, y, *, chunk: int = 16) -> Releases:
-    """OLS on each subsample, vectorised: one Gram matrix of z = (x, y) per subsample from a shared table, either
-    summed over the subsample's rows or, when m > n/2, the population's Gram minus the rows left out (n − m of them:
-    640 at housing's m = 20,000). The generators are not used: OLS has no noise."""
+    """OLS on each subsample, vectorised: one Gram matrix of z = (x, y) per subsample (:func:`subsample_grams`). The
+    generators are not used: OLS has no noise."""
     Z = np.column_stack([np.asarray(X, dtype=float), np.asarray(y, dtype=float)])
-    n, k = Z.shape
-    G_all = Z.T @ Z
 
     def fit(rows, rngs):
-        out = []
-        for s in range(0, len(rows), chunk):
-            r = rows[s : s + chunk]
-            if r.shape[1] > n // 2:
-                keep = np.zeros((len(r), n), dtype=bool)
-                np.put_along_axis(keep, r, True, axis=1)
-                left = Z[np.nonzero(~keep)[1].reshape(len(r), -1)]
-                G = G_all - np.einsum("sji,sjk->sik", left, left)
-            else:
-                sub = Z[r]
-                G = np.einsum("sji,sjk->sik", sub, sub)
-            out.append(np.linalg.solve(G[:, :-1, :-1], G[:, :-1, -1:])[..., 0])
-        return np.concatenate(out)
+        return np.concatenate([np.linalg.solve(G[:, :-1, :-1], G[:, :-1, -1:])[..., 0]
+                               for G in subsample_grams(Z, rows, chunk=chunk)])  # fmt: skip
+
+    return fit
+
+
+def sums_releases(X, y, from_sums: Callable, *, B_X: float, B_Y: float, chunk: int = 16, **kw) -> Releases:
+    """An SSP-type method's release on each subsample from its clipped sums (X'X, X'y) (:func:`subsample_grams` of
+    the clipped table; ``from_sums(G, b, m, rng=…, B_X=…, B_Y=…, **kw)``, the method's own release from its sums, e.g.
+    :func:`dpcost.estimators.ssp.adassp_from_sums`), then its solve: the method's release, its sums rounded in
+    another order. The cost of a shadow is its Gram (at m > n/2, of the rows left out), not a fit of m rows."""
+    Xc, yc = clip_design(X, y, B_X, B_Y)
+    Z = np.column_stack([Xc, yc])
+
+    def fit(rows, rngs):
+        out, k = [], 0
+        for G in subsample_grams(Z, rows, chunk=chunk):
+            for g in G:
+                stats = from_sums(g[:-1, :-1], g[:-1, -1], rows.shape[1], rng=rngs[k], B_X=B_X, B_Y=B_Y, **kw)
+                out.append(solve_statistics(stats))
+                k += 1
+        return np.array(out)
 
     return fit
 

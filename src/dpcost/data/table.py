@@ -207,10 +207,14 @@ def content_sha256(table: pd.DataFrame) -> str:
     same digest, whatever dtypes each reader chose."""
     h = hashlib.sha256()
     h.update(("\t".join(map(str, table.columns)) + "\n").encode())
-    columns = [table[c].astype(object).tolist() for c in table.columns]
-    for row in zip(*columns, strict=True):
-        h.update(("\t".join(_cell(v) for v in row) + "\n").encode())
+    for start in range(0, len(table), _HASH_ROWS):  # a block of rows at a time: memory bounded whatever the table
+        block = table.iloc[start : start + _HASH_ROWS]
+        columns = [block[c].astype(object).tolist() for c in block.columns]
+        h.update("".join("\t".join(_cell(v) for v in row) + "\n" for row in zip(*columns, strict=True)).encode())
     return h.hexdigest()
+
+
+_HASH_ROWS = 100_000  # rows rendered at once by content_sha256 (a few tens of MB of Python objects)
 
 
 def local_copies(checked: Sequence[Mapping], manual_dir: Path, reader: Reader | None = None) -> list[dict]:

@@ -161,14 +161,28 @@ def solve_statistics(s: NoisyStatistics) -> np.ndarray:
     return np.linalg.lstsq(A, s.b, rcond=None)[0]
 
 
+def clipped_sums(X, y, B_X: float, B_Y: float) -> tuple[np.ndarray, np.ndarray]:
+    """(X'X, X'y) of the rows clipped to ‖x‖₂ ≤ B_X and y to [−B_Y, B_Y]: all the SSP family's releases read. Sums
+    over rows, so a caller holding many subsamples of one table may form them otherwise (the targeted attacks' shadow
+    releases, :mod:`dpcost.analysis.targeted`) and pass them to the ``*_from_sums`` functions."""
+    Xc, yc = clip_design(X, y, B_X, B_Y)
+    return Xc.T @ Xc, Xc.T @ yc
+
+
 def ssp_statistics(X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float) -> NoisyStatistics:
     """The releases of :func:`ssp` (its draws, in its order): G̃ = X'X + E₁ and b̃ = X'y + E₂, λ = 0."""
-    Xc, yc = clip_design(X, y, B_X, B_Y)
-    n, d = Xc.shape
+    G, b = clipped_sums(X, y, B_X, B_Y)
+    return ssp_from_sums(G, b, len(y), privacy=privacy, rng=rng, B_X=B_X, B_Y=B_Y)
+
+
+def ssp_from_sums(G, b, n: int, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float
+                  ) -> NoisyStatistics:  # fmt: skip
+    """:func:`ssp_statistics` from the clipped sums (:func:`clipped_sums`) of n rows."""
+    d = len(b)
     plan = ssp_plan(privacy, n, d, B_X=B_X, B_Y=B_Y)
     s_xx, s_xy = (r.noise_scale for r in plan.releases)
-    A = noisy_symmetric(Xc.T @ Xc, s_xx, rng, privacy.sampler)
-    b = add_noise(Xc.T @ yc, "gaussian", s_xy, rng, privacy.sampler)
+    A = noisy_symmetric(G, s_xx, rng, privacy.sampler)
+    b = add_noise(b, "gaussian", s_xy, rng, privacy.sampler)
     return NoisyStatistics(A, b, 0.0, s_xx, s_xy, plan, {})
 
 
@@ -189,18 +203,23 @@ def adassp_statistics(
 ) -> NoisyStatistics:
     """The releases of :func:`adassp` (its draws, in its order) and the ridge λ they give; ``extra`` holds the noisy
     λ_min, its noise scale σ₁ and the operator-norm bound, from which λ was computed."""
-    Xc, yc = clip_design(X, y, B_X, B_Y)
-    n, d = Xc.shape
+    G, Xy = clipped_sums(X, y, B_X, B_Y)
+    return adassp_from_sums(G, Xy, len(y), privacy=privacy, rng=rng, B_X=B_X, B_Y=B_Y, rho=rho)
+
+
+def adassp_from_sums(G, Xy, n: int, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float,
+                     rho: float = 0.05) -> NoisyStatistics:  # fmt: skip
+    """:func:`adassp_statistics` from the clipped sums (:func:`clipped_sums`) of n rows."""
+    d = len(Xy)
     plan = adassp_plan(privacy, n, d, B_X=B_X, B_Y=B_Y)
     s_min, s_xx, s_xy = (r.noise_scale for r in plan.releases)
-    G = Xc.T @ Xc
     lam_min = max(np.linalg.eigvalsh(G)[0], 0.0)
     noisy_min = float(add_noise(lam_min, "gaussian", s_min, rng, privacy.sampler))
     lam_min_t = max(noisy_min - s_min * math.sqrt(math.log(6 / plan.delta)), 0.0)
     bound = noise_norm_bound(s_xx, d, rho)
     lam = max(0.0, bound - lam_min_t)
     A = noisy_symmetric(G, s_xx, rng, privacy.sampler)
-    b = add_noise(Xc.T @ yc, "gaussian", s_xy, rng, privacy.sampler)
+    b = add_noise(Xy, "gaussian", s_xy, rng, privacy.sampler)
     extra = {
         "noisy_min": noisy_min,
         "sigma_min": s_min,
@@ -315,16 +334,29 @@ def joint_ssp_statistics(
 ) -> NoisyStatistics:  # fmt: skip
     """The release of :func:`joint_ssp` (its one draw) read back as G̃ (noise σB_X² per upper entry) and b̃ (noise
     σ·ratio·B_X B_Y), and the ridge λ read off G̃ (``extra``: κ and ρ of that rule)."""
-    Xc, yc = clip_design(X, y, B_X, B_Y)
+    G, b = clipped_sums(X, y, B_X, B_Y)
+    return joint_ssp_from_sums(G, b, len(y), privacy=privacy, rng=rng, B_X=B_X, B_Y=B_Y, ratio=ratio, kappa=kappa,
+                               rho=rho)  # fmt: skip
+
+
+def joint_ssp_from_sums(
+    G, b, n: int, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float, ratio: float = 1.0,
+    kappa: float = 1.0, rho: float = 0.05,
+) -> NoisyStatistics:  # fmt: skip
+    """:func:`joint_ssp_statistics` from the clipped sums (:func:`clipped_sums`) of n rows."""
     kappa, rho = check_positive("kappa", kappa), check_positive("rho", rho)
-    n, d = Xc.shape
+    d = len(b)
     plan = joint_ssp_plan(privacy, n, d, B_X=B_X, B_Y=B_Y, ratio=ratio)
     sigma = plan.releases[0].noise_scale
     iu = np.triu_indices(d)
-    G, b = Xc.T @ Xc, Xc.T @ yc
     y_unit = ratio * B_X * B_Y
     z = add_noise(np.concatenate([G[iu] / B_X**2, b / y_unit]), "gaussian", sigma, rng, privacy.sampler)
     A = symmetric_from_upper(z[: len(iu[0])] * B_X**2, d)
     lam = ridge_from_noisy_gram(A, sigma * B_X**2, kappa, rho)
     return NoisyStatistics(A, z[len(iu[0]) :] * y_unit, lam, sigma * B_X**2, sigma * y_unit, plan,
                            {"kappa": kappa, "rho": rho})  # fmt: skip
+
+
+# Each estimator's release from its clipped sums (:func:`clipped_sums`): what a caller holding many subsamples of one
+# table runs instead of the estimator (:func:`dpcost.attacks.targeted.sums_releases`).
+FROM_SUMS = {ssp: ssp_from_sums, adassp: adassp_from_sums, joint_ssp: joint_ssp_from_sums}

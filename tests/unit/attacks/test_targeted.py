@@ -25,6 +25,7 @@ import pytest
 from scipy import stats
 
 from dpcost.analysis.streams import rng_for
+from dpcost.attacks import targeted as targeted_module
 from dpcost.attacks.targeted import (
     auc_standard_error,
     leverage,
@@ -33,6 +34,7 @@ from dpcost.attacks.targeted import (
     one_by_one,
     pick_targets,
     shadow_rows,
+    sums_releases,
 )
 from dpcost.dp.privacy import Privacy
 from dpcost.dp.samplers import add_noise
@@ -101,6 +103,27 @@ def test_ols_releases_match_lstsq():
         got = ols_releases(Xi, y)(rows, [None] * 3)
         want = [np.linalg.lstsq(Xi[r], y[r], rcond=None)[0] for r in rows]
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["ssp", "adassp", "joint_ssp"])
+def test_sums_releases_are_the_estimators_releases(name, monkeypatch):
+    """The SSP family's shadow releases from each subsample's clipped sums are the estimator's own, on the same
+    generator, to the sums' rounding; at m > n/2 from the population's Gram minus the rows left out. A planted slip
+    (the sums of unclipped rows) is caught."""
+    X, y, _ = population()
+    Xi = np.c_[np.ones(N), 3 * X]  # rows beyond B_X = 2.5: clipping binds
+    fn = getattr(ssp, name)
+    rng = np.random.default_rng(0)
+    for m in (400, 9_000):
+        rows = np.stack([rng.choice(N, m, replace=False) for _ in range(3)])
+        seeds = [np.random.default_rng(k) for k in range(3)], [np.random.default_rng(k) for k in range(3)]
+        got = sums_releases(Xi, y, ssp.FROM_SUMS[fn], privacy=PRIVACY, **B)(rows, seeds[0])
+        want = [fn(Xi[r], y[r], privacy=PRIVACY, rng=g, **B) for r, g in zip(rows, seeds[1], strict=True)]
+        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
+    monkeypatch.setattr(targeted_module, "clip_design", lambda X, y, B_X, B_Y: (X, y))
+    unclipped = sums_releases(Xi, y, ssp.FROM_SUMS[fn], privacy=PRIVACY, **B)
+    planted = unclipped(rows, [np.random.default_rng(k) for k in range(3)])
+    assert not np.allclose(planted, want, rtol=1e-3)
 
 
 def test_auc_standard_error():

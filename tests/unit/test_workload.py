@@ -1,0 +1,82 @@
+"""The start-up estimate of a run's work (dpcost.workload): what it counts, how it scales, and when it warns."""
+
+import copy
+
+import pytest
+import yaml
+from snakemake.utils import validate
+
+from dpcost import workload
+from dpcost.config import resolve, with_defaults
+
+from support import REPO
+
+DEFAULT = yaml.safe_load((REPO / "config/config.yaml").read_text())
+BENCHMARK = yaml.safe_load((REPO / "config/presets/benchmark.yaml").read_text())
+
+
+def _run(*overrides):
+    config = copy.deepcopy(DEFAULT)
+    for override in overrides:
+        for key, value in copy.deepcopy(override).items():
+            config[key] = {**config[key], **value} if isinstance(value, dict) and key in config else value
+    config = with_defaults(config)
+    validate(config, str(REPO / "workflow/schemas/config.schema.yaml"))
+    return resolve(config, run_checks=False)
+
+
+LEAN = {
+    "methods": ["ols", "adassp"],
+    "m": [1000, 2000],
+    "map": {"epsilon": [1.0, 2.0], "m": [1000], "reps": 3, "methods": ["ols", "adassp"]},
+    "inference": {"enabled": False},
+    "targeted": {"enabled": False},
+    "tuning_mode": "fixed",
+    "peers": "never",
+    "attack": {"reps": 5},
+}
+
+
+def test_a_lean_analysis_counts_its_fits_and_its_jobs():
+    run = _run({"datasets": ["housing"], "reps": 10, "housing": LEAN})
+    work = run.work([])
+    c = workload.COST
+    assert work.seconds["estimate"] == pytest.approx(10 * 3000 * (c["ols"] + c["adassp"]))
+    assert work.seconds["score attack"] == pytest.approx(5 * 3000 * (c["ols"] + c["adassp"]))
+    # the map: 3 reps x 1000 rows x 2 epsilons
+    assert work.seconds["map"] == pytest.approx(3 * 1000 * 2 * (c["ols"] + c["adassp"]))
+    assert set(work.seconds) == {"estimate", "score attack", "map"}
+    assert work.jobs == 2 * (2 + 1 + 1) + 10  # tune + estimate, attack, map per method; the analysis's own jobs
+    assert work.cpu == pytest.approx(sum(work.seconds.values()) + workload.STARTUP * work.jobs)
+    # twice the repetitions: twice the estimate's fits, the attack's unchanged
+    twice = _run({"datasets": ["housing"], "reps": 20, "housing": LEAN}).work([])
+    assert twice.seconds["estimate"] == pytest.approx(2 * work.seconds["estimate"])
+    assert twice.seconds["score attack"] == pytest.approx(work.seconds["score attack"])
+
+
+def test_the_default_steps_are_all_counted_and_nothing_is_asked_of_a_target_outside_the_analyses():
+    run = _run()
+    work = run.work([])
+    assert {"estimate", "score attack", "tuning", "map", "intervals", "targeted attacks"} <= set(work.seconds)
+    assert run.work(["results/config_used.yaml"]).cpu == 0
+
+
+def test_a_run_of_hours_is_warned_about_with_its_knobs_and_a_short_one_is_not():
+    big = _run(BENCHMARK, {"datasets": ["flights"], "reps": 1000}).work([])
+    text = workload.warning(big, 2)
+    assert text is not None and "h " in text and "reps" in text and "targeted.m" in text
+    assert workload.warning(big, 10_000) is None  # on enough cores it is not hours
+    small = _run({"datasets": ["housing"], "reps": 10, "housing": LEAN}).work([])
+    assert workload.warning(small, 2) is None
+    assert workload.describe(small, 2).startswith("about ") and "on 2 cores" in workload.describe(small, 2)
+
+
+def test_the_benchmark_counts_every_table_method_and_epsilon():
+    run = _run(BENCHMARK)
+    work = run.work(["benchmark"])
+    b = BENCHMARK["benchmark"]
+    fits = sum(
+        b["reps"] * len(b["epsilon"]) * max(BENCHMARK.get(n, DEFAULT.get(n, {})).get("m") or DEFAULT["housing"]["m"])
+        * workload.COST.get(k, workload.DEFAULT_COST) for n in b["datasets"] for k in b["methods"]
+    )  # fmt: skip
+    assert work.seconds["benchmark"] == pytest.approx(fits)
