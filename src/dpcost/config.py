@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import workload
 from .analysis import datasets, intervals
 from .analysis.checks import check_setup, delta_warning
 from .analysis.tuning import TuningSpec, searches_decoys
@@ -257,28 +256,6 @@ class RunConfig:
                 else:
                     out.append(f"(Leaving them out is no way round: every analysis of `{key}` needs one of them.)")
         return out
-
-    # ---- the work a run asks for (said at start-up: dpcost.workload) ----------------------------------------------
-
-    def work(self, targets: Sequence[str]) -> workload.Work:
-        """The estimated work of a run of ``targets`` (:mod:`dpcost.workload`): every regression analysis they ask
-        for, the benchmark at each table's largest m (an upper bound: its m is the largest the training rows serve),
-        and the start-up of the other analyses' jobs."""
-        own, benched, simulation = self.asked(targets)
-        work = workload.Work()
-        for name in own:
-            family = self.analysis(name).family if name in self.analyses else None
-            if family == "regression":
-                workload.regression_work(self.config[name], self.methods[name], family=family,
-                                         reps=self.config["reps"], work=work)  # fmt: skip
-            else:
-                work.jobs += 4 * len(self.methods.get(name, ())) + 10
-        if benched:
-            workload.benchmark_work(self.config, self.benchmark, {n: max(self.config[n]["m"]) for n in benched}, work)
-            work.jobs += len(benched) * len(self.benchmark["methods"]) + 10
-        if simulation and self.simulation is not None:
-            work.jobs += len(self.simulation.jobs()) + 5
-        return work
 
     # ---- what a run says at its end (workflow/Snakefile: onsuccess, onerror) ---------------------------------------
 

@@ -133,3 +133,23 @@ def warning(work: Work, cores: int) -> str | None:
     return (f"dpcost: the analyses asked for, whole, are estimated to take {describe(work, cores)}; to shorten "
             f"the run turn down {KNOBS} "
             "(docs/performance.md, 'The run's work, estimated')")  # fmt: skip
+
+
+def of_run(run, targets: Sequence[str]) -> Work:
+    """The estimated work of a run of ``targets`` under the resolved configuration ``run``
+    (:class:`dpcost.config.RunConfig`): every regression analysis they ask for, the benchmark at each table's largest
+    m (an upper bound: its m is the largest the training rows serve), and the start-up of the other analyses' jobs."""
+    own, benched, simulation = run.asked(targets)
+    work = Work()
+    for name in own:
+        family = run.analysis(name).family if name in run.analyses else None
+        if family == "regression":
+            regression_work(run.config[name], run.methods[name], family=family, reps=run.config["reps"], work=work)
+        else:
+            work.jobs += 4 * len(run.methods.get(name, ())) + 10
+    if benched:
+        benchmark_work(run.config, run.benchmark, {n: max(run.config[n]["m"]) for n in benched}, work)
+        work.jobs += len(benched) * len(run.benchmark["methods"]) + 10
+    if simulation and run.simulation is not None:
+        work.jobs += len(run.simulation.jobs()) + 5
+    return work

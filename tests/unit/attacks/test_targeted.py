@@ -24,8 +24,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpcost.analysis import targeted as analysis_targeted
 from dpcost.analysis.streams import rng_for
-from dpcost.attacks import targeted as targeted_module
+from dpcost.analysis.targeted import sums_releases
 from dpcost.attacks.targeted import (
     auc_standard_error,
     leverage,
@@ -34,7 +35,6 @@ from dpcost.attacks.targeted import (
     one_by_one,
     pick_targets,
     shadow_rows,
-    sums_releases,
 )
 from dpcost.dp.privacy import Privacy
 from dpcost.dp.samplers import add_noise
@@ -120,7 +120,7 @@ def test_sums_releases_are_the_estimators_releases(name, monkeypatch):
         got = sums_releases(Xi, y, ssp.FROM_SUMS[fn], privacy=PRIVACY, **B)(rows, seeds[0])
         want = [fn(Xi[r], y[r], privacy=PRIVACY, rng=g, **B) for r, g in zip(rows, seeds[1], strict=True)]
         np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
-    monkeypatch.setattr(targeted_module, "clip_design", lambda X, y, B_X, B_Y: (X, y))
+    monkeypatch.setattr(analysis_targeted, "clip_design", lambda X, y, B_X, B_Y: (X, y))
     unclipped = sums_releases(Xi, y, ssp.FROM_SUMS[fn], privacy=PRIVACY, **B)
     planted = unclipped(rows, [np.random.default_rng(k) for k in range(3)])
     assert not np.allclose(planted, want, rtol=1e-3)
