@@ -289,11 +289,11 @@ def _encode(col: pd.Series) -> tuple[np.ndarray, list[str], np.ndarray]:
     boolean's "True"), as the distinct strings, each row's index among them and how many rows hold each — from the
     column's distinct values, not a string per row."""
     codes, uniques = pd.factorize(col, sort=False)
-    strings = [str(u) for u in uniques]
-    distinct = list(dict.fromkeys(strings))  # values that write alike (1 and "1") are one level
-    to_distinct = np.array([distinct.index(v) for v in strings], dtype=np.intp)
+    index: dict[str, int] = {}  # values that write alike (1 and "1") are one level; a dict: an identifier column's
+    # millions of distinct values are mapped in linear time, then refused by max_levels
+    to_distinct = np.array([index.setdefault(str(u), len(index)) for u in uniques], dtype=np.intp)
     codes = to_distinct[codes]
-    return codes, distinct, np.bincount(codes, minlength=len(distinct))
+    return codes, list(index), np.bincount(codes, minlength=len(index))
 
 
 def _check_declared(name: str, column: str, distinct: list[str], counts: np.ndarray, levels: list[str]) -> None:
