@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import special
 
 from ..data import housing
 from ..errors import ConfigError, DataError
@@ -127,6 +126,8 @@ def logistic_sampling_variance(X: np.ndarray, y: np.ndarray, beta: np.ndarray) -
     sandwich H⁻¹GH⁻¹: H = Σ p_i(1 − p_i) x_iS x_iS', G = Σ (y_i − p_i)² x_iS x_iS', p = sigmoid(Xβ̂). The yardstick
     of every cost adds it back (docs/methods.md, "The yardstick"); evaluation only, no estimator reads it."""
     S = np.flatnonzero(beta)
+    from scipy import special  # here: slow to import
+
     Xs, p = X[:, S], special.expit(X @ beta)
     H = (Xs * (p * (1 - p))[:, None]).T @ Xs
     Xr = Xs * (y - p)[:, None]

@@ -23,7 +23,6 @@ from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
-from scipy import special
 
 from ..errors import ConfigError, DataError
 
@@ -107,6 +106,8 @@ def logistic_score(x, y, theta) -> np.ndarray:
     if not np.all((yy == 0) | (yy == 1)):
         raise DataError(f"logistic y must be 0 or 1, got the values {np.unique(yy[(yy != 0) & (yy != 1)])[:5]}")
     th = _vector(theta, "theta", X.shape[1])
+    from scipy import special  # here: slow to import
+
     return (yy - special.expit(X @ th))[:, None] * X
 
 
@@ -126,6 +127,8 @@ def btl_item_score(edges, y, theta) -> np.ndarray:
     yy = _vector(y, "y", len(e))
     if not np.all((yy == 0) | (yy == 1)):
         raise DataError("comparison outcomes y must be 0 or 1")
+    from scipy import special  # here: slow to import
+
     r = yy - special.expit(th[a] - th[b])  # the residual of comparison (a, b), the coefficient of e_a − e_b
     S = np.zeros((th.size, th.size))
     for row in (a, b):  # the comparison is in item a's and in item b's outcomes

@@ -12,8 +12,6 @@ import functools
 import math
 from collections.abc import Mapping
 
-from scipy import optimize
-
 from ..errors import PrivacyError
 from .mechanisms import check_epsilon_delta, gaussian_delta, gaussian_sigma
 
@@ -81,6 +79,13 @@ def pure_releases_event(plans, extra: tuple = ()):
     return lib.ComposedDpEvent(events)
 
 
+def _brentq(*args, **kwargs) -> float:
+    """scipy's brentq, imported on first use: scipy.optimize is slow to import and most jobs never account."""
+    from scipy.optimize import brentq
+
+    return brentq(*args, **kwargs)
+
+
 def largest_below(f, target: float, lo: float, hi: float, *, rtol: float = 1e-12) -> float:
     """Largest x in [lo, hi] with increasing f(x) ≤ target, to a relative ``rtol``: a point x with f(x) ≤ target
     and f(x(1 + rtol)) > target (or hi itself), when lo satisfies it.
@@ -94,7 +99,7 @@ def largest_below(f, target: float, lo: float, hi: float, *, rtol: float = 1e-12
         return hi
     if f(lo) <= target:
         try:
-            root = optimize.brentq(lambda x: f(x) - target, lo, hi, xtol=1e-300, rtol=rtol / 4)
+            root = _brentq(lambda x: f(x) - target, lo, hi, xtol=1e-300, rtol=rtol / 4)
         except (ValueError, RuntimeError):  # no sign change seen by Brent, or no convergence: bisect
             root = None
         if root is not None:
@@ -158,7 +163,7 @@ def sampled_gaussian_multiplier(n: int, b: int, T: int, epsilon: float, delta: f
             raise PrivacyError(f"no noise multiplier reaches epsilon={epsilon} for n={n}, batch={b}, T={T}")
     if f(lo) <= 0:  # very little noise suffices; the smallest multiplier searched is 0.25
         return math.exp(lo)
-    z = math.exp(optimize.brentq(f, lo, hi, xtol=1e-3) + 2e-3)
+    z = math.exp(_brentq(f, lo, hi, xtol=1e-3) + 2e-3)
     while sampled_gaussian_epsilon(n, b, T, z, delta) > epsilon:
         z *= 1.002
     return z
@@ -177,7 +182,7 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
     hi = 1.0
     while f(hi) > 0:
         hi *= 2
-    eps = optimize.brentq(f, 0.0, hi, xtol=1e-12, rtol=1e-12)
+    eps = _brentq(f, 0.0, hi, xtol=1e-12, rtol=1e-12)
     while f(eps) > 0:
         eps = eps * (1 + 1e-12) + 1e-15
     return eps

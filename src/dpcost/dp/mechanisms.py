@@ -11,7 +11,6 @@ import math
 import warnings
 
 import numpy as np
-from scipy import optimize, special
 
 from ..errors import PrivacyError
 from .samplers import add_noise, draw, grid_scale
@@ -97,6 +96,8 @@ def report_noisy_max(u, *, sensitivity: float, epsilon: float, rng: np.random.Ge
 
 def gaussian_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
     """Exact δ(ε) of the Gaussian mechanism with noise σ (Balle & Wang 2018, Theorem 8)."""
+    from scipy import special  # here: slow to import (0.26 s), and a job that calibrates nothing never needs it
+
     a = sensitivity / (2 * sigma)
     b = epsilon * sigma / sensitivity
     # log-space keeps e^ε Φ(·) finite for large ε
@@ -141,6 +142,8 @@ def gaussian_sigma(
         lo, hi = math.log(sensitivity) - 20, math.log(sensitivity) + 20
         while excess(hi) > 0:
             hi += 20
+        from scipy import optimize  # here: slow to import
+
         log_sigma = optimize.brentq(excess, lo, hi, xtol=1e-12, rtol=1e-14)
         sigma = math.exp(log_sigma)
         # brentq may stop a hair below the root: step up until the guarantee holds.

@@ -59,7 +59,6 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from scipy import optimize
 
 from ..errors import PrivacyError
 from .accountant import dpa, gaussian_noise_multiplier
@@ -330,6 +329,8 @@ def _candidate_mu_for(epsilon: float, delta: float, mean_K: float, eta: float) -
                 f"no candidate mu reaches epsilon={epsilon}, delta={delta} with E[K]={mean_K}, eta={eta}"
             )
         hi, lo = lo, lo / 1024
+    from scipy import optimize  # here: slow to import
+
     mu = optimize.brentq(gap, lo, hi, xtol=1e-12, rtol=1e-7)
     while gap(mu) > 0:
         mu *= 1 - 1e-7

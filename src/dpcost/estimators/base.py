@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numbers
+import sys
 import weakref
 
 import numpy as np
-from scipy import optimize, sparse
 
 from ..dp.mechanisms import check_positive
 from ..errors import DataError, PrivacyError
@@ -101,6 +101,20 @@ def check_count(name: str, value: int) -> int:
     return int(value)
 
 
+def issparse(a) -> bool:
+    """Whether ``a`` is a scipy sparse matrix or array, without importing scipy.sparse (slow to import, and needed
+    only by a sparse input, which cannot exist unless someone has imported it)."""
+    sp = sys.modules.get("scipy.sparse")
+    return sp is not None and sp.issparse(a)
+
+
+def scipy_sparse():
+    """scipy.sparse, for code handling an input :func:`issparse` found sparse (so already imported)."""
+    from scipy import sparse
+
+    return sparse
+
+
 def clip_factor(norms: np.ndarray, bound: float) -> np.ndarray:
     """min(1, bound/norm): the factor that brings a vector of the given norm into the ball of radius ``bound``. Only
     for norms that can be trusted: every clip in the package reaches it through :func:`row_norm_parts`."""
@@ -113,7 +127,7 @@ def row_norms(U) -> np.ndarray:
     for bit to ``np.linalg.norm(U, axis=1)`` (test_decoy_batch.py pins it): with fewer than 8 columns numpy adds a
     row's squares left to right, which a sum over columns repeats without numpy's slow reduction over a short axis
     (3× faster at d = 5); from 8 columns on numpy sums pairwise, so its norm."""
-    if sparse.issparse(U):
+    if issparse(U):
         return np.sqrt(np.asarray(U.multiply(U).sum(axis=1)).ravel())
     if U.shape[1] >= 8:
         return np.linalg.norm(U, axis=1)
@@ -140,7 +154,7 @@ def row_norm_parts(V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     q = 0; any other row s = max_j |v_j| and q = ‖v/s‖₂ ∈ [1, √d]. Rows with a non-finite entry keep q = NaN or inf
     (the caller has set such rows aside). V may be a scipy sparse matrix (its rows)."""
     shape = V.shape[:-1]
-    if not sparse.issparse(V):
+    if not issparse(V):
         V = V.reshape(-1, V.shape[-1])  # a single vector, or a batch over leading axes, as rows
     with np.errstate(over="ignore", under="ignore"):
         q = row_norms(V)
@@ -149,12 +163,12 @@ def row_norm_parts(V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if odd.any():
         idx = np.flatnonzero(odd)
         W = V[idx]
-        m = abs(W).max(axis=1).toarray().ravel() if sparse.issparse(W) else np.max(np.abs(W), axis=1)
+        m = abs(W).max(axis=1).toarray().ravel() if issparse(W) else np.max(np.abs(W), axis=1)
         rescale = (m > 0) & np.isfinite(m)  # a zero row keeps q = 0; a non-finite one its inf or NaN
         if rescale.any():
             idx, W, m = idx[rescale], W[np.flatnonzero(rescale)], m[rescale]
             s[idx] = m
-            q[idx] = row_norms(sparse.diags(1 / m) @ W if sparse.issparse(W) else W / m[:, None])
+            q[idx] = row_norms(scipy_sparse().diags(1 / m) @ W if issparse(W) else W / m[:, None])
     return s.reshape(shape), q.reshape(shape)
 
 
@@ -258,6 +272,8 @@ def ridge_in_ball(H: np.ndarray, g: np.ndarray, C: float) -> np.ndarray:
     hi = 1.0
     while beta_norm(hi) > C:
         hi *= 2
+    from scipy import optimize  # here: slow to import
+
     mu = optimize.brentq(lambda m: beta_norm(m) - C, 0.0, hi, xtol=1e-14)
     return V @ (gv / (w + mu))
 

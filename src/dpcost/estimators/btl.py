@@ -23,7 +23,6 @@ import math
 import numbers
 
 import numpy as np
-from scipy import sparse, special
 
 from ..dp.mechanisms import check_positive, gaussian_sigma
 from ..dp.plan import PrivacyPlan, grid_release
@@ -53,6 +52,8 @@ def comparison_graph(n: int, p: float, rng: np.random.Generator) -> np.ndarray:
 
 def btl_outcomes(theta, edges, rng: np.random.Generator) -> np.ndarray:
     """Y_ij = 1 with probability e^{θ_i}/(e^{θ_i} + e^{θ_j}) for every edge (i, j), independently (§4); floats 0/1."""
+    from scipy import special  # here: slow to import
+
     theta = np.asarray(theta, dtype=float)
     if theta.ndim != 1 or not np.all(np.isfinite(theta)):
         raise DataError(f"theta must be a finite vector with one entry per item, got shape {theta.shape}")
@@ -104,8 +105,10 @@ def degrees(edges, n_items: int) -> np.ndarray:
     return np.bincount(e.ravel(), minlength=n_items)
 
 
-def _incidence(edges: np.ndarray, n: int) -> sparse.csr_matrix:
+def _incidence(edges: np.ndarray, n: int):
     """B, m × n: row (i, j) is e_i − e_j, so Bθ are the differences θ_i − θ_j."""
+    from scipy import sparse  # here: slow to import
+
     m = len(edges)
     vals = np.empty(2 * m)
     vals[0::2], vals[1::2] = 1.0, -1.0
@@ -122,6 +125,8 @@ def btl_nll(theta, edges, y) -> float:
 
 def btl_grad(theta, edges, y) -> np.ndarray:
     """∇L(θ; y) = Σ_{(i,j)∈G} (σ(θ_i − θ_j) − y_ij)(e_i − e_j), σ the logistic function."""
+    from scipy import special  # here: slow to import
+
     theta = np.asarray(theta, dtype=float)
     e, y = check_comparisons(edges, y, theta.size)
     r = special.expit(theta[e[:, 0]] - theta[e[:, 1]]) - y
@@ -220,6 +225,8 @@ def btl_penalised_argmin(edges, v, *, n_items: int, gamma: float, tol: float = T
 
 def _argmin(e: np.ndarray, v: np.ndarray, n: int, gamma: float, tol: float, max_iter: int = 100_000) -> np.ndarray:
     """:func:`btl_penalised_argmin` on checked inputs."""
+    from scipy import special  # here: slow to import
+
     B = _incidence(e, n)
     Bt = B.T  # CSC: B'r without a conversion
     deg = np.bincount(e.ravel(), minlength=n)

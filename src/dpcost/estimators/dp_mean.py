@@ -14,7 +14,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy import special
 
 from ..dp.accountant import dpa
 from ..dp.mechanisms import check_epsilon_delta, check_positive, gaussian_delta, gaussian_sigma
@@ -124,6 +123,8 @@ def clipped_normal_moments(m, s, R: float) -> tuple[np.ndarray, np.ndarray]:
     """
     m, s = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(s, dtype=float))
     a, b = (-R - m) / s, (R - m) / s
+    from scipy import special  # here: slow to import
+
     Fa, Sb = special.ndtr(a), special.ndtr(-b)  # Φ(a), 1 − Φ(b)
     P = special.ndtr(b) - Fa
     pa, pb = np.exp(-a * a / 2) / math.sqrt(2 * math.pi), np.exp(-b * b / 2) / math.sqrt(2 * math.pi)

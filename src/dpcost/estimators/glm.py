@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy import special
 
 from ..dp.accountant import gaussian_noise_multiplier
 from ..dp.mechanisms import check_positive, check_sensitivity
@@ -72,6 +71,8 @@ class GLMFamily:
 
 def logistic_family() -> GLMFamily:
     """ψ(u) = log(1 + e^u), c(σ) = 1, y ∈ {0, 1}: c1 = 1, c2 = 1/4."""
+    from scipy import special  # here: slow to import, and only the logistic family needs it
+
     psi, psi2 = (lambda u: np.logaddexp(0.0, u)), (lambda u: special.expit(u) * special.expit(-u))
     return GLMFamily("logistic", psi, special.expit, psi2, 1.0, 1.0, 0.25, (0.0, 1.0), (0.0, 1.0), True)
 

@@ -35,15 +35,13 @@ import math
 import warnings
 
 import numpy as np
-from scipy import optimize, sparse
-from scipy.sparse import linalg as splinalg
 
 from ..dp.mechanisms import calibrated_gaussian_sigma, check_positive, classic_gaussian_sigma
 from ..dp.plan import PrivacyPlan, grid_release
 from ..dp.privacy import Privacy
 from ..dp.samplers import draw
 from ..errors import DataError, PrivacyError
-from .base import FrozenMemo, check_count, check_s, frozen, require_replace
+from .base import FrozenMemo, check_count, check_s, frozen, issparse, require_replace
 from .losses import as_design, check_loss, clip_entries, clip_rows_l2, ight, predictor, residual
 from .sparse_mean import hard_threshold
 
@@ -79,7 +77,7 @@ def operator_norm(X) -> float:
 
 def _digest(X) -> bytes:
     h = hashlib.blake2b(digest_size=20)
-    if sparse.issparse(X):
+    if issparse(X):
         X = X.tocsr()
         parts = (X.data, X.indices, X.indptr)
     else:
@@ -92,9 +90,11 @@ def _digest(X) -> bytes:
 
 
 def _operator_norm(X) -> float:
-    if not sparse.issparse(X) and min(X.shape) <= 2000:
+    if not issparse(X) and min(X.shape) <= 2000:
         top = float(np.linalg.svd(X, compute_uv=False)[0])
     else:
+        from scipy.sparse import linalg as splinalg  # here: slow to import
+
         v0 = np.ones(min(X.shape))
         top = float(splinalg.svds(X, k=1, tol=1e-10, v0=v0, return_singular_vectors=False)[0])
     return top * (1 + 1e-6)
@@ -174,6 +174,8 @@ def strongly_convex_teacher(X, y, *, loss: str, lam: float, residual_clip: float
     put it within τ (the gradient alone is needed, and it is finite: clipped residuals, clipped rows). A τ below the
     floating-point floor of that descent, ~ 2⁻⁴⁸·(L/λ)·G/λ with G = c_x·c_r, is refused — a check of public constants
     only."""
+    from scipy import optimize  # here: slow to import
+
     lam, tau, c_x = (check_positive(k, v) for k, v in (("lam", lam), ("tau", tau), ("c_x", c_x)))
     c_r = 1.0 if loss == "logistic" else residual_clip
     L = lam + (0.25 if loss == "logistic" else 1.0) * c_x * c_x

@@ -12,11 +12,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import sparse, special
 
 from ..dp.mechanisms import check_positive
 from ..errors import DataError, PrivacyError
-from .base import FrozenMemo, all_finite, ball_factor, beyond, check_count, check_s, frozen
+from .base import FrozenMemo, all_finite, ball_factor, beyond, check_count, check_s, frozen, issparse, scipy_sparse
 from .sparse_mean import hard_threshold
 
 LOSSES = ("squared", "logistic")
@@ -31,8 +30,8 @@ def check_loss(loss: str) -> str:
 def as_design(X, y=None, loss: str | None = None):
     """X as float64 — a 2-D ndarray, or CSR if sparse — with y (float64, length n) and, for the logistic loss, y in
     {0, 1}. Non-finite values are refused (DataError), in the words of :func:`~.base.check_design`."""
-    if sparse.issparse(X):
-        X = sparse.csr_matrix(X, dtype=float)
+    if issparse(X):
+        X = scipy_sparse().csr_matrix(X, dtype=float)
         values = X.data
     else:
         X = np.asarray(X, dtype=float)
@@ -57,7 +56,7 @@ def predictor(X, theta: np.ndarray) -> np.ndarray:
     """Xθ; for a dense X from the columns of θ's support only (θ is sparse in every algorithm here). The columns of
     a :func:`frozen` X are gathered once per support (memoised: IHT's support settles, and is gathered again
     every step otherwise); the product is the same to the bit."""
-    if sparse.issparse(X):
+    if issparse(X):
         return X @ theta
     support = np.flatnonzero(theta)
     if not support.size:
@@ -67,7 +66,11 @@ def predictor(X, theta: np.ndarray) -> np.ndarray:
 
 def residual(loss: str, u: np.ndarray, y: np.ndarray) -> np.ndarray:
     """∂ℓ/∂u at the linear predictor u: u − y (squared, ℓ = (u − y)²/2) or σ(u) − y (logistic)."""
-    return u - y if loss == "squared" else special.expit(u) - y
+    if loss == "squared":
+        return u - y
+    from scipy import special  # here: slow to import, and the squared loss never needs it
+
+    return special.expit(u) - y
 
 
 def gradient(loss: str, X, y: np.ndarray, theta: np.ndarray, lam: float = 0.0) -> np.ndarray:
@@ -93,17 +96,17 @@ def _clip_rows_l2(X, c_x: float):
     factor = ball_factor(X, c_x)
     if not (factor < 1.0).any():
         return X
-    if not sparse.issparse(X):
+    if not issparse(X):
         out = X * factor
         out.flags.writeable = not frozen(X)
         return out
-    return sparse.diags(factor[:, 0]) @ X
+    return scipy_sparse().diags(factor[:, 0]) @ X
 
 
 def clip_entries(X, K: float):
     """Every entry clipped to [−K, K] (a public bound); X itself when none lies outside. Sparse stays sparse."""
     K = check_positive("K", K)
-    if sparse.issparse(X):
+    if issparse(X):
         if X.nnz == 0 or (abs(X.data).max() <= K):
             return X
         X = X.copy()

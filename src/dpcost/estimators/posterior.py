@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import linalg, optimize, special
 
 from ..dp.mechanisms import gaussian_delta, gaussian_sigma
 from ..dp.plan import PrivacyPlan, Release, add_remove_budget, check_bounds, grid_release
@@ -139,6 +138,8 @@ def adaops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, rho
     is ≥ t√(2π) − 1, that has probability ≤ Φ̄(bias + 1.5/t)·(1 + 1/(t√(2π) − 1)) ≤ Φ̄(bias), as Φ̄(b + h) ≤
     Φ̄(b)e^{−bh} and bias ≥ Φ⁻¹(0.8) > 0.27. The posterior sample stays float: NOT PROVEN (floating point).
     """
+    from scipy import special  # here: slow to import
+
     p = privacy.at(n)
     calibration = p.calibration
     e_a, d_a = budget_for(p)
@@ -225,6 +226,8 @@ def posterior_sample(G: np.ndarray, b: np.ndarray, lam: float, gamma: float, rng
     R'⁻¹z with the *upper* factor R (H = R'R), whose covariance (RR')⁻¹ is not H⁻¹ (docs/proofs.md, "Posterior
     sample: the Cholesky factor").
     """
+    from scipy import linalg  # here: slow to import
+
     H = G + lam * np.eye(len(b))
     L = np.linalg.cholesky(H)
     theta = linalg.cho_solve((L, True), b)
@@ -265,6 +268,7 @@ def _adaops_lambda(*, lam_min_t: float, t_min: float, B_X: float, C1: float, C2:
     The first term is convex and decreasing in t, the second increasing: one minimum. Searched on log t in log
     space, because [1 + B_X²/h]^{2C₂} overflows for small h (C₂ = 4 log(6/δ)/ε is in the hundreds).
     """
+    from scipy import optimize  # here: slow to import
 
     def log_f(log_t: float) -> float:
         t = math.exp(log_t)

@@ -20,7 +20,6 @@ import numbers
 from dataclasses import replace
 
 import numpy as np
-from scipy import sparse
 
 from ..dp.accountant import dpa, rdp_epsilon
 from ..dp.mechanisms import check_positive, check_sensitivity
@@ -28,7 +27,7 @@ from ..dp.plan import PrivacyPlan, Release
 from ..dp.privacy import Privacy
 from ..dp.samplers import draw
 from ..errors import PrivacyError
-from .base import beyond, check_count, check_design, check_s, frozen, project_l2_ball, require_replace
+from .base import beyond, check_count, check_design, check_s, frozen, issparse, project_l2_ball, require_replace
 from .frank_wolfe import FRANK_WOLFE_WHY, vertex_selections
 from .losses import as_design, check_loss, clip_entries, gradient, gram_columns, residual
 from .sparse_mean import hard_threshold, peel_from_noise, peeling_plan, peeling_releases
@@ -382,7 +381,7 @@ def private_frank_wolfe_regression(
     b = frank_wolfe_regression_plan(privacy, n, d, radius=radius, T=T, c_x=c_x, R=R, loss=loss).releases[0].noise_scale
     T = check_count("T", T)
     Xc, yt = clip_entries(X, c_x), (y if loss == "logistic" else np.clip(y, -R, R))
-    if sparse.issparse(Xc):
+    if issparse(Xc):
         Xc = Xc.tocsc()  # column reads below
     noise = draw("laplace", b, (T, 2 * d), rng, privacy.sampler)
     theta = np.zeros(d)
@@ -403,7 +402,7 @@ def private_frank_wolfe_regression(
         if Xty is not None:  # fit holds X'Xθ here
             fit += (mu * sign * radius) * gram_columns(Xc, [j])[:, 0]
         else:
-            fit += (mu * sign * radius) * (Xc[:, [j]].toarray().ravel() if sparse.issparse(Xc) else Xc[:, j])
+            fit += (mu * sign * radius) * (Xc[:, [j]].toarray().ravel() if issparse(Xc) else Xc[:, j])
     return theta
 
 

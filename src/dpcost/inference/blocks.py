@@ -20,7 +20,6 @@ precond_gd_adaptive's blocks of 200 rows at ε = 0.5 cover 0.11).
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from ..dp.plan import PrivacyPlan
 from ..dp.privacy import Privacy
@@ -63,6 +62,8 @@ def blocks_interval(
     with np.errstate(over="ignore", invalid="ignore"):
         centre = ests.mean(axis=0)
         se = ests.std(axis=0, ddof=1) / np.sqrt(k)
+    from scipy import stats  # here: scipy.stats costs a job ~0.5 s to import, and only an interval's quantile needs it
+
     t = stats.t.ppf(0.5 + level / 2, k - 1)
     plan = _plan(method, m, p, sorted({len(i) for i in parts}), d, tuning, k)
     return make_interval(centre - t * se, centre + t * se, centre, level=level, method=method, route="blocks",

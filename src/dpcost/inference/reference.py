@@ -17,7 +17,6 @@ small-sample choice, the normal quantile's limit).
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from ..errors import DataError
 from ..estimators.base import check_design
@@ -52,6 +51,8 @@ def ols_interval(X, y, *, level: float = 0.95, covariance: str = "classical", po
         Z = X * w[:, None]
         cov = XtX_inv @ (Z.T @ Z) @ XtX_inv
     se = np.sqrt(np.maximum(np.diag(cov), 0.0) * fpc)
+    from scipy import stats  # here: scipy.stats costs a job ~0.5 s to import, and only an interval's quantile needs it
+
     t = stats.t.ppf(0.5 + level / 2, m - d)
     return make_interval(beta - t * se, beta + t * se, beta, level=level, method="ols", route=covariance,
                          quantile=f"t({m - d})", plan=None, details={"se": se, "fpc": fpc})  # fmt: skip

@@ -38,7 +38,6 @@ route, the ridge's bias −λA⁻¹β where AdaSSP's or joint SSP's λ is large 
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from ..dp.privacy import Privacy
 from ..errors import PrivacyError
@@ -84,6 +83,8 @@ def ssp_family_interval(
     usual 3 sd(y) (σ ≤ sd(y)), and clipping a Gaussian residual at 3σ loses 0.5 % of σ². Guarantee: (ε, δ)-DP under
     the privacy specification's neighbours (the estimator's relation), by composing the estimator's releases at
     the share 1 − f with the σ̂² release (sensitivity R²) at f (:func:`~.budget.split`)."""
+    from scipy import stats  # here: scipy.stats costs a job ~0.5 s to import, and only an interval's quantile needs it
+
     if method not in STATISTICS:
         raise PrivacyError(f"{method!r} is not in the SSP family {sorted(STATISTICS)}")
     if route not in ROUTES:
@@ -138,6 +139,8 @@ def critical_value(t, alpha: float) -> np.ndarray:
     """cv_α(t): the 1 − α quantile of |N(t, 1)| (Armstrong & Kolesár 2020), vectorised over t (NaN, ±inf: inf).
     P(|N(t, 1)| ≤ c) = Φ(c − t) − Φ(−c − t) increases in c and lies between 1 − α at c = |t| + z_{1−α} (upper end
     below) and c = |t| + z_{1−α/2} (above): bisection between the two, 60 halvings."""
+    from scipy import stats  # here: slow to import
+
     t = np.abs(np.asarray(t, dtype=float))
     ok = np.isfinite(t)
     tt = np.where(ok, t, 0.0)

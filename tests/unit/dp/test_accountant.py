@@ -113,7 +113,7 @@ def test_largest_below_falls_back_to_bisection_where_the_check_fails(monkeypatch
     cube = lambda x: x**3  # noqa: E731
     right = _bisection(cube, 2.0, 0.0, 10.0)
     for wrong in (lambda *a, **k: 1.3, lambda *a, **k: 1.2, lambda *a, **k: (_ for _ in ()).throw(RuntimeError())):
-        monkeypatch.setattr(accountant.optimize, "brentq", wrong)
+        monkeypatch.setattr(accountant, "_brentq", wrong)
         assert accountant.largest_below(cube, 2.0, 0.0, 10.0) == right
     assert accountant.largest_below(lambda x: 0.0, 1.0, 0.0, 3.0) == 3.0
     assert accountant.largest_below(lambda x: 5.0, 1.0, 0.5, 3.0) == 0.5
