@@ -138,7 +138,7 @@ def declutter(fig, relayout: Callable[[], None] = lambda: None, rounds: int = 6)
     """Thin, turn or shrink the tick labels of every axis of ``fig`` until no two overlap (:func:`_thin`), calling
     ``relayout`` after each round (the layout moves when labels change)."""
     for _ in range(rounds):
-        fig.canvas.draw()
+        fig.draw_without_rendering()  # the layout and every text's extent, without rasterising: 2x faster
         renderer = fig.canvas.get_renderer()
         clashing = []
         for ax in fig.axes:
@@ -168,7 +168,7 @@ def finish(fig, paths: Sequence, *, title: str, caption: Sequence[str | None] = 
     lg = None
     if legend and legend[0]:
         lg = fig.legend(*legend, loc="upper left", fontsize=LEGEND_SIZE, frameon=False, borderaxespad=0.0)
-        fig.canvas.draw()
+        fig.draw_without_rendering()
         box = lg.get_window_extent(fig.canvas.get_renderer())
         lw, lh = box.width / fig.dpi + 0.25, box.height / fig.dpi
     width = w + lw
