@@ -124,14 +124,18 @@ def snp_logistic_record(table: pd.DataFrame, snp_meta: Mapping, *, s: int, fit: 
 def logistic_sampling_variance(X: np.ndarray, y: np.ndarray, beta: np.ndarray) -> float:
     """tr Var(β̂) of a logistic fit β̂ = ``beta`` on its support S (the nonzero coefficients, taken as known), by the
     sandwich H⁻¹GH⁻¹: H = Σ p_i(1 − p_i) x_iS x_iS', G = Σ (y_i − p_i)² x_iS x_iS', p = sigmoid(Xβ̂). The yardstick
-    of every cost adds it back (docs/methods.md, "The yardstick"); evaluation only, no estimator reads it."""
+    of every cost adds it back (docs/methods.md, "The yardstick"); evaluation only, no estimator reads it. Where
+    support columns are collinear (identical SNPs: H singular) H⁻¹ is its pseudo-inverse."""
     S = np.flatnonzero(beta)
     from scipy import special  # here: slow to import
 
     Xs, p = X[:, S], special.expit(X @ beta)
     H = (Xs * (p * (1 - p))[:, None]).T @ Xs
     Xr = Xs * (y - p)[:, None]
-    bread = np.linalg.inv(H)
+    try:
+        bread = np.linalg.inv(H)
+    except np.linalg.LinAlgError:  # collinear support columns (SNPs in perfect LD): the minimum-norm fit's variance
+        bread = np.linalg.pinv(H, hermitian=True)
     return float(np.trace(bread @ (Xr.T @ Xr) @ bread))
 
 

@@ -46,6 +46,26 @@ def test_record_centres_the_genotypes_and_its_truth_finds_the_planted_snps():
         snp_logistic_design(table.drop(columns=["SNP_A-5"]), meta["groups"], rec["center"])
 
 
+def test_the_truths_sampling_variance_is_finite_where_two_chosen_snps_are_identical():
+    """SNPs in perfect LD (identical columns) chosen together make the sandwich's H singular: the record is still
+    written, with the pseudo-inverse's variance (a full-size synthetic series of repeated rows stopped the run with a
+    LinAlgError traceback); where H is invertible the variance is the plain sandwich's."""
+    table, meta = _table()
+    rec = snp_logistic_record(table, meta, s=4, fit=FIT)
+    X, y, _ = snp_logistic_design(table, meta["groups"], rec["center"])
+    beta = np.array(list(rec["truth"].values()))
+    S = np.flatnonzero(beta)
+    p = 1 / (1 + np.exp(-(X @ beta)))
+    H = (X[:, S] * (p * (1 - p))[:, None]).T @ X[:, S]
+    G = (X[:, S] * ((y - p) ** 2)[:, None]).T @ X[:, S]
+    assert rec["truth_sampling_variance"] == pytest.approx(np.trace(np.linalg.inv(H) @ G @ np.linalg.inv(H)), rel=1e-9)
+    twin = table.assign(**{"SNP_A-1": table["SNP_A-0"]})  # SNP 1 a copy of SNP 0: both carry signal, IHT keeps both
+    twin_rec = snp_logistic_record(twin, meta, s=4, fit=FIT)
+    chosen = {k for k, v in twin_rec["truth"].items() if v != 0}
+    assert {"SNP_A-0", "SNP_A-1"} <= chosen
+    assert np.isfinite(twin_rec["truth_sampling_variance"]) and twin_rec["truth_sampling_variance"] > 0
+
+
 def _design(tmp_path, s=4):
     table, meta = _table()
     rec = snp_logistic_record(table, meta, s=s, fit=FIT)
