@@ -20,7 +20,7 @@ from ..dp.plan import PrivacyPlan, grid_release
 from ..dp.privacy import Privacy
 from ..dp.samplers import draw, grid_scale
 from ..errors import PrivacyError
-from .base import JointClip, check_count, check_design, clip_rows, require_replace
+from .base import JointClip, ball_factor, check_count, check_design, require_replace
 from .ssp import noise_norm_bound, noisy_symmetric, xx_xy_sensitivities
 
 
@@ -166,8 +166,7 @@ def _run(X, y, privacy, rng, grams, plans, *, B0, C, T, R, f0, alpha, eta, avera
         plans[key] = precond_gd_plan(privacy, n, d, B0=B0, C=C, R=R, T=T, f0=f0)
     sig1, sig2 = (r.noise_scale for r in plans[key].releases)
     if B0 not in grams:  # B0 was checked by the plan
-        X0 = clip_rows(X, B0)
-        grams[B0] = X0.T @ X0
+        grams[B0] = _gram_clipped(X, B0)
     M, H_inv = preconditioner(noisy_symmetric(grams[B0], sig1, rng, privacy.sampler), n, sig1, alpha, floor, rho)
     U = whitened_rows(X, M)
     clip = JointClip(U)
@@ -183,10 +182,21 @@ def _run(X, y, privacy, rng, grams, plans, *, B0, C, T, R, f0, alpha, eta, avera
     return M @ tail
 
 
+def _gram_clipped(X: np.ndarray, B0: float) -> np.ndarray:
+    """X₀'X₀ for X₀ = :func:`~.base.clip_rows` (X, B0). A row inside the ball is multiplied by 1.0, which leaves its
+    bits, so when no row is clipped X₀ is X bit for bit, and a contiguous X (same layout, so the same BLAS call)
+    gives the same X₀'X₀ without the n × d copy (as long to allocate as the Gram takes to form)."""
+    f = ball_factor(X, B0)
+    X0 = X if (f == 1.0).all() and (X.flags.c_contiguous or X.flags.f_contiguous) else X * f
+    return X0.T @ X0
+
+
 def whitened_rows(X: np.ndarray, M: np.ndarray) -> np.ndarray:
     """U = XM with every row that overflowed (an inf or NaN entry) set to the public 0: its terms are then 0, inside
     every ball, so the sensitivity stands and the release is finite."""
     with np.errstate(over="ignore", invalid="ignore"):  # extreme rows overflow here; set to 0 below
         U = X @ M
+    if np.isfinite(U).all():  # the usual case, one pass (a per-row check is a slow reduction over a short axis)
+        return U
     finite = np.isfinite(U).all(axis=1)
-    return U if finite.all() else np.where(finite[:, None], U, 0.0)
+    return np.where(finite[:, None], U, 0.0)
