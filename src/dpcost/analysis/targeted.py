@@ -29,8 +29,9 @@ from ..attacks.targeted import Releases, leverage, lira, ols_releases, one_by_on
 from ..dp.privacy import Privacy
 from ..errors import ConfigError, DataError
 from ..estimators.base import clip_design, clip_rows
+from ..estimators.noisy_gd import noisy_gd_from_sums, noisy_gradient_descent_ols
 from ..estimators.registry import METHODS, Method
-from ..estimators.ssp import FROM_SUMS, clipped_sums, solve_statistics
+from ..estimators.ssp import FROM_SUMS, solve_statistics
 from .streams import rng_for
 
 COLUMNS = (
@@ -87,20 +88,32 @@ def _fit(method: Method, tuning: Mapping, params: Mapping, privacy):
     return fit
 
 
-def sums_releases(X, y, from_sums: Callable, *, B_X: float, B_Y: float, chunk: int = 16, **kw) -> Releases:
-    """An SSP-type method's release on each subsample from its clipped sums (X'X, X'y) (``subsample_grams`` of the
-    clipped table; ``from_sums(G, b, m, rng=…, B_X=…, B_Y=…, **kw)``, the method's own release from its sums, e.g.
-    :func:`dpcost.estimators.ssp.adassp_from_sums`), then its solve: the method's release, its sums rounded in
-    another order. The cost of a shadow is its Gram (at m > n/2, of the rows left out), not a fit of m rows."""
-    Xc, yc = clip_design(X, y, B_X, B_Y)
+def from_sums(method: Method) -> tuple[Callable, tuple[str, str]] | None:
+    """How a private method's release reads only the clipped sums (X'X, X'y) of its rows: (its release from them,
+    ``f(G, b, m, privacy=…, rng=…, **tuning)`` → β; the tuning keys of its row-norm and |y| bounds). The SSP family
+    (:data:`dpcost.estimators.ssp.FROM_SUMS`, then the solve) and noisy GD (Alg. 4.1's updates are Gβ − h,
+    :func:`~dpcost.estimators.noisy_gd.noisy_gd_from_sums`); None for a method that reads more (it is refitted)."""
+    if method.fn in FROM_SUMS:
+        statistics = FROM_SUMS[method.fn]
+        return (lambda G, b, m, **kw: solve_statistics(statistics(G, b, m, **kw))), ("B_X", "B_Y")
+    if method.fn is noisy_gradient_descent_ols:
+        return noisy_gd_from_sums, ("c_x", "R")
+    return None
+
+
+def sums_releases(X, y, method: Method, *, privacy, chunk: int = 16, **tuning) -> Releases:
+    """The release of a method of :func:`from_sums` on each subsample, from its clipped sums (``subsample_grams`` of
+    the clipped table): the method's release, its sums rounded in another order. The cost of a shadow is its Gram (at
+    m > n/2, of the rows left out), not a fit of m rows."""
+    release, (row, out) = from_sums(method)
+    Xc, yc = clip_design(X, y, tuning[row], tuning[out])
     Z = np.column_stack([Xc, yc])
 
     def fit(rows, rngs):
         out, k = [], 0
         for G in subsample_grams(Z, rows, chunk=chunk):
             for g in G:
-                stats = from_sums(g[:-1, :-1], g[:-1, -1], rows.shape[1], rng=rngs[k], B_X=B_X, B_Y=B_Y, **kw)
-                out.append(solve_statistics(stats))
+                out.append(release(g[:-1, :-1], g[:-1, -1], rows.shape[1], privacy=privacy, rng=rngs[k], **tuning))
                 k += 1
         return np.array(out)
 
@@ -108,21 +121,21 @@ def sums_releases(X, y, from_sums: Callable, *, B_X: float, B_Y: float, chunk: i
 
 
 def _sums_model(method: Method, X_rest, y_rest, tuning: Mapping, privacy):
-    """The SSP family's noiseless release for a candidate row appended to the known rows, from the known rows' clipped
-    sums (:data:`dpcost.estimators.ssp.FROM_SUMS`): O(d²) per evaluation instead of a fit of m rows. None for other
-    methods (the matching attack then refits)."""
-    from_sums = FROM_SUMS.get(method.fn)
-    if from_sums is None:
+    """A method of :func:`from_sums`: its noiseless release for a candidate row appended to the known rows, from the
+    known rows' clipped sums: O(d²) per evaluation instead of a fit of m rows. None for other methods (the matching
+    attack then refits)."""
+    how = from_sums(method)
+    if how is None:
         return None
-    B_X, B_Y = tuning["B_X"], tuning["B_Y"]
-    G, b = clipped_sums(X_rest, y_rest, B_X, B_Y)
+    release, (row, out) = how
+    B_row, B_out = tuning[row], tuning[out]
+    Xc, yc = clip_design(X_rest, y_rest, B_row, B_out)
+    G, b = Xc.T @ Xc, Xc.T @ yc
     m = len(y_rest) + 1
 
     def fit_with(x, yt):
-        xc, yc = clip_rows(x[None, :], B_X)[0], float(np.clip(yt, -B_Y, B_Y))  # as clip_design clips every row
-        stats = from_sums(G + np.outer(xc, xc), b + xc * yc, m, privacy=privacy, rng=np.random.default_rng(0),
-                          **tuning)  # fmt: skip
-        return solve_statistics(stats)
+        xc, yc = clip_rows(x[None, :], B_row)[0], float(np.clip(yt, -B_out, B_out))  # as clip_design clips every row
+        return release(G + np.outer(xc, xc), b + xc * yc, m, privacy=privacy, rng=np.random.default_rng(0), **tuning)
 
     return fit_with
 
@@ -188,8 +201,8 @@ def run_targeted(
                 continue  # no IN/OUT pair of subsamples (m = n), or too few rows to fit
             tuning = tuning_by_m.get(m, {})
             p_m = privacy.at(m)
-            if method.private and method.fn in FROM_SUMS:  # the SSP family: each shadow's release from its sums
-                releases = sums_releases(Xi, y, FROM_SUMS[method.fn], privacy=p_m, **tuning)
+            if method.private and from_sums(method):  # each shadow's release from its sums
+                releases = sums_releases(Xi, y, method, privacy=p_m, **tuning)
                 eps = privacy.epsilon
             elif method.private:
                 fit = _fit(method, tuning, params, p_m)

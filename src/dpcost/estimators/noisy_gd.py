@@ -116,12 +116,23 @@ def noisy_gradient_descent_ols(
     B noise scale (default 4(R + C c_x)c_x, the paper's choice).
     """
     X, y = check_design(X, y)
-    T = check_count("T", T)
-    R, C, c_x, eta0 = (check_positive(k, v) for k, v in (("R", R), ("C", C), ("c_x", c_x), ("eta0", eta0)))
-    n, d = X.shape
+    T, R, C, c_x, eta0 = _checked(T, R, C, c_x, eta0)  # before the clip reads c_x and R
+    Xc, yt = clip_rows(X, c_x), np.clip(y, -R, R)
+    return noisy_gd_from_sums(Xc.T @ Xc, Xc.T @ yt, len(y), privacy=privacy, rng=rng, T=T, R=R, C=C, c_x=c_x,
+                              eta0=eta0, B=B)  # fmt: skip
+
+
+def noisy_gd_from_sums(G, h, n: int, *, privacy: Privacy, rng: np.random.Generator, T: int, R: float, C: float,
+                       c_x: float, eta0: float, B: float | None = None) -> np.ndarray:  # fmt: skip
+    """:func:`noisy_gradient_descent_ols` from the clipped sums G = X'X and h = X'Π_R(y) of its n rows (rows clipped
+    to ‖x‖₂ ≤ c_x): every update reads the data only through them, so a caller holding many subsamples of one table
+    may form them otherwise (the targeted attacks' shadow releases, :mod:`dpcost.analysis.targeted`)."""
+    T, R, C, c_x, eta0 = _checked(T, R, C, c_x, eta0)
+    d = len(h)
     plan = noisy_gd_plan(privacy, n, d, T=T, R=R, C=C, c_x=c_x, eta0=eta0, B=B)
-    sd = plan.releases[0].noise_scale
-    Xc = clip_rows(X, c_x)
-    yt = np.clip(y, -R, R)
-    noise = draw("gaussian", sd, (1, T, d), rng, privacy.sampler)
-    return noisy_gd_from_stats((Xc.T @ Xc)[None], (Xc.T @ yt)[None], n, eta0=eta0, C=C, noise=noise)[0]
+    noise = draw("gaussian", plan.releases[0].noise_scale, (1, T, d), rng, privacy.sampler)
+    return noisy_gd_from_stats(np.asarray(G)[None], np.asarray(h)[None], n, eta0=eta0, C=C, noise=noise)[0]
+
+
+def _checked(T, R, C, c_x, eta0) -> tuple:
+    return (check_count("T", T), *(check_positive(k, v) for k, v in (("R", R), ("C", C), ("c_x", c_x), ("eta0", eta0))))

@@ -64,10 +64,11 @@ def test_the_design_read_a_column_at_a_time_is_the_tables(tmp_path):
     assert np.array_equal(yt, test.y.to_numpy())
 
 
-@pytest.mark.parametrize("name", ["ssp", "adassp", "joint_ssp"])
+@pytest.mark.parametrize("name", ["ssp", "adassp", "joint_ssp", "noisy_gd"])
 def test_the_matching_attack_model_from_sums_is_the_refit(name):
-    """The informed adversary's noiseless model of an SSP-type release, from the known rows' clipped sums plus the
-    candidate, equals refitting every row; a candidate beyond the clip bounds is clipped as the estimator clips."""
+    """The informed adversary's noiseless model of a release that reads only clipped sums (the SSP family, noisy GD),
+    from the known rows' sums plus the candidate, equals refitting every row; a candidate beyond the clip bounds is
+    clipped as the estimator clips."""
     import dataclasses
 
     from dpcost.analysis.targeted import _sums_model
@@ -75,7 +76,8 @@ def test_the_matching_attack_model_from_sums_is_the_refit(name):
     from dpcost.estimators.registry import METHODS
 
     method = METHODS[name]
-    tuning = method.resolve_tuning({"B_X": 2.0, "B_Y": 1.5})
+    bounds = {"B_X": 2.0, "B_Y": 1.5} if name != "noisy_gd" else {"c_x": 2.0, "R": 1.5, "T": 5, "C": 4.0, "eta0": 0.5}
+    tuning = method.resolve_tuning(bounds)
     p = dataclasses.replace(Privacy(1e9, 1e-5, "tight", "warn"), sampler="float-unsafe")
     Xi = np.c_[np.ones(len(Y)), X]
     fit_with = _sums_model(method, Xi[1:], Y[1:], tuning, p)
@@ -83,4 +85,4 @@ def test_the_matching_attack_model_from_sums_is_the_refit(name):
         want = method.estimate(np.vstack([Xi[1:], x]), np.append(Y[1:], yt), privacy=p, rng=np.random.default_rng(0),
                                tuning=tuning, params={})[0]  # fmt: skip
         np.testing.assert_allclose(fit_with(x, yt), want, rtol=1e-6, atol=1e-9)
-    assert _sums_model(METHODS["noisy_gd"], Xi, Y, {}, p) is None  # other methods refit
+    assert _sums_model(METHODS["precond_gd"], Xi, Y, {}, p) is None  # other methods refit

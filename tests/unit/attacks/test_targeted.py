@@ -41,6 +41,7 @@ from dpcost.dp.samplers import add_noise
 from dpcost.errors import ConfigError
 from dpcost.estimators import ssp
 from dpcost.estimators.base import clip_design
+from dpcost.estimators.registry import METHODS
 
 N, D, M, SIGMA, DELTA = 10_000, 3, 1_000, 0.05, 1e-5
 B = dict(B_X=2.5, B_Y=1.5)
@@ -105,23 +106,28 @@ def test_ols_releases_match_lstsq():
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["ssp", "adassp", "joint_ssp"])
+# each method of analysis.targeted.from_sums with constants whose bounds bind on population()'s rows scaled by 3
+FROM_SUMS_TUNING = {"ssp": B, "adassp": B, "joint_ssp": B,
+                    "noisy_gd": dict(T=5, R=1.5, C=4.0, c_x=2.5, eta0=0.5)}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(FROM_SUMS_TUNING))
 def test_sums_releases_are_the_estimators_releases(name, monkeypatch):
-    """The SSP family's shadow releases from each subsample's clipped sums are the estimator's own, on the same
-    generator, to the sums' rounding; at m > n/2 from the population's Gram minus the rows left out. A planted slip
-    (the sums of unclipped rows) is caught."""
+    """The shadow releases of the SSP family and noisy GD from each subsample's clipped sums are the estimator's own,
+    on the same generator, to the sums' rounding; at m > n/2 from the population's Gram minus the rows left out. A
+    planted slip (the sums of unclipped rows) is caught."""
     X, y, _ = population()
-    Xi = np.c_[np.ones(N), 3 * X]  # rows beyond B_X = 2.5: clipping binds
-    fn = getattr(ssp, name)
+    Xi = np.c_[np.ones(N), 3 * X]  # rows beyond the row bound of 2.5: clipping binds
+    method, tuning = METHODS[name], FROM_SUMS_TUNING[name]
     rng = np.random.default_rng(0)
     for m in (400, 9_000):
         rows = np.stack([rng.choice(N, m, replace=False) for _ in range(3)])
         seeds = [np.random.default_rng(k) for k in range(3)], [np.random.default_rng(k) for k in range(3)]
-        got = sums_releases(Xi, y, ssp.FROM_SUMS[fn], privacy=PRIVACY, **B)(rows, seeds[0])
-        want = [fn(Xi[r], y[r], privacy=PRIVACY, rng=g, **B) for r, g in zip(rows, seeds[1], strict=True)]
+        got = sums_releases(Xi, y, method, privacy=PRIVACY, **tuning)(rows, seeds[0])
+        want = [method.fn(Xi[r], y[r], privacy=PRIVACY, rng=g, **tuning) for r, g in zip(rows, seeds[1], strict=True)]
         np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
-    monkeypatch.setattr(analysis_targeted, "clip_design", lambda X, y, B_X, B_Y: (X, y))
-    unclipped = sums_releases(Xi, y, ssp.FROM_SUMS[fn], privacy=PRIVACY, **B)
+    monkeypatch.setattr(analysis_targeted, "clip_design", lambda X, y, B_row, B_out: (X, y))
+    unclipped = sums_releases(Xi, y, method, privacy=PRIVACY, **tuning)
     planted = unclipped(rows, [np.random.default_rng(k) for k in range(3)])
     assert not np.allclose(planted, want, rtol=1e-3)
 
