@@ -31,7 +31,7 @@ from ..errors import ConfigError, DataError
 from ..estimators.base import clip_design, clip_rows
 from ..estimators.noisy_gd import noisy_gd_from_sums, noisy_gradient_descent_ols
 from ..estimators.registry import METHODS, Method
-from ..estimators.ssp import FROM_SUMS, solve_statistics
+from ..estimators.ssp import FROM_SUMS, clipped_sums, solve_statistics
 from .streams import rng_for
 
 COLUMNS = (
@@ -129,8 +129,7 @@ def _sums_model(method: Method, X_rest, y_rest, tuning: Mapping, privacy):
         return None
     release, (row, out) = how
     B_row, B_out = tuning[row], tuning[out]
-    Xc, yc = clip_design(X_rest, y_rest, B_row, B_out)
-    G, b = Xc.T @ Xc, Xc.T @ yc
+    G, b = clipped_sums(X_rest, y_rest, B_row, B_out)
     m = len(y_rest) + 1
 
     def fit_with(x, yt):
