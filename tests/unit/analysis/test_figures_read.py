@@ -342,6 +342,23 @@ def test_colour_bars_are_labelled_as_the_cells_read(tmp_path, figures, which):
         assert text.endswith("×") and float(text.rstrip("×")) == pytest.approx(value, rel=1e-6)
 
 
+@pytest.mark.parametrize("rows", [2, 7])
+def test_the_maps_colour_bar_label_stays_below_the_title(tmp_path, figures, rows):
+    """A map of two ε (the small configuration's) has a short colour bar: its one-line label ran up into the title
+    and out of the figure. Its drawn box lies inside the figure and below the title's."""
+    ratios = map_ratios([2000, 20000], [0.5 * 2**k for k in range(rows)]).assign(yardstick="superpopulation RMSE")
+    plotting.privacy_map_figure(ratios, [tmp_path / "p.png"],
+                                title="California housing", delta=1e-5, calibration="tight", tuning="decoy",
+                                reps=2)  # fmt: skip
+    fig = figures[0]
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    bar = next(ax for ax in fig.axes if ax.get_ylabel().startswith("best private"))
+    label = bar.yaxis.label.get_window_extent(renderer)
+    title = fig._suptitle.get_window_extent(renderer)
+    assert label.y1 < title.y0 and label.y0 >= 0 and label.y1 <= fig.bbox.height
+
+
 # ------------------------------------------------------------------------------------------------ 7. the benchmark
 def test_the_benchmark_ranks_the_methods_by_their_median_ratio_with_the_spread(tmp_path, figures):
     summary = bench_summary()

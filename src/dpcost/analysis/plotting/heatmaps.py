@@ -4,6 +4,7 @@ log scale whose colour bar is labelled in ratios (1×, 2×, 5×, …), as the ce
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -65,7 +66,9 @@ def privacy_map_figure(ratios: pd.DataFrame, paths: Sequence[str], *, title: str
     ax.set_ylabel("privacy budget ε")
     # the cost's yardstick (privacy_map.summarize_map): superpopulation RMSE, or the mean error of an older table
     yardstick = ratios["yardstick"].iloc[0] if "yardstick" in ratios else "mean error"
-    ratio_colorbar(fig, im, ax, f"best private {yardstick} / non-private")
+    # the bar is as tall as the rows: its label wrapped to that height (a 2-row map's one-line label ran into the title)
+    fit = max(14, int((0.55 * table.shape[0] + 0.4) * 72 / 5.5))  # characters of ~5.5 pt at the label's 10 pt
+    ratio_colorbar(fig, im, ax, textwrap.fill(f"best private {yardstick} / non-private", fit))
     how = caption(epsilon="ε per row", delta=delta, calibration=calibration, tuning=tuning, reps=reps)
     read = (f"Each cell: the lowest {yardstick} of any private method at that m and ε over the non-private method's "
             "(1× = privacy costs nothing), and that method, its marker in the corner.")  # fmt: skip
