@@ -7,6 +7,7 @@ it true, by clipping or truncating the data before f is evaluated.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -135,22 +136,31 @@ def gaussian_sigma(
             warnings.warn("PRIVACY WARNING: " + msg, RuntimeWarning, stacklevel=2)
         return classic_gaussian_sigma(sensitivity, epsilon, delta)
     if calibration == "analytic":
-        # δ(σ) decreases monotonically in σ; bracket the root on a log scale.
-        def excess(log_sigma: float) -> float:
-            return gaussian_delta(math.exp(log_sigma), sensitivity, epsilon) - delta
-
-        lo, hi = math.log(sensitivity) - 20, math.log(sensitivity) + 20
-        while excess(hi) > 0:
-            hi += 20
-        from scipy import optimize  # here: slow to import
-
-        log_sigma = optimize.brentq(excess, lo, hi, xtol=1e-12, rtol=1e-14)
-        sigma = math.exp(log_sigma)
-        # brentq may stop a hair below the root: step up until the guarantee holds.
-        while gaussian_delta(sigma, sensitivity, epsilon) > delta:
-            sigma *= 1 + 1e-12
-        return sigma
+        return _analytic_sigma(float(sensitivity), float(epsilon), float(delta))
     raise PrivacyError(f"unknown Gaussian calibration {calibration!r}; choose one of {GAUSSIAN_CALIBRATIONS}")
+
+
+# A plan is computed for every release (every repetition's, every interval block's), and the root finding is most of
+# its cost; σ is a pure function of (Δ, ε, δ), so it is kept (the same float, bit for bit).
+@functools.lru_cache(maxsize=4096)
+def _analytic_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
+    """The analytic Gaussian σ of :func:`gaussian_sigma` (inputs already checked)."""
+
+    # δ(σ) decreases monotonically in σ; bracket the root on a log scale.
+    def excess(log_sigma: float) -> float:
+        return gaussian_delta(math.exp(log_sigma), sensitivity, epsilon) - delta
+
+    lo, hi = math.log(sensitivity) - 20, math.log(sensitivity) + 20
+    while excess(hi) > 0:
+        hi += 20
+    from scipy import optimize  # here: slow to import
+
+    log_sigma = optimize.brentq(excess, lo, hi, xtol=1e-12, rtol=1e-14)
+    sigma = math.exp(log_sigma)
+    # brentq may stop a hair below the root: step up until the guarantee holds.
+    while gaussian_delta(sigma, sensitivity, epsilon) > delta:
+        sigma *= 1 + 1e-12
+    return sigma
 
 
 def gaussian_mechanism(
