@@ -259,6 +259,31 @@ def check_interval(name: str, calibration: str, case: Case) -> list[Observation]
     return _observed(f"{name} interval", out.plan, out.centre, rec, results)
 
 
+def check_blocks(name: str, calibration: str, case: Case, k: int = 2) -> list[Observation]:
+    """As :func:`check`, for the method's stacked blocks path (``Method.blocks``, the blocks interval's): D's first
+    k·⌊n/k⌋ rows as k blocks, against the plan of one block; a neighbour's replaced row lies in one block, so one
+    unit of each stacked release may move (the plan's count), the others must not."""
+    m = METHODS[name]
+    p = privacy(calibration, case.epsilon)
+    tuning = m.resolve_tuning(TUNING[name])
+    n, d = size(m.family, case.D)
+    nb = n // k
+
+    def run(data):
+        X, y = (np.asarray(a, dtype=float)[: k * nb] for a in data)
+        return m.blocks(X.reshape(k, nb, d), y.reshape(k, nb), privacy=p, rng=np.random.default_rng(case.seed),
+                        **tuning)  # fmt: skip
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PRIVACY WARNING")
+        plan = m.make_plan(p, nb, d, tuning, PARAMS)
+        try:
+            rec, out, results = trace_runs(run, case.D, list(case.neighbours))
+        except Exception as e:
+            raise AssertionError(f"{name} blocks: the run on D failed: {e!r}") from e
+    return _observed(f"{name} blocks", plan, out, rec, results)
+
+
 def _observed(name: str, plan, out, rec, results) -> list[Observation]:
     """The checks of :func:`check` on traced runs: finite outputs, and each release within its stated sensitivity."""
     assert np.isfinite(out).all(), f"{name}: a non-finite estimate on D: {out}"

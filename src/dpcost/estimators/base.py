@@ -215,17 +215,19 @@ def row_norm_parts(V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def ball_factor(V: np.ndarray, bound: float) -> np.ndarray:
     """min(1, bound/‖v‖₂) for every row v of V (last axis; dense, or the rows of a sparse matrix), shape (…, 1),
-    finite and in [0, 1] for every finite V.
+    finite and in [0, 1] for every finite V; ``bound`` a number, or an array broadcasting to V's rows (…).
 
     The norm comes from :func:`row_norm_parts`: a row whose squares overflow (|v_j| ≳ 1e154) lands on the sphere,
     not at the origin, and one whose squares underflow gets its true norm, not 0. Every row whose norm lies in the
     trusted range gets exactly the factor :func:`clip_factor` gave before, bit for bit."""
     s, q = row_norm_parts(V)
+    if np.ndim(bound):  # a bound per row (a stack of blocks, each its own): one per entry of q
+        bound = np.broadcast_to(bound, q.shape)
     factor = clip_factor(q, bound)
     odd = s != 1.0
     if odd.any():
         with np.errstate(over="ignore"):  # bound/s overflows for a tiny row: its factor is 1
-            factor[odd] = np.minimum(1.0, (bound / s[odd]) / q[odd])
+            factor[odd] = np.minimum(1.0, ((bound[odd] if np.ndim(bound) else bound) / s[odd]) / q[odd])
     return factor[..., None]
 
 
@@ -268,8 +270,8 @@ class JointClip:
             # rows whose norm was rescaled, or whose product overflowed: r_i·s_i clipped to ±C/q_i directly, which
             # no overflow of r_i·s_i can break (±inf clips to the sphere)
             redo = self.odd | ~np.isfinite(g)
-            if redo.any():
-                cap = C / self.q[redo]
+            if redo.any():  # C: a number, or one per row
+                cap = (C[redo] if np.ndim(C) else C) / self.q[redo]
                 w[redo] = np.clip(r[redo] * self.s[redo], -cap, cap)
         if self.zero.any():  # a zero row's term is 0 whatever its residual: its weight 0, not the residual
             w[self.zero] = 0.0

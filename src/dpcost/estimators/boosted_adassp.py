@@ -23,7 +23,7 @@ from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, grid_scale
 from ..errors import PrivacyError
 from .base import check_count, check_design, clip_rows, require_replace
-from .ssp import noisy_symmetric, ridge_from_noisy_gram, xx_xy_sensitivities
+from .ssp import noise_norm_bound, noisy_symmetric, ridge_from_noisy_gram, xx_xy_sensitivities
 
 # The default rules (``default_constants``), chosen on five real tables other than housing (CPS1988, diamonds,
 # Computers, NMES1988, BudgetFood; numbers in the issue 29 report) within the forms the theory gives.
@@ -155,4 +155,33 @@ def boosted_adassp(
             r = y - Xr @ theta
         r = np.clip(np.where(np.isnan(r), 0.0, r), -R, R)
         theta = theta + np.linalg.solve(A, add_noise(Xc.T @ r, "gaussian", sig_r, rng, privacy.sampler))
+    return theta
+
+
+def boosted_adassp_blocks(Xs, ys, *, privacy: Privacy, rng: np.random.Generator, B_X: float | None = None,
+                          R: float | None = None, T: int | None = None, gram_share: float = GRAM_SHARE,
+                          kappa: float = 1.0, rho: float = 0.05, raw_residuals: bool = True) -> np.ndarray:  # fmt: skip
+    """:func:`boosted_adassp` on k blocks of n rows at once, ``Xs`` (k, n, d) and ``ys`` (k, n) from a checked design:
+    row j is block j's release by the same steps on that block alone (its own ridge, read off its own G̃), the noise
+    of each release drawn for all blocks in one call, in the single run's order, so each release is (ε, δ)-DP on
+    its block (the caller composes the blocks in parallel, :mod:`dpcost.inference.blocks`). With k = 1 it is
+    :func:`boosted_adassp` with the same rng (tested)."""
+    kappa, rho = check_positive("kappa", kappa), check_positive("rho", rho)
+    k, n, d = Xs.shape
+    plan = boosted_adassp_plan(privacy, n, d, B_X=B_X, R=R, T=T, gram_share=gram_share)
+    B_X, R, T = (plan.parameters[key] for key in ("B_X", "R", "T"))
+    sig_g, sig_r = (r.noise_scale for r in plan.releases)
+    Xc = clip_rows(Xs, B_X)
+    XcT = np.swapaxes(Xc, 1, 2)
+    G = noisy_symmetric(XcT @ Xc, sig_g, rng, privacy.sampler)
+    ridge = np.maximum(0.0, kappa * noise_norm_bound(sig_g, d, rho) - np.linalg.eigvalsh(G)[:, 0])
+    A = G + ridge[:, None, None] * np.eye(d)
+    Xr = Xs if raw_residuals else Xc
+    theta = np.zeros((k, d))
+    for _ in range(T):
+        with np.errstate(over="ignore", invalid="ignore"):  # rows near the float maximum, as in boosted_adassp
+            r = ys - (Xr @ theta[:, :, None])[:, :, 0]
+        r = np.clip(np.where(np.isnan(r), 0.0, r), -R, R)
+        b = add_noise((XcT @ r[:, :, None])[:, :, 0], "gaussian", sig_r, rng, privacy.sampler)
+        theta = theta + np.linalg.solve(A, b[:, :, None])[:, :, 0]
     return theta

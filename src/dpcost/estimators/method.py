@@ -58,6 +58,9 @@ class Method:
     knowledge-transfer study, :mod:`dpcost.analysis.transfer`, lists the methods it runs itself). ``batch`` is
     ``batch(*data, privacy=..., rngs=[...], tunings=[...], plans={}, **analysis_params)``: ``fn`` with many tuning
     sets on the same data, returning the separate calls' estimates bit for bit (see :meth:`estimate_batch`).
+    ``blocks`` is ``blocks(Xs, ys, privacy=..., rng=..., **tuning)``: ``fn`` on k equal-sized blocks stacked on a
+    leading axis at once, a (k, d) array of k releases, each ``fn``'s on its block with fresh noise (the blocks
+    interval's fast path, :mod:`dpcost.inference.blocks`).
     ``label`` is the short name and citation (ledgers, tables, legends); ``what``, one phrase saying what the method
     does (e.g. "noisy X'X and X'y, with a ridge chosen privately"), which the figures' legends print after it.
     """
@@ -76,6 +79,7 @@ class Method:
     # under tuning_mode none, and as "none" under any mode when the config's tuning block sets none of its keys
     tuning_free: bool = False
     batch: Callable | None = None
+    blocks: Callable | None = None
     what: str = ""
 
     @property

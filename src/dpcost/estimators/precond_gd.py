@@ -91,12 +91,16 @@ def preconditioner(
     """(M, H⁻¹) from the released Gram matrix G̃ (post-processing): Σ̂ = G̃/n with its eigenvalues floored at the
     larger of ``floor`` and the noise's operator-norm bound σ√(d log(2d²/ρ))/n (AdaSSP's, probability 1 − ρ),
     M = Σ̂^(−α/2) and H = n·MΣ̂M = n·Σ̂^(1−α), the curvature of the whitened problem. The floor acts as a ridge on
-    the directions the noise or the design leaves weak (on a standardized design the eigenvalues sum to d)."""
-    d = G.shape[0]
+    the directions the noise or the design leaves weak (on a standardized design the eigenvalues sum to d).
+    G may be a stack (…, d, d) of Gram matrices of n rows each (the blocks of :func:`precond_gd_blocks`), σ then a
+    number or one per matrix (…)."""
+    d = G.shape[-1]
     w, V = np.linalg.eigh(G / n)
-    w = np.maximum(w, max(floor, noise_norm_bound(sigma, d, rho) / n))
-    M = (V * w ** (-alpha / 2)) @ V.T
-    H_inv = (V * (n * w ** (1 - alpha)) ** -1.0) @ V.T
+    lift = np.maximum(floor, noise_norm_bound(sigma, d, rho) / n)  # σ may be one per Gram matrix of the stack
+    w = np.maximum(w, np.asarray(lift)[..., None])[..., None, :]
+    Vt = np.swapaxes(V, -1, -2)
+    M = (V * w ** (-alpha / 2)) @ Vt
+    H_inv = (V * (n * w ** (1 - alpha)) ** -1.0) @ Vt
     return M, H_inv
 
 
@@ -182,6 +186,41 @@ def _run(X, y, privacy, rng, grams, plans, *, B0, C, T, R, f0, alpha, eta, avera
     return M @ tail
 
 
+def precond_gd_blocks(Xs, ys, *, privacy: Privacy, rng: np.random.Generator, B0: float, C: float, T: int,
+                      R: float | None = None, f0: float = 0.2, alpha: float = 1.0, eta: float = 1.0, average: int = 1,
+                      floor: float = 0.1, rho: float = 0.05) -> np.ndarray:  # fmt: skip
+    """:func:`precond_gd` on k blocks of n rows at once, ``Xs`` (k, n, d) and ``ys`` (k, n) from a checked design:
+    row j of the result is block j's release, made by precond_gd's steps on that block alone (the same clipping,
+    plan and noise scales; the same arithmetic, stacked) with fresh noise drawn for all blocks in one call per kind
+    (Gram (k, d(d+1)/2), then steps (k, T, d)), so each is (ε, δ)-DP on its block; that a record lies in one block
+    is the caller's parallel composition (:mod:`dpcost.inference.blocks`). With k = 1 it is :func:`precond_gd` with
+    the same rng, and without noise each row is precond_gd's on its block (tests). Python's cost per step is paid
+    once for the k blocks instead of k times: the blocks interval's cost."""
+    T, average = check_count("T", T), check_count("average", average)
+    if average > T:
+        raise PrivacyError(f"average={average} exceeds the number of iterates T={T}")
+    for k_, v in (("alpha", alpha), ("eta", eta), ("floor", floor), ("rho", rho)):
+        check_positive(k_, v)
+    k, n, d = Xs.shape
+    sig1, sig2 = (r.noise_scale for r in precond_gd_plan(privacy, n, d, B0=B0, C=C, R=R, T=T, f0=f0).releases)
+    X0 = Xs * ball_factor(Xs, B0)
+    G = noisy_symmetric(np.swapaxes(X0, 1, 2) @ X0, sig1, rng, privacy.sampler)
+    M, H_inv = preconditioner(G, n, sig1, alpha, floor, rho)
+    U = whitened_rows(Xs, M)
+    clip = JointClip(U.reshape(k * n, d))
+    V = clip.V.reshape(k, n, d)
+    noise = draw("gaussian", sig2, (k, T, d), rng, privacy.sampler)
+    b, tail = np.zeros((k, d)), np.zeros((k, d))
+    for t in range(T):
+        with np.errstate(over="ignore", invalid="ignore"):  # a residual may overflow: its term is clipped or 0
+            r = (ys - (U @ b[:, :, None])[:, :, 0]).reshape(-1)
+        w = (clip.weights(r, C) if R is None else clip.separate(r, C, R)).reshape(k, n, 1)
+        b = b + eta * (H_inv @ noise[:, t].add((np.swapaxes(V, 1, 2) @ w)[:, :, 0])[:, :, None])[:, :, 0]
+        if t >= T - average:
+            tail += b / average
+    return (M @ tail[:, :, None])[:, :, 0]
+
+
 def _gram_clipped(X: np.ndarray, B0: float) -> np.ndarray:
     """X₀'X₀ for X₀ = :func:`~.base.clip_rows` (X, B0). A row inside the ball is multiplied by 1.0, which leaves its
     bits, so when no row is clipped X₀ is X bit for bit, and a contiguous X (same layout, so the same BLAS call)
@@ -192,11 +231,11 @@ def _gram_clipped(X: np.ndarray, B0: float) -> np.ndarray:
 
 
 def whitened_rows(X: np.ndarray, M: np.ndarray) -> np.ndarray:
-    """U = XM with every row that overflowed (an inf or NaN entry) set to the public 0: its terms are then 0, inside
-    every ball, so the sensitivity stands and the release is finite."""
+    """U = XM (or a stack of them) with every row that overflowed (an inf or NaN entry) set to the public 0: its
+    terms are then 0, inside every ball, so the sensitivity stands and the release is finite."""
     with np.errstate(over="ignore", invalid="ignore"):  # extreme rows overflow here; set to 0 below
         U = X @ M
     if np.isfinite(U).all():  # the usual case, one pass (a per-row check is a slow reduction over a short axis)
         return U
-    finite = np.isfinite(U).all(axis=1)
-    return np.where(finite[:, None], U, 0.0)
+    finite = np.isfinite(U).all(axis=-1)
+    return np.where(finite[..., None], U, 0.0)

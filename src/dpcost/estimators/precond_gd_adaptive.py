@@ -29,7 +29,7 @@ from ..dp.plan import PrivacyPlan, grid_release
 from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, draw, grid_scale
 from ..errors import PrivacyError
-from .base import JointClip, check_count, check_design, clip_rows, require_replace, row_norms
+from .base import JointClip, ball_factor, check_count, check_design, clip_rows, require_replace, row_norms
 from .boosted_adassp import gdp_mu
 from .precond_gd import preconditioner, whitened_rows
 from .ssp import noise_norm_bound, noisy_symmetric
@@ -242,6 +242,61 @@ def precond_gd_adaptive(
         if t >= T - average:
             tail += b / average
     return M @ tail
+
+
+def precond_gd_adaptive_blocks(
+    Xs, ys, *, privacy: Privacy, rng: np.random.Generator, T: int = STEPS, clip_updates: int = CLIP_UPDATES,
+    f_rows: float = ROW_SHARE, f0: float = PRECOND_SHARE, f_clip: float = CLIP_SHARE, average: int = AVERAGE,
+    alpha: float = 1.0, eta: float = ETA, floor: float = 0.1, rho: float = 0.05,
+) -> np.ndarray:  # fmt: skip
+    """:func:`precond_gd_adaptive` on k blocks of n rows at once, ``Xs`` (k, n, d) and ``ys`` (k, n) from a checked
+    design: row j is block j's release by the same steps on that block alone — its own private B0 and C_t, read from
+    its own noisy histograms — with the noise of each release drawn for all blocks in one call, in the order the
+    single run draws it, so each release is (ε, δ)-DP on its block (the caller composes the blocks in parallel,
+    :mod:`dpcost.inference.blocks`). With k = 1 it is :func:`precond_gd_adaptive` with the same rng (tested)."""
+    T, average = check_count("T", T), check_count("average", average)
+    if average > T:
+        raise PrivacyError(f"average={average} exceeds the number of iterates T={T}")
+    for k_, v in (("alpha", alpha), ("eta", eta), ("floor", floor), ("rho", rho)):
+        check_positive(k_, v)
+    k, n, d = Xs.shape
+    plan = precond_gd_adaptive_plan(privacy, n, d, T=T, clip_updates=clip_updates, f_rows=f_rows, f0=f0, f_clip=f_clip)
+    s_rows, s_gram, s_hist, s_step = (r.noise_scale for r in plan.releases)
+    edges, sampler = grid_edges(d), privacy.sampler
+    with np.errstate(over="ignore", under="ignore"):  # a norm may overflow (the top bin) or underflow (the bottom)
+        x_norm = row_norms(Xs.reshape(k * n, d)).reshape(k, n)
+    nu_gram = GRAM_WEIGHT * s_gram * noise_norm_bound(1.0, d, rho)
+    B0 = _bounds(x_norm, edges, s_rows, rng, sampler, 2, nu_gram, (1 - ROW_LEVEL) * n)
+    X0 = Xs * ball_factor(Xs, B0[:, None]) / B0[:, None, None]
+    G = (B0**2)[:, None, None] * noisy_symmetric(np.swapaxes(X0, 1, 2) @ X0, s_gram, rng, sampler)
+    M, H_inv = preconditioner(G, n, B0**2 * s_gram, alpha, floor, rho)
+    U = whitened_rows(Xs, M)
+    clip = JointClip(U.reshape(k * n, d))
+    V = np.swapaxes(clip.V.reshape(k, n, d), 1, 2)
+    b, tail = np.zeros((k, d)), np.zeros((k, d))
+    for t in range(T):
+        with np.errstate(over="ignore", invalid="ignore"):  # a residual may overflow: its term is clipped or 0
+            r = (ys - (U @ b[:, :, None])[:, :, 0]).reshape(-1)
+        if t < clip_updates:
+            C = _bounds(clip.norms(r).reshape(k, n), edges, s_hist, rng, sampler, 1, s_step * math.sqrt(d))
+            C_rows = np.repeat(C, n)
+        w = (clip.weights(r, C_rows) / C_rows).reshape(k, n, 1)
+        step = draw("gaussian", s_step, (k, d), rng, sampler).add((V @ w)[:, :, 0])
+        b = b + eta * C[:, None] * (H_inv @ step[:, :, None])[:, :, 0]
+        if t >= T - average:
+            tail += b / average
+    return (M @ tail[:, :, None])[:, :, 0]
+
+
+def _bounds(norms, edges, sigma: float, rng, sampler: str, power: int, nu: float, most_above=math.inf) -> np.ndarray:
+    """:func:`_bound` for every block of ``norms`` (k, n): the k histograms released in one draw."""
+    k = norms.shape[0]
+    bins = edges.size + 1
+    v = np.where(np.isnan(norms), np.inf, norms)
+    idx = np.searchsorted(edges, v, side="left") + bins * np.arange(k)[:, None]
+    counts = np.bincount(idx.ravel(), minlength=k * bins).astype(float).reshape(k, bins)
+    noisy = add_noise(counts, "gaussian", sigma, rng, sampler)
+    return np.array([bound_from_histogram(h, edges, sigma, power, nu, most_above) for h in noisy])
 
 
 def _bound(norms, edges, sigma: float, rng, sampler: str, power: int, nu: float, most_above=math.inf) -> float:

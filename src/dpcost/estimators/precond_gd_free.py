@@ -12,13 +12,15 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
+
 from ..dp.mechanisms import check_positive
 from ..dp.plan import PrivacyPlan
 from ..dp.privacy import Privacy
 from ..errors import PrivacyError
 from .base import check_count, check_design, require_replace
 from .boosted_adassp import gdp_mu
-from .precond_gd import precond_gd, precond_gd_plan
+from .precond_gd import precond_gd, precond_gd_blocks, precond_gd_plan
 
 # The default rules, chosen within the forms the theory gives (default_constants) on real tables other than housing
 # (CPS1988, CPSSW8, BudgetFood, Computers, NMES1988, diamonds; numbers in the issue 29 report).
@@ -109,3 +111,12 @@ def precond_gd_free(
     n, d = X.shape
     k = _resolve(privacy, n, d, B0, C, T, f0)
     return precond_gd(X, y, privacy=privacy, rng=rng, R=None, alpha=alpha, eta=eta, floor=floor, rho=rho, **k)
+
+
+def precond_gd_free_blocks(Xs, ys, *, privacy: Privacy, rng, B0: float | None = None, C: float | None = None,
+                           T: int | None = None, f0: float = PRECOND_SHARE, alpha: float = 1.0, eta: float = 1.0,
+                           floor: float = 0.1, rho: float = 0.05) -> np.ndarray:  # fmt: skip
+    """:func:`precond_gd_free` on k blocks of n rows at once (``Xs`` (k, n, d), ``ys`` (k, n)): the rules at the
+    blocks' n, then :func:`~dpcost.estimators.precond_gd.precond_gd_blocks` (its guarantee, block by block)."""
+    k = _resolve(privacy, Xs.shape[1], Xs.shape[2], B0, C, T, f0)
+    return precond_gd_blocks(Xs, ys, privacy=privacy, rng=rng, R=None, alpha=alpha, eta=eta, floor=floor, rho=rho, **k)

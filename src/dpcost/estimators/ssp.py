@@ -124,20 +124,23 @@ def upper_indices(d: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def symmetric_from_upper(upper: np.ndarray, d: int) -> np.ndarray:
-    """The symmetric d × d matrix whose upper triangle (diagonal included, row-major) is ``upper``."""
+    """The symmetric d × d matrix whose upper triangle (diagonal included, row-major) is ``upper`` (the last axis;
+    leading axes: a stack of them)."""
     iu = upper_indices(d)
-    A = np.zeros((d, d))
-    A[iu] = upper
-    return A + np.triu(A, 1).T
+    A = np.zeros(upper.shape[:-1] + (d, d))
+    A[..., iu[0], iu[1]] = upper
+    return A + np.swapaxes(np.triu(A, 1), -1, -2)
 
 
 def noisy_symmetric(G: np.ndarray, sigma: float, rng: np.random.Generator, sampler: str = "exact") -> np.ndarray:
     """The symmetric d × d matrix G released with i.i.d. N(0, σ²) noise on and above the diagonal, mirrored below
     (the privacy analysis's noise; the reference code's (Z + Z')/2 has off-diagonal variance σ²/2 instead:
-    docs/proofs.md, "Symmetric noise on X'X"). The d(d+1)/2 upper entries are one release on the noise grid."""
-    d = G.shape[0]
+    docs/proofs.md, "Symmetric noise on X'X"). The d(d+1)/2 upper entries are one release on the noise grid. G may
+    be a stack (…, d, d): one release per matrix, drawn in one call."""
+    d = G.shape[-1]
     iu = upper_indices(d)
-    return symmetric_from_upper(draw("gaussian", sigma, len(iu[0]), rng, sampler).add(G[iu]), d)
+    upper = G[..., iu[0], iu[1]]
+    return symmetric_from_upper(draw("gaussian", sigma, upper.shape, rng, sampler).add(upper), d)
 
 
 class NoisyStatistics(NamedTuple):
