@@ -13,11 +13,24 @@ Coverage holds when the k block estimates are i.i.d. and nearly normal around th
 k − 1 degrees of freedom is then exact for their mean. What makes it under-cover: the bias of the estimator at
 n/k rows (clipping, shrinkage, early stopping), which the t-interval does not see and which is larger at n/k than
 at n; the interval's centre (the mean of the block estimates) is a different, noisier estimate than the estimator's
-on all n rows. No bias correction is offered: a biased estimator needs a larger n/k or nε, or another route (measured:
-precond_gd_adaptive's blocks of 200 rows at ε = 0.5 cover 0.11).
+on all n rows.
+
+No bias correction is offered; instead k follows from public quantities so that blocks stay large enough. An
+estimator's small-sample bias is a function of its block's rows times its noise level: with μ the Gaussian-DP
+parameter of one block's releases (√Σ (Δ_i/σ_i)² over its plan, :func:`plan_mu`; under ``paper`` calibration the same
+sum, a signal-to-noise measure) the block estimates were measured unbiased enough for the t-interval once
+n_b·μ ≥ :data:`MIN_ROWS_MU` [method] (the known-truth design x ~ N(0, I₃), 300 repetitions a cell, at ε = 0.5, 1 and
+4 — the coverage crosses 0.93 at the same n_b·μ whatever ε: precond_gd_adaptive 0.89 at n_b·μ ≈ 240 for each ε, 0.95
+at 270–280). By default k = min(:data:`BLOCKS`, ⌊n·μ / MIN_ROWS_MU⌋), refused below 2: fewer, larger blocks trade
+the t quantile (k = 4: 3.18 against 2.26) for a bias the interval cannot see. A k given explicitly is used with a
+warning below the measured size. The rule is measured at d = 3 (on wider designs the same bias may set in at
+another n_b·μ); on real data the workflow's ``undercovers`` flag is what shows a bias that remains.
 """
 
 from __future__ import annotations
+
+import math
+import warnings
 
 import numpy as np
 
@@ -31,34 +44,63 @@ from .base import check_level, derived_rng, make_interval
 # k: 10 blocks give the t-interval 9 degrees of freedom (t quantile 2.26 against 1.96: 15 % wider) while each
 # block keeps a tenth of the rows; fewer blocks widen the quantile fast (k = 5: 2.78), more shrink every block's n
 BLOCKS = 10
+# The smallest n_b·μ (rows of a block × the μ of its releases, module docstring) from which each estimator's blocks were
+# measured to cover on the known-truth design (d = 3, 300 reps a cell, Monte Carlo s.e. 0.013; n_b·μ: pooled coverage):
+# precond_gd 67–94: 0.87–0.93, 100–107: 0.94, 139–142: 0.95–0.96 (B0 = 3.5, C = 6, T = 3); precond_gd_adaptive
+# 188–242: 0.12–0.91, 268–284: 0.95 (its gradient histograms read as empty, so C_t falls to the grid's bottom edge, a
+# quarter of the median term: measured at 200 rows, ε = 1);
+# Boosted AdaSSP 13–18: 0.72–0.83, 28: 0.94, 40–67: 0.95–0.96; AdaSSP 13–107: 0.45–0.51, 268–1,480: 0.94–0.97;
+# joint SSP 13–107: 0.07–0.42, 268: 0.935, 402–1,480: 0.95–0.96 (their ridge shrinks small blocks); SSP and
+# precond_gd_free cover from 13, the smallest measured
+MIN_ROWS_MU = {"ssp": 13.0, "precond_gd_free": 13.0, "boosted_adassp": 50.0, "precond_gd": 150.0, "adassp": 300.0,
+               "precond_gd_adaptive": 300.0, "joint_ssp": 400.0}  # fmt: skip
 
 
 def blocks_interval(
-    method: str, X, y, *, privacy: Privacy, rng: np.random.Generator, level: float = 0.95, blocks: int = BLOCKS,
+    method: str, X, y, *, privacy: Privacy, rng: np.random.Generator, level: float = 0.95, blocks: int | None = None,
     **constants,
 ):  # fmt: skip
-    """The t-interval of k private block estimates (module docstring); ``constants`` are the estimator's."""
+    """The t-interval of k private block estimates (module docstring); ``constants`` are the estimator's. ``blocks``:
+    k (default: :func:`block_count`'s, from n and the plan's μ)."""
     m = METHODS[method]
     if not m.private:
         raise PrivacyError(f"{method} is not a private estimator")
     level = check_level(level)
-    k = check_count("blocks", blocks)
-    if k < 2:
-        raise PrivacyError("blocks must be at least 2 (the t-interval needs k - 1 >= 1 degrees of freedom)")
     X, y = check_design(X, y)
     n, d = X.shape
     p = privacy.at(n)
     require_replace(p, "the blocks interval", "its block sizes are functions of n")
+    tuning = m.resolve_tuning(constants, where=f"interval constants of {method}")
+    mu = plan_mu(m.make_plan(p, n, d, tuning, {}))
+    floor = MIN_ROWS_MU[method]
+    if blocks is None:
+        k = block_count(method, n, mu)
+    else:
+        k = check_count("blocks", blocks)
+        if k < 2:
+            raise PrivacyError("blocks must be at least 2 (the t-interval needs k - 1 >= 1 degrees of freedom)")
+        if n // k * mu < floor:
+            warnings.warn(f"INTERVAL WARNING: {method}'s blocks of {n // k} rows have n_b*mu = {n // k * mu:.3g}, "
+                          f"below {floor:g}, where its block estimates were measured biased: the interval may "
+                          f"under-cover (blocks=None chooses fewer blocks)", RuntimeWarning, stacklevel=3)  # fmt: skip
     if n < 2 * k:
         raise PrivacyError(f"{n} rows cannot make {k} blocks of at least 2 rows")
-    tuning = m.resolve_tuning(constants, where=f"interval constants of {method}")
-    order = derived_rng(rng, "interval", method, "blocks", k, "partition").permutation(n)
-    parts = np.array_split(order, k)
-    ests = np.stack([
-        np.asarray(m.fn(X[idx], y[idx], privacy=p, rng=derived_rng(rng, "interval", method, "blocks", k, j), **tuning),
-                   dtype=float)
-        for j, idx in enumerate(parts)
-    ])  # fmt: skip
+    # the partition from a stream of its own; the noise from children of its seed sequence (independent streams,
+    # spawned without hashing the identity again)
+    stream = derived_rng(rng, "interval", method, "blocks", k, "partition")
+    parts = np.array_split(stream.permutation(n), k)
+    children = stream.bit_generator.seed_seq.spawn(k)
+    if m.blocks is None:  # block j's release with the j-th child
+        ests = np.stack([
+            np.asarray(m.fn(X[idx], y[idx], privacy=p, rng=np.random.default_rng(c), **tuning), dtype=float)
+            for idx, c in zip(parts, children, strict=True)
+        ])  # fmt: skip
+    else:  # the blocks of each size (⌈n/k⌉ first, then ⌊n/k⌋) stacked, with the child of the first of them
+        ests = np.empty((k, d))
+        for size in sorted({len(i) for i in parts}, reverse=True):
+            js = [j for j, i in enumerate(parts) if len(i) == size]
+            idx = np.stack([parts[j] for j in js])
+            ests[js] = m.blocks(X[idx], y[idx], privacy=p, rng=np.random.default_rng(children[js[0]]), **tuning)
     with np.errstate(over="ignore", invalid="ignore"):
         centre = ests.mean(axis=0)
         se = ests.std(axis=0, ddof=1) / np.sqrt(k)
@@ -68,15 +110,37 @@ def blocks_interval(
     plan = _plan(method, m, p, sorted({len(i) for i in parts}), d, tuning, k)
     return make_interval(centre - t * se, centre + t * se, centre, level=level, method=method, route="blocks",
                          quantile=f"t({k - 1})", plan=plan,
-                         details={"se": se, "blocks": k, "block_estimates": ests})  # fmt: skip
+                         details={"se": se, "blocks": k, "rows_mu": n // k * mu, "block_estimates": ests})  # fmt: skip
+
+
+def plan_mu(plan: PrivacyPlan) -> float:
+    """√Σ count·((Δ + rounding)/σ)² over the plan's Gaussian releases: its Gaussian-DP μ under ``tight`` calibration
+    (Dong, Roth & Su 2019: Gaussian releases compose to this μ), a signal-to-noise measure under ``paper``. A plan
+    with another kind of release has no μ here: refused."""
+    if any(r.kind != "gaussian" for r in plan.releases):
+        raise PrivacyError(f"the blocks route sizes its blocks by the Gaussian-DP mu of {plan.method}'s releases; "
+                           f"it has others ({sorted({r.kind for r in plan.releases})})")  # fmt: skip
+    return math.sqrt(sum(r.count * ((r.sensitivity + r.rounding) / r.noise_scale) ** 2 for r in plan.releases))
+
+
+def block_count(method: str, n: int, mu: float) -> int:
+    """k = min(BLOCKS, ⌊n·μ / MIN_ROWS_MU[method]⌋) (module docstring), refused (a :class:`PrivacyError` saying
+    why) when that is below 2: blocks of the measured size do not fit twice in n rows."""
+    floor = MIN_ROWS_MU[method]
+    k = BLOCKS if floor <= 0 else min(BLOCKS, int(n * mu // floor))
+    if k < 2:
+        raise PrivacyError(
+            f"{method}'s blocks interval needs blocks of n_b*mu >= {floor:g} (its block estimates were measured "
+            f"biased below); {n} rows at mu = {mu:.3g} make fewer than 2"
+        )
+    return k
 
 
 def _plan(method, m, p, sizes, d, tuning, k) -> PrivacyPlan:
     """The plan of the whole release: the releases of one block (the block size whose releases lose the most: each
     is the estimator's plan at (ε, δ), so all compose to the same), composed in parallel over k blocks."""
     plans = [m.make_plan(p, size, d, tuning, {}) for size in sizes]
-    worst = max(plans, key=lambda q: sum(r.count * ((r.sensitivity + r.rounding) / r.noise_scale) ** 2
-                                         for r in q.releases if r.kind == "gaussian"))  # fmt: skip
+    worst = max(plans, key=plan_mu)
     comp = (f"parallel composition over {k} disjoint blocks of sizes {sizes} (one record is in one block); the "
             f"releases of one block: {worst.composition}")  # fmt: skip
     why = (f"{k} runs of {method} on disjoint blocks, of which a neighbour changes one; the releases listed are one "

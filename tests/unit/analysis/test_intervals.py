@@ -101,12 +101,11 @@ def test_the_interval_draws_its_own_stream_on_the_error_curves_subsamples():
     assert np.allclose(fpc.lower, fpc.upper) and np.allclose(ref.centre, ref.target)
     assert len(sup) == 3 and (sup.upper > sup.lower).all()  # the superpopulation interval keeps its width
     assert np.allclose(table.target.iloc[:3], iv.full_data_ols(design))
-    # too few rows for 10 blocks of 2: refused at that m, with the reason, the other m kept
-    gd = {"B0": 3.5, "C": 6.0, "T": 3}
-    t, plans, refused = iv.run_intervals(design, "precond_gd", tuning_by_m={12: gd, 100: gd}, m_grid=[12, 100],
+    # too few rows for 2 blocks of the measured size (n_b*mu >= 13): refused at that m, saying why, the other m kept
+    t, plans, refused = iv.run_intervals(design, "precond_gd_free", tuning_by_m={12: {}, 100: {}}, m_grid=[12, 100],
                                          reps=2, seed=7, privacy=privacy, dataset="x", level=0.95, route="blocks",
                                          share=0.1)  # fmt: skip
-    assert list(refused) == ["12"] and "blocks" in refused["12"] and set(t.m) == {100}
+    assert list(refused) == ["12"] and "n_b*mu >= 13" in refused["12"] and set(t.m) == {100}
 
 
 def test_an_analysis_without_a_procedure_gets_the_reference_and_a_figure(tmp_path):
