@@ -40,7 +40,8 @@ BIAS_NOTES = {
     "delta": "bias-aware where the ridge is on (its bias bounded from released values, docs/proofs.md); ignores "
     "clipping bias (not computable from released values)",
     "bootstrap": "basic bootstrap: the ridge's bias corrected to first order only; ignores clipping bias",
-    "blocks": "ignores the estimator's clipping and shrinkage bias (not boundable from released values)",
+    "blocks": "blocks sized by the n_b*mu measured to cover on known truth (dpcost.inference.blocks); ignores the "
+    "clipping and shrinkage bias that remains (not boundable from released values)",
 }
 TIDY = ["method", "route", "m", "rep", "coefficient", "lower", "upper", "centre", "target", "level"]
 SUMMARY = ["method", "route", "private", "m", "coefficient", "level", "n_reps", "coverage", "coverage_se",
