@@ -27,6 +27,7 @@ from scipy import stats
 from dpcost.analysis import targeted as analysis_targeted
 from dpcost.analysis.streams import rng_for
 from dpcost.analysis.targeted import sums_releases
+from dpcost.attacks import targeted
 from dpcost.attacks.targeted import (
     auc_standard_error,
     leverage,
@@ -104,6 +105,33 @@ def test_ols_releases_match_lstsq():
         got = ols_releases(Xi, y)(rows, [None] * 3)
         want = [np.linalg.lstsq(Xi[r], y[r], rcond=None)[0] for r in rows]
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+def test_a_memory_budget_gathers_fewer_subsamples_at_a_time_with_the_same_grams(monkeypatch):
+    """Under a budget that fits one subsample's rows, the Gram matrices are those of the default chunks, bit for bit
+    (summed and complement forms), and shadow_releases hands releases one shadow at a time with the same results."""
+    X, y, _ = population()
+    Z = np.c_[np.ones(N), X, y]
+    rng = np.random.default_rng(1)
+    for m in (40, 9_000):
+        rows = np.stack([rng.choice(N, m, replace=False) for _ in range(5)])
+        want = np.concatenate(list(targeted.subsample_grams(Z, rows)))
+        monkeypatch.setattr(targeted, "GATHER_BYTES", 8 * Z.shape[1] * (m if m <= N // 2 else N - m))
+        got = list(targeted.subsample_grams(Z, rows))
+        monkeypatch.undo()
+        assert len(got) == 5 and np.array_equal(np.concatenate(got), want)
+    sizes = []
+
+    def releases(rows, rngs):
+        sizes.append(len(rows))
+        return rows[:, :1].astype(float)
+
+    kw = dict(n=N, m=500, target=3, count=6, member=True, split="train", identity=("x",),
+              rng_of=functools.partial(rng_for, 0, "d"))  # fmt: skip
+    want = targeted.shadow_releases(releases, **kw)
+    monkeypatch.setattr(targeted, "GATHER_BYTES", 8 * 500 * 2)
+    got = targeted.shadow_releases(releases, **kw)
+    assert sizes == [6, 2, 2, 2] and np.array_equal(got, want)
 
 
 # each method of analysis.targeted.from_sums with constants whose bounds bind on population()'s rows scaled by 3
