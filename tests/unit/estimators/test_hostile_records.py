@@ -12,7 +12,7 @@ import pytest
 from scipy import sparse
 
 from dpcost.dp.privacy import CALIBRATIONS, Privacy
-from dpcost.estimators import peers
+from dpcost.estimators import peers, subsample_aggregate
 from dpcost.estimators.base import clip_rows, project_l2_ball
 from dpcost.estimators.losses import clip_rows_l2
 from dpcost.estimators.registry import METHODS
@@ -152,6 +152,19 @@ def test_rows_whose_norm_overflows_land_on_the_sphere_and_the_others_do_not_move
             np.testing.assert_allclose(np.linalg.norm(clipped[40:], axis=1), c, rtol=1e-12)
     assert np.allclose(clip_rows(hostile[:1], 1.0), [[2**-0.5, -(2**-0.5), 0.0, 0.0]])
     assert np.array_equal(project_l2_ball(X[0], 1.0), _clip_before(X[0], 1.0))  # a single vector too
+
+
+@pytest.mark.parametrize("budget_rows", [1, 7, 40, 81])
+def test_block_ols_sums_a_run_of_blocks_at_a_time_bit_for_bit(budget_rows, monkeypatch):
+    """Blocks of 39–41 rows under a budget of 1, 7, 40 or 81 rows of outer products (one block at a time, or
+    several): the same fits, bit for bit, as all at once, a hostile block included."""
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(200, 3)), rng.normal(size=200)
+    X[45] = 1e200
+    starts = np.array([0, 40, 79, 120, 160])
+    whole = block_ols(X, y, starts)
+    monkeypatch.setattr(subsample_aggregate, "OUTER_BYTES", budget_rows * 8 * 9)
+    assert np.array_equal(block_ols(X, y, starts), whole)
 
 
 def test_block_ols_gives_a_failing_block_zero_and_leaves_the_others_bit_for_bit():
