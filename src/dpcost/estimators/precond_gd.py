@@ -33,6 +33,17 @@ def step_sensitivity(C: float, R: float | None, neighbours: str) -> float:
     return 2 * bound if neighbours == "replace" else bound
 
 
+def check_steps(T, average, alpha, eta, floor, rho) -> tuple[int, int]:
+    """(T, average) checked, and the utility constants α, η, floor, ρ positive: the steps' constants of every
+    preconditioned noisy GD (a single run or stacked blocks)."""
+    T, average = check_count("T", T), check_count("average", average)
+    if average > T:
+        raise PrivacyError(f"average={average} exceeds the number of iterates T={T}")
+    for k, v in (("alpha", alpha), ("eta", eta), ("floor", floor), ("rho", rho)):
+        check_positive(k, v)
+    return T, average
+
+
 def precond_gd_plan(
     privacy: Privacy, n: int, d: int, *, B0: float, C: float, R: float | None, T: int, f0: float
 ) -> PrivacyPlan:
@@ -159,11 +170,7 @@ def precond_gd_batch(
 
 def _run(X, y, privacy, rng, grams, plans, *, B0, C, T, R, f0, alpha, eta, average, floor, rho) -> np.ndarray:
     """One run of :func:`precond_gd` on a checked design, with the memos of :func:`precond_gd_batch`."""
-    T, average = check_count("T", T), check_count("average", average)
-    if average > T:
-        raise PrivacyError(f"average={average} exceeds the number of iterates T={T}")
-    for k, v in (("alpha", alpha), ("eta", eta), ("floor", floor), ("rho", rho)):
-        check_positive(k, v)
+    T, average = check_steps(T, average, alpha, eta, floor, rho)
     n, d = X.shape
     key = (privacy, n, d, repr((B0, C, R, T, f0)))  # repr: 2 and 2.0 give different plan texts
     if key not in plans:
@@ -196,11 +203,7 @@ def precond_gd_blocks(Xs, ys, *, privacy: Privacy, rng: np.random.Generator, B0:
     is the caller's parallel composition (:mod:`dpcost.inference.blocks`). With k = 1 it is :func:`precond_gd` with
     the same rng, and without noise each row is precond_gd's on its block (tests). Python's cost per step is paid
     once for the k blocks instead of k times: the blocks interval's cost."""
-    T, average = check_count("T", T), check_count("average", average)
-    if average > T:
-        raise PrivacyError(f"average={average} exceeds the number of iterates T={T}")
-    for k_, v in (("alpha", alpha), ("eta", eta), ("floor", floor), ("rho", rho)):
-        check_positive(k_, v)
+    T, average = check_steps(T, average, alpha, eta, floor, rho)
     k, n, d = Xs.shape
     sig1, sig2 = (r.noise_scale for r in precond_gd_plan(privacy, n, d, B0=B0, C=C, R=R, T=T, f0=f0).releases)
     X0 = Xs * ball_factor(Xs, B0)

@@ -24,14 +24,14 @@ import math
 
 import numpy as np
 
-from ..dp.mechanisms import check_positive, classic_gaussian_sigma
+from ..dp.mechanisms import classic_gaussian_sigma
 from ..dp.plan import PrivacyPlan, grid_release
 from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, draw, grid_scale
 from ..errors import PrivacyError
 from .base import JointClip, ball_factor, check_count, check_design, clip_rows, require_replace, row_norms
 from .boosted_adassp import gdp_mu
-from .precond_gd import preconditioner, whitened_rows
+from .precond_gd import check_steps, preconditioner, whitened_rows
 from .ssp import noise_norm_bound, noisy_symmetric
 
 # Shares of μ² (tight) or of ε (paper), chosen on the benchmark's real tables other than housing.
@@ -69,9 +69,15 @@ def grid_edges(d: int) -> np.ndarray:
 def histogram_counts(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """Counts of ``values`` in the bins (−∞, e_0], (e_0, e_1], …, (e_K, ∞]; a non-finite value (an overflowed norm)
     counts in the top bin. Each record adds exactly 1 to exactly one bin, so replacing one record moves the vector
-    by at most √2 in ℓ2 (one bin −1, another +1): the sensitivity the plan charges."""
+    by at most √2 in ℓ2 (one bin −1, another +1): the sensitivity the plan charges. ``values`` (k, n): one histogram
+    per row, (k, bins)."""
     v = np.where(np.isnan(values), np.inf, values)
-    return np.bincount(np.searchsorted(edges, v, side="left"), minlength=edges.size + 1).astype(float)
+    bins = edges.size + 1
+    idx = np.searchsorted(edges, v, side="left")
+    if v.ndim == 1:
+        return np.bincount(idx, minlength=bins).astype(float)
+    k = v.shape[0]  # block j's bins offset by j·bins: one bincount for all
+    return np.bincount((idx + bins * np.arange(k)[:, None]).ravel(), minlength=k * bins).astype(float).reshape(k, bins)
 
 
 def bound_from_histogram(
@@ -215,11 +221,7 @@ def precond_gd_adaptive(
     """
     X, y = check_design(X, y)
     n, d = X.shape
-    T, average = check_count("T", T), check_count("average", average)
-    if average > T:
-        raise PrivacyError(f"average={average} exceeds the number of iterates T={T}")
-    for k, v in (("alpha", alpha), ("eta", eta), ("floor", floor), ("rho", rho)):
-        check_positive(k, v)
+    T, average = check_steps(T, average, alpha, eta, floor, rho)
     plan = precond_gd_adaptive_plan(privacy, n, d, T=T, clip_updates=clip_updates, f_rows=f_rows, f0=f0, f_clip=f_clip)
     s_rows, s_gram, s_hist, s_step = (r.noise_scale for r in plan.releases)
     edges, sampler = grid_edges(d), privacy.sampler
@@ -254,11 +256,7 @@ def precond_gd_adaptive_blocks(
     its own noisy histograms — with the noise of each release drawn for all blocks in one call, in the order the
     single run draws it, so each release is (ε, δ)-DP on its block (the caller composes the blocks in parallel,
     :mod:`dpcost.inference.blocks`). With k = 1 it is :func:`precond_gd_adaptive` with the same rng (tested)."""
-    T, average = check_count("T", T), check_count("average", average)
-    if average > T:
-        raise PrivacyError(f"average={average} exceeds the number of iterates T={T}")
-    for k_, v in (("alpha", alpha), ("eta", eta), ("floor", floor), ("rho", rho)):
-        check_positive(k_, v)
+    T, average = check_steps(T, average, alpha, eta, floor, rho)
     k, n, d = Xs.shape
     plan = precond_gd_adaptive_plan(privacy, n, d, T=T, clip_updates=clip_updates, f_rows=f_rows, f0=f0, f_clip=f_clip)
     s_rows, s_gram, s_hist, s_step = (r.noise_scale for r in plan.releases)
@@ -290,12 +288,7 @@ def precond_gd_adaptive_blocks(
 
 def _bounds(norms, edges, sigma: float, rng, sampler: str, power: int, nu: float, most_above=math.inf) -> np.ndarray:
     """:func:`_bound` for every block of ``norms`` (k, n): the k histograms released in one draw."""
-    k = norms.shape[0]
-    bins = edges.size + 1
-    v = np.where(np.isnan(norms), np.inf, norms)
-    idx = np.searchsorted(edges, v, side="left") + bins * np.arange(k)[:, None]
-    counts = np.bincount(idx.ravel(), minlength=k * bins).astype(float).reshape(k, bins)
-    noisy = add_noise(counts, "gaussian", sigma, rng, sampler)
+    noisy = add_noise(histogram_counts(norms, edges), "gaussian", sigma, rng, sampler)
     return np.array([bound_from_histogram(h, edges, sigma, power, nu, most_above) for h in noisy])
 
 
