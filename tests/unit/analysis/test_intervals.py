@@ -155,3 +155,10 @@ def test_bias_undercoverage_and_the_superpopulation_yardstick_are_in_every_row(t
                      calibration="tight", tuning="fixed")  # fmt: skip
     marked = [t for t in labels if module.UNDERCOVERS in t]
     assert len(marked) == 1 and "AdaSSP" in marked[0], labels
+    # a method refused at two m (its row without m, as the inference job writes it) says so in its legend entry
+    why = {"precond_gd": "no interval at m = 200: too few rows; m = 2000: too few rows"}
+    labels.clear()
+    inference_figure(iv.summarize(pd.concat([biased, fine, close]), ref, why=why), [str(tmp_path / "g.png")],
+                     title="t", xlabel="m", epsilon=0.5, delta=1e-5, calibration="tight", tuning="fixed")  # fmt: skip
+    said = [t for t in labels if "[no interval at m = 200, 2,000]" in t]
+    assert len(said) == 1 and "Preconditioned" in said[0], labels

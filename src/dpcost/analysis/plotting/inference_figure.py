@@ -4,6 +4,7 @@ interval's — at most :data:`PANEL_CURVES` curves a panel, a row of two panels 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -11,12 +12,32 @@ import pandas as pd
 
 from .curves import PANEL_CURVES
 from .layout import finish, log_axis, log_m_axis, plt
-from .style import caption, legend_label, method_style, repetitions
+from .style import LEGEND_WIDTH, caption, legend_label, method_style, repetitions
 
 OLS = ("ols", "hc3")  # the reference curve of the coverage panels
 # a curve with a coverage below 0.90 by more than 2 s.e. at some m (inference.csv's ``undercovers``): hollow markers
 # at those m, and this in its legend entry — never silently
 UNDERCOVERS = "[undercovers: bias]"
+
+
+def _refused(summary: pd.DataFrame) -> dict[str, str]:
+    """Per method whose interval job made no interval at some m (inference.csv's row without m, its note "no
+    interval at m = …: why; …"), those m for its legend entry: "[no interval at m = 200, 2,000]"."""
+    out = {}
+    for name, note in summary.loc[summary.m.isna(), ["method", "note"]].itertuples(index=False):
+        if isinstance(note, str) and note.startswith("no interval at m = "):
+            ms = [int(m) for m in re.findall(r"m = (\d+): ", note)]
+            out[name] = "[no interval at m = " + ", ".join(f"{m:,}" for m in ms) + "]"
+    return out
+
+
+def _flagged(label: str, flags: Sequence[str]) -> str:
+    """The legend entry with its flags after its last line, or on a line of their own where that would overflow."""
+    tail = " ".join(flags)
+    if not tail:
+        return label
+    last = label.rsplit("\n", 1)[-1]
+    return f"{label} {tail}" if len(last) + 1 + len(tail) <= LEGEND_WIDTH else f"{label}\n   {tail}"
 
 
 def _groups(methods: Sequence[str]) -> list[list[str]]:
@@ -34,11 +55,13 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
     dashed, in the band ± 2 Monte Carlo s.e. that a procedure of exact coverage stays in; the OLS (HC3, FPC)
     reference in grey. Right: the median over coefficients of the width over the OLS (HC3) interval's (log scale; 1:
     as narrow as OLS). Where a curve under-covers (some coefficient below 0.90 by more than 2 s.e. at that m) its
-    markers are hollow, and its legend entry says :data:`UNDERCOVERS`. ``summary``: inference.csv
+    markers are hollow, and its legend entry says :data:`UNDERCOVERS`; where the procedure made no interval at
+    some m (refused: the blocks route's blocks too small) its entry names those m. ``summary``: inference.csv
     (:func:`dpcost.analysis.intervals.summarize`)."""
     from ..intervals import pooled
 
     cells = pooled(summary)
+    refused = _refused(summary)
     private = cells[cells.method != "ols"]
     ref = cells[(cells.method == OLS[0]) & (cells.route == OLS[1])]
     methods = list(dict.fromkeys(private.sort_values("method").method))
@@ -66,10 +89,9 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
             df = private[private.method == name].sort_values("m")
             style = dict(method_style(name), ms=5)
             route = df.route.iloc[0]
-            label = legend_label(name, f"route {route}")
             bad = df[df.undercovers.astype(bool)]
-            if len(bad):
-                label = f"{label} {UNDERCOVERS}"
+            flags = ([UNDERCOVERS] if len(bad) else []) + ([refused[name]] if name in refused else [])
+            label = _flagged(legend_label(name, f"route {route}"), flags)
             line = cov_ax.plot(df.m, df.coverage, label=label, **style)
             for ax, col in ((cov_ax, "coverage"), (width_ax, "width_ratio")):  # hollow where it under-covers
                 ax.plot(bad.m, bad[col], ls="none", marker=style["marker"], color=style["color"], mfc="white", ms=6,
@@ -94,5 +116,6 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
             "coefficients, the width ratio their median; the target is OLS on every row the subsamples are drawn "
             f"from. Hollow markers, {UNDERCOVERS}: some coefficient covers below 0.90 by more than 2 s.e. at that "
             "m; its interval is centred on a biased estimate (inference.csv: mean_bias beside "
-            "mean_half_width).")  # fmt: skip
+            "mean_half_width)." + (" [no interval at m = …]: the procedure refused there (inference.csv's note "
+                                   "says why: blocks too small)." if refused else ""))  # fmt: skip
     finish(fig, paths, title=title, caption=[read, how], legend=(handles, [h.get_label() for h in handles]))
