@@ -43,11 +43,33 @@ def _key(fpr: float) -> str:
     return str(fpr).replace(".", "")
 
 
+# rows a pass of leverage reads beyond the first: its QR's work space stays O(rows·d) (a 5,000,000 × 22 design in one
+# QR peaked at 4.3 GB); a design of at most this many rows is factored whole, as before (housing's, bit for bit)
+LEVERAGE_ROWS = 2**16
+
+
 def leverage(X) -> np.ndarray:
-    """The diagonal of the hat matrix X(X'X)⁻¹X' (via a thin QR: h_i = ‖Q_i‖²); mean d/n."""
+    """The diagonal of the hat matrix X(X'X)⁻¹X' (via a thin QR: h_i = ‖Q_i‖²); mean d/n. Beyond
+    :data:`LEVERAGE_ROWS` rows, R comes from a QR of the rows a block at a time (each pass factors the last R stacked
+    on the next block: the same R up to signs and rounding) and h_i = ‖R⁻ᵀx_i‖²; a rank-deficient R (no inverse)
+    falls back to the whole QR."""
     A = np.asarray(X, dtype=float)
     if A.ndim != 2 or A.shape[0] <= A.shape[1]:
         raise DataError(f"leverage needs an (n, d) design with n > d, got shape {A.shape}")
+    n, d = A.shape
+    if n > LEVERAGE_ROWS:
+        R = np.linalg.qr(A[:LEVERAGE_ROWS], mode="r")
+        for s in range(LEVERAGE_ROWS, n, LEVERAGE_ROWS):
+            R = np.linalg.qr(np.vstack([R, A[s : s + LEVERAGE_ROWS]]), mode="r")
+        diag = np.abs(np.diag(R))
+        if diag.min() > diag.max() * n * np.finfo(float).eps:  # numerically full rank (numpy's matrix_rank rule)
+            from scipy.linalg import solve_triangular  # here: slow to import, and only a big table needs it
+
+            h = np.empty(n)
+            for s in range(0, n, LEVERAGE_ROWS):
+                W = solve_triangular(R, A[s : s + LEVERAGE_ROWS].T, trans="T")
+                h[s : s + LEVERAGE_ROWS] = np.einsum("ij,ij->j", W, W)
+            return h
     q, _ = np.linalg.qr(A, mode="reduced")
     return np.einsum("ij,ij->i", q, q)
 

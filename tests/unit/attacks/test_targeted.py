@@ -85,6 +85,21 @@ def test_leverage_and_targets():
         pick_targets(X, 0, np.random.default_rng(0))
 
 
+@pytest.mark.parametrize("design", ["population", "ill-conditioned", "rank-deficient"])
+def test_leverage_a_block_of_rows_at_a_time_is_the_whole_qrs(design, monkeypatch):
+    """Past LEVERAGE_ROWS rows (here 64, of 10,000 in 157 blocks) the blocked QR gives the whole QR's leverage: on the
+    population, on columns scaled 1 to 1e-6, and, rank-deficient (a repeated column), by falling back to it."""
+    X, _, _ = population()
+    X = np.c_[np.ones(N), X]
+    if design == "ill-conditioned":
+        X = X * np.logspace(0, -6, X.shape[1])
+    if design == "rank-deficient":
+        X = np.c_[X, X[:, 1]]
+    whole = leverage(X)
+    monkeypatch.setattr(targeted, "LEVERAGE_ROWS", 64)
+    np.testing.assert_allclose(leverage(X), whole, rtol=1e-9, atol=1e-15)
+
+
 def test_shadow_rows_are_in_or_out():
     rng = np.random.default_rng(0)
     out = [shadow_rows(50, 10, 7, False, rng) for _ in range(400)]
@@ -154,7 +169,7 @@ def test_sums_releases_are_the_estimators_releases(name, monkeypatch):
         got = sums_releases(Xi, y, method, privacy=PRIVACY, **tuning)(rows, seeds[0])
         want = [method.fn(Xi[r], y[r], privacy=PRIVACY, rng=g, **tuning) for r, g in zip(rows, seeds[1], strict=True)]
         np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
-    monkeypatch.setattr(analysis_targeted, "clip_design", lambda X, y, B_row, B_out: (X, y))
+    monkeypatch.setattr(analysis_targeted, "ball_factor", lambda X, bound: np.ones((len(X), 1)))  # rows unclipped
     unclipped = sums_releases(Xi, y, method, privacy=PRIVACY, **tuning)
     planted = unclipped(rows, [np.random.default_rng(k) for k in range(3)])
     assert not np.allclose(planted, want, rtol=1e-3)
