@@ -118,11 +118,10 @@ class RunConfig:
                 "privacy": self.privacy(name).to_dict()}  # fmt: skip
 
     def attack_args(self, name: str) -> dict:
-        """Those of the estimate job, with the attack's repetitions (the first attack.reps of the curve's) and its cap
-        on candidates."""
+        """The score attack's part of the estimate job's arguments: its repetitions (the first attack.reps of the
+        curve's) and its cap on candidates."""
         block = self.config[name]["attack"]
-        return {**self.estimate_args(name), "reps": min(block["reps"], self.config["reps"]),
-                "cap": block["max_candidates"]}  # fmt: skip
+        return {"reps": min(block["reps"], self.config["reps"]), "cap": block["max_candidates"]}
 
     def map_args(self, name: str, method: str) -> dict:
         block = self.config[name]

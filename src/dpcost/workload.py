@@ -5,7 +5,8 @@ of CPU (the fits here are linear in m; the per-row cost grows slowly with d), an
 seconds to start. Per regression analysis and method:
 
 * estimate: ``reps x sum(m)`` rows;
-* the score attack: ``attack.reps x sum(m)``;
+* the score attack, scored in the estimate job as it releases: ``attack.reps x sum(m)`` rows of OLS's cost (its
+  candidates' scores and reference fit);
 * private intervals (methods with a procedure, when ``inference`` is on): as many as the estimate;
 * a decoy search (``tuning_mode: decoy``, a method with a ``search``): twice the estimate (measured on housing);
 * the privacy map (its methods): ``map.reps x sum(map.m) x len(map.epsilon)``;
@@ -86,7 +87,7 @@ def regression_work(block: Mapping, methods: Sequence[str], *, family: str, reps
     attacked = targeted_options(target, methods, private, grid) if target.get("enabled") else None
     for k in methods:
         work.add("estimate", rows, k, jobs=2)  # its tune job (fixed constants: start-up only) and its estimate
-        work.add("score attack", attack_reps * sum(grid), k)
+        work.add("score attack", attack_reps * sum(grid), "ols", jobs=0)  # in the estimate job
         if k in with_intervals:
             work.add("intervals", rows, k)
         spec = TuningSpec.of(block, k)
@@ -146,7 +147,7 @@ def of_run(run, targets: Sequence[str]) -> Work:
         if family == "regression":
             regression_work(run.config[name], run.methods[name], family=family, reps=run.config["reps"], work=work)
         else:
-            work.jobs += 4 * len(run.methods.get(name, ())) + 10
+            work.jobs += 3 * len(run.methods.get(name, ())) + 10  # tune, estimate (with its attack), map
     if benched:
         benchmark_work(run.config, run.benchmark, {n: max(run.config[n]["m"]) for n in benched}, work)
         work.jobs += len(benched) * len(run.benchmark["methods"]) + 10

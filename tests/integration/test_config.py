@@ -25,7 +25,6 @@ def test_default_config_is_valid_and_plans_the_analysis(tmp_path):
         "estimate",
         "aggregate",
         "plot",
-        "attack_method",
         "attack",
         "tune_part",  # m_parts: housing's precond_gd and noisy_sgd decoy searches, snp_logistic's dp_sparse_glm
         "estimate_part",

@@ -34,7 +34,7 @@ TABLES = [
 ]
 TARGETS = ["results/" + t for t in TABLES]
 CLUSTER_RULES = [
-    "preprocess_table", "preprocess_snp", "tune", "estimate", "map_method", "attack_method"
+    "preprocess_table", "preprocess_snp", "tune", "estimate", "map_method"
 ]  # fmt: skip
 
 

@@ -1,27 +1,6 @@
-# The score attack on the released estimates (docs/methods.md, "Score attacks"): one job per (analysis, method)
-# re-creates repetitions 0 … attack.reps − 1 of its error curve (the same subsamples, constants and noise) and scores
-# members of each subsample against records outside it; then the table and the figure per analysis
-# (dpcost.jobs.attack).
-
-
-rule attack_method:
-    input:
-        unpack(data_inputs),
-        tuning="results/{dataset}/tuning/{method}.json",
-    output:
-        table="results/{dataset}/attack/{method}.parquet",
-    log:
-        "logs/{dataset}/attack_{method}.log",
-    benchmark:
-        "results/job_times/attack_{dataset}_{method}.tsv"
-    wildcard_constraints:
-        dataset=one_of(DATASETS),
-    conda:
-        "../envs/dpcost.yaml"
-    params:
-        job=lambda wc: RUN.attack_args(wc.dataset),
-    script:
-        "../scripts/attack.py"
+# The score attack on the released estimates (docs/methods.md, "Score attacks"): each estimate job scores members of
+# the subsamples of its repetitions 0 … attack.reps − 1 against records outside them, as it releases them
+# (estimate.smk); here the table and the figure per analysis (dpcost.jobs.attack).
 
 
 rule attack:

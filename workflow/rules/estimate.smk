@@ -1,7 +1,9 @@
 # One job per (analysis, method): it loops over the m grid and the repetitions, with the constants its tune job
 # chose. Each (m, rep) draws from its own stream, so splitting or merging jobs never changes a number. Beside its
-# table each job writes the privacy plans it used (one per m); the ledger is built from them. A job that m_parts
-# splits joins the tables of its estimate_part jobs, one per part of the m grid (dpcost.jobs.estimate).
+# table each job writes the privacy plans it used (one per m), from which the ledger is built, and the score
+# attack's statistics on its first attack.reps repetitions, scored as they are released (attack.smk). A job that
+# m_parts splits joins the tables of its estimate_part jobs, one per part of the m grid, and re-creates the attacked
+# releases (dpcost.jobs.estimate).
 
 
 rule estimate:
@@ -15,6 +17,7 @@ rule estimate:
     output:
         table="results/{dataset}/estimates/{method}.parquet",
         plans="results/{dataset}/estimates/{method}.plans.json",
+        attack="results/{dataset}/attack/{method}.parquet",
     log:
         "logs/{dataset}/estimate_{method}.log",
     benchmark:
@@ -25,6 +28,7 @@ rule estimate:
         "../envs/dpcost.yaml"
     params:
         job=lambda wc: RUN.estimate_args(wc.dataset),
+        attack=lambda wc: RUN.attack_args(wc.dataset),
     script:
         "../scripts/estimate.py"
 

@@ -23,7 +23,7 @@ from ..attacks.score import attack_auc, attack_epsilon_lower_bound, dp_auc_ceili
 from ..dp.privacy import Privacy
 from ..errors import DataError
 from ..estimators.registry import Method
-from .engine import releases
+from .engine import Draw, releases
 
 STATISTIC_COLUMNS = ("method", "m", "rep", "member", "statistic")
 SUMMARY_COLUMNS = (
@@ -42,22 +42,42 @@ def attack_statistics(estimate: np.ndarray, support, members: np.ndarray, nonmem
     return members @ diff, nonmembers @ diff
 
 
+class ScoreAttack:
+    """The attack statistics of every candidate (:data:`STATISTIC_COLUMNS`) of the releases it is shown, those of
+    repetitions 0 … ``reps`` − 1: called with each :class:`~dpcost.analysis.engine.Draw` of the error curves'
+    pass (``run_grid(..., on_release=attack)``), so the estimate job scores its attack without re-creating a
+    release; ``cap`` bounds the members (and non-members) per repetition."""
+
+    def __init__(self, design, method: Method, *, reps: int, seed: int, dataset: str, cap: int):
+        self.design, self.name, self.reps, self.cap = design, method.name, reps, cap
+        self.seed, self.dataset = seed, dataset
+        self._ms, self._reps, self._members, self._stats = [], [], [], []
+
+    def __call__(self, draw: Draw) -> None:
+        if draw.rep >= self.reps:
+            return
+        cand = self.design.candidates(draw.m, draw.rep, seed=self.seed, dataset=self.dataset, cap=self.cap)
+        a, b = attack_statistics(draw.estimate, draw.support, cand.members, cand.nonmembers, cand.theta)
+        self._ms.append(np.full(a.size + b.size, draw.m))
+        self._reps.append(np.full(a.size + b.size, draw.rep))
+        self._members.append(np.r_[np.ones(a.size, bool), np.zeros(b.size, bool)])
+        self._stats.append(np.r_[a, b])
+
+    def table(self) -> pd.DataFrame:
+        cat = np.concatenate
+        return pd.DataFrame({"method": self.name, "m": cat(self._ms), "rep": cat(self._reps),
+                             "member": cat(self._members), "statistic": cat(self._stats)})  # fmt: skip
+
+
 def run_attack(design, method: Method, *, seed: int, dataset: str, cap: int, **grid) -> pd.DataFrame:
     """The attack statistics of every candidate, one row each (:data:`STATISTIC_COLUMNS`), for repetitions
-    0 … reps − 1 of the error curves: :func:`dpcost.analysis.engine.releases` gives the very same releases (``grid``:
-    its other arguments — tuning, params, m_grid, reps, privacy, tuning_by_m). ``cap`` bounds the members (and
-    non-members) per repetition."""
-    ms, rep_ids, members, stats = [], [], [], []
-    for m, rep, est, support, *_ in releases(design, method, seed=seed, dataset=dataset, **grid):
-        cand = design.candidates(m, rep, seed=seed, dataset=dataset, cap=cap)
-        a, b = attack_statistics(est, support, cand.members, cand.nonmembers, cand.theta)
-        ms.append(np.full(a.size + b.size, m))
-        rep_ids.append(np.full(a.size + b.size, rep))
-        members.append(np.r_[np.ones(a.size, bool), np.zeros(b.size, bool)])
-        stats.append(np.r_[a, b])
-    cat = np.concatenate
-    return pd.DataFrame({"method": method.name, "m": cat(ms), "rep": cat(rep_ids), "member": cat(members),
-                         "statistic": cat(stats)})  # fmt: skip
+    0 … reps − 1 of the error curves, re-created: :func:`dpcost.analysis.engine.releases` gives the very same
+    releases (``grid``: its other arguments — tuning, params, m_grid, reps, privacy, tuning_by_m). ``cap`` bounds
+    the members (and non-members) per repetition."""
+    attack = ScoreAttack(design, method, reps=grid["reps"], seed=seed, dataset=dataset, cap=cap)
+    for draw in releases(design, method, seed=seed, dataset=dataset, **grid):
+        attack(draw)
+    return attack.table()
 
 
 def _mean_se(values: Sequence[float]) -> tuple[float, float]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -115,13 +115,15 @@ def run_grid(
     privacy: Privacy,
     dataset: str,
     tuning_by_m: Mapping[int, Mapping] | None = None,
+    on_release: Callable[[Draw], None] | None = None,
 ) -> tuple[pd.DataFrame, list[dict]]:
     """One tidy row per (m, rep) — method, m, rep, ε, δ(m), the design's score columns and whether the method
     abstained (released its fallback: :class:`~dpcost.estimators.method.Abstention`) — and the plans per m.
 
     ``tuning`` must already be resolved (:meth:`Method.resolve_tuning`); ``tuning_by_m`` (resolved too) replaces it
     at the m it holds (the tuning step's choices). ``params`` are the analysis parameters (e.g. the sparsity s).
-    Non-private methods get NaN for ε and δ and no plan.
+    Non-private methods get NaN for ε and δ and no plan. ``on_release``, if given, sees every :class:`Draw` as it is
+    made (the score attack is scored there, in the same pass: :class:`dpcost.analysis.attack.ScoreAttack`).
     """
     if reps < 1:
         raise ConfigError(f"reps must be >= 1, got {reps}")
@@ -137,5 +139,7 @@ def run_grid(
         eps_m, d_m = (privacy.epsilon, privacy.at(r.m).delta) if method.private else (np.nan, np.nan)
         scores = design.score(r.estimate, r.support, r.rows)
         rows.append((method.name, r.m, r.rep, eps_m, d_m, *scores, r.abstained is not None))
+        if on_release is not None:
+            on_release(r)
     columns = ["method", "m", "rep", "epsilon", "delta", *design.columns, "abstained"]
     return pd.DataFrame(rows, columns=columns), plans

@@ -1,33 +1,15 @@
-"""The jobs of workflow/rules/attack.smk: the score attack on one method's releases (repetitions 0 … attack.reps − 1
-of its error curve, re-created exactly), then the table and figure of the analysis (docs/methods.md, "Score
-attacks")."""
+"""The job of workflow/rules/attack.smk: the table and figure of an analysis's score attack (docs/methods.md, "Score
+attacks"), from the statistics each estimate job scored on its first releases (:mod:`dpcost.jobs.estimate`)."""
 
 from __future__ import annotations
-
-import logging
-import time
 
 import pandas as pd
 
 from ..analysis import datasets
-from ..analysis.attack import run_attack, summarise_attack
+from ..analysis.attack import summarise_attack
 from ..analysis.targeted import exposure_note
 from ..estimators.registry import methods_of
 from . import Job
-from .estimate import tuned
-
-
-def attack_method(job: Job) -> None:
-    """Every candidate's statistic to ``output.table``. Arguments: those of the estimate job, the attack's
-    repetitions (reps) and its cap on members and non-members per repetition (cap)."""
-    a = job.args
-    analysis, _, _, runner, tuning, by_m = tuned(job, a["m"])
-    t0 = time.perf_counter()
-    table = run_attack(analysis.load(job.data(), dict(a["params"])), runner, tuning=tuning, tuning_by_m=by_m,
-                       params=dict(a["params"]), m_grid=a["m"], reps=a["reps"], seed=a["seed"], privacy=job.privacy(),
-                       dataset=job.dataset, cap=a["cap"])  # fmt: skip
-    logging.getLogger("attack").info("%s: %d statistics in %.2f s", job.method, len(table), time.perf_counter() - t0)
-    table.to_parquet(job.output["table"], index=False)
 
 
 def attack(job: Job) -> None:

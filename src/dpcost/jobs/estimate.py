@@ -1,5 +1,6 @@
 """The jobs of workflow/rules/estimate.smk: one method of one analysis over its m grid and repetitions, with the
-constants its tune job chose; beside the table, the privacy plans it used (the ledger is built from them)."""
+constants its tune job chose; beside the table, the privacy plans it used (the ledger is built from them) and the
+score attack on its first releases, scored in the same pass."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pandas as pd
 
 from ..analysis import datasets
 from ..analysis import tuning as tuning_mod
+from ..analysis.attack import ScoreAttack, run_attack
 from ..analysis.engine import run_grid
 from ..errors import DPCostError
 from ..estimators.registry import methods_of
@@ -30,13 +32,20 @@ def tuned(job: Job, m_grid):
 
 def estimate(job: Job) -> None:
     """Every m and repetition: the tidy table to ``output.table``, the plans it used (one per m) to
-    ``output.plans``. Arguments (:meth:`dpcost.config.RunConfig.estimate_args`): params (the analysis parameters,
-    e.g. ``{"s": 20}``), m, reps, seed, privacy. With ``input.parts`` (the tables of :func:`estimate_part` over
-    consecutive parts of the m grid) it joins them instead: each (m, rep) has its own streams, so the table is the
-    same bit for bit."""
+    ``output.plans``, and the score attack's statistics on repetitions 0 … attack.reps − 1 to ``output.attack``
+    (:class:`~dpcost.analysis.attack.ScoreAttack`, scored as the releases are made). Arguments
+    (:meth:`dpcost.config.RunConfig.estimate_args`): params (the analysis parameters, e.g. ``{"s": 20}``), m, reps,
+    seed, privacy, and attack ({reps, cap}: :meth:`~dpcost.config.RunConfig.attack_args`). With ``input.parts`` (the
+    tables of :func:`estimate_part` over consecutive parts of the m grid) it joins them instead — each (m, rep) has
+    its own streams, so the table is the same bit for bit — and re-creates the attacked releases."""
     a = job.args
     analysis, spec, record, runner, tuning, by_m = tuned(job, a["m"])
     params = dict(a["params"])
+    design = analysis.load(job.data(), params)
+    grid = dict(tuning=tuning, tuning_by_m=by_m, params=params, m_grid=a["m"], privacy=job.privacy(),
+                dataset=job.dataset, seed=a["seed"])  # fmt: skip
+    attack = ScoreAttack(design, runner, reps=a["attack"]["reps"], seed=a["seed"], dataset=job.dataset,
+                         cap=a["attack"]["cap"])  # fmt: skip
     t0 = time.perf_counter()
     parts = job.input.get("parts", [])
     if parts:
@@ -46,12 +55,14 @@ def estimate(job: Job) -> None:
         if held != list(a["m"]):
             raise DPCostError(f"estimate {job.dataset}/{job.method}: its parts hold m = {held}, not the m grid "
                               f"{list(a['m'])}")  # fmt: skip
+        attacked = run_attack(design, runner, reps=attack.reps, cap=attack.cap, **grid)
     else:
-        table, plans = run_grid(analysis.load(job.data(), params), runner, tuning=tuning, tuning_by_m=by_m,
-                                params=params, m_grid=a["m"], reps=a["reps"], seed=a["seed"], privacy=job.privacy(),
-                                dataset=job.dataset)  # fmt: skip
-    log.info("%s: %d rows in %.2f s", job.method, len(table), time.perf_counter() - t0)
+        table, plans = run_grid(design, runner, reps=a["reps"], on_release=attack, **grid)
+        attacked = attack.table()
+    log.info("%s: %d rows and %d attack statistics in %.2f s", job.method, len(table), len(attacked),
+             time.perf_counter() - t0)  # fmt: skip
     table.to_parquet(job.output["table"], index=False)
+    attacked.to_parquet(job.output["attack"], index=False)
     write_json_atomic(job.output["plans"], {
         "dataset": job.dataset,
         "method": job.method,

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcost.analysis.attack import SUMMARY_COLUMNS, attack_statistics, run_attack, summarise_attack
+from dpcost.analysis.attack import SUMMARY_COLUMNS, ScoreAttack, attack_statistics, run_attack, summarise_attack
 from dpcost.analysis.designs import RegressionDesign, TwoGroupMeanDesign, split_candidates
 from dpcost.analysis.engine import releases, run_grid
 from dpcost.analysis.streams import subsample_indices
@@ -56,6 +56,19 @@ def test_attack_sees_the_very_releases_of_the_error_curves():
     table, _ = run_grid(design, method, **kw)
     errors = [np.linalg.norm(est - design.truth) for _, _, est, *_ in releases(design, method, **kw)]
     np.testing.assert_array_equal(errors, table["error"].to_numpy())
+
+
+@pytest.mark.parametrize("reps", [1, 2, 4])
+def test_scored_in_the_estimate_pass_equals_the_releases_re_created(reps):
+    """The estimate job scores its first attack.reps releases as run_grid makes them; the split job re-creates them
+    (run_attack): the same statistics, bit for bit, whichever — and only the first ``reps`` repetitions."""
+    design, method = _snp_design(d=300), get("peeling", "mean")
+    kw = dict(tuning={"R": 2.0}, params={"s": 5}, m_grid=[20, 60], seed=SEED, privacy=PRIV, dataset="t")
+    attack = ScoreAttack(design, method, reps=reps, seed=SEED, dataset="t", cap=1000)
+    table, _ = run_grid(design, method, reps=4, on_release=attack, **kw)
+    scored = attack.table()
+    pd.testing.assert_frame_equal(scored, run_attack(design, method, reps=reps, cap=1000, **kw))
+    assert sorted(set(scored.rep)) == list(range(reps)) and len(table) == 2 * 4
 
 
 def test_sample_mean_of_2000_snps_is_traceable_and_peeling_is_not():
