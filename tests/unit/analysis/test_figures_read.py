@@ -116,16 +116,38 @@ def draw_every_figure(tmp, ms, epsilons) -> None:
                   caption=["Privacy: ε = 0.5, 25 repetitions."])  # fmt: skip
 
 
+@pytest.fixture(scope="module")
+def every_figure(tmp_path_factory):
+    """``every_figure(grid)``: the figures :func:`draw_every_figure` draws on ``GRIDS[grid]``, drawn once per module
+    for the tests that only read them (a drawing of the eight is ~6 s of CPU)."""
+    drawn: dict[str, list] = {}
+
+    def get(grid: str) -> list:
+        if grid not in drawn:
+            for other in [g for g in drawn if g != SHARED]:  # at most two grids' open: matplotlib warns past 20
+                for fig in drawn.pop(other):
+                    plotting.plt.close(fig)
+            kept = []
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(plotting.plt, "close", kept.append)
+                draw_every_figure(tmp_path_factory.mktemp("figures"), *GRIDS[grid])
+            assert len(kept) == 8
+            drawn[grid] = kept
+        return drawn[grid]
+
+    yield get
+    for fig in (f for figs in drawn.values() for f in figs):
+        plotting.plt.close(fig)
+
+
 # ------------------------------------------------------------------------------------------------ 1. titles, captions
 def title_ok(title: str) -> bool:
     """At most two lines, and none of the setting (which belongs in the caption)."""
     return title.count("\n") <= 1 and not any(s in title for s in ("δ =", "ε =", "repetitions", "calibration"))
 
 
-def test_titles_are_two_lines_at_most_and_the_setting_is_in_the_caption(tmp_path, figures):
-    draw_every_figure(tmp_path, [2000, 4000, 8000, 20000], [0.5, 1.0, 2.0])
-    assert len(figures) == 8
-    for fig in figures:
+def test_titles_are_two_lines_at_most_and_the_setting_is_in_the_caption(every_figure):
+    for fig in every_figure(SHARED):
         title = fig._suptitle.get_text()
         assert title_ok(title), title
         assert "repetitions" in caption_text(fig) and "ε" in caption_text(fig), title
@@ -189,11 +211,12 @@ GRIDS = {
 }
 
 
+SHARED = "sparse, one decade"  # the grid of the tests below that read every figure, not one grid each
+
+
 @pytest.mark.parametrize("grid", GRIDS, ids=list(GRIDS))
-def test_no_two_tick_labels_overlap_on_any_axis_of_any_figure(tmp_path, figures, grid):
-    ms, epsilons = GRIDS[grid]
-    draw_every_figure(tmp_path, ms, epsilons)
-    for fig in figures:
+def test_no_two_tick_labels_overlap_on_any_axis_of_any_figure(every_figure, grid):
+    for fig in every_figure(grid):
         assert overlapping(fig) == [], fig._suptitle.get_text()
 
 
@@ -262,9 +285,8 @@ def repeated_looks(fig) -> list[tuple[str, str]]:
     return bad
 
 
-def test_no_two_methods_of_a_figure_look_alike(tmp_path, figures, monkeypatch):
-    draw_every_figure(tmp_path, [2000, 4000, 8000, 20000], [0.5, 1.0])
-    for fig in figures:
+def test_no_two_methods_of_a_figure_look_alike(tmp_path, figures, monkeypatch, every_figure):
+    for fig in every_figure(SHARED):
         assert repeated_looks(fig) == [], fig._suptitle.get_text()
     # the check bites: one style for every method
     monkeypatch.setattr(plotting.curves, "method_style", lambda k: {"color": "#0072B2", "marker": "o", "ls": "-"})
@@ -275,7 +297,7 @@ def test_no_two_methods_of_a_figure_look_alike(tmp_path, figures, monkeypatch):
     assert repeated_looks(figures[-2]) and repeated_looks(figures[-1])
 
 
-def test_no_panel_holds_more_than_about_seven_curves(tmp_path, figures, monkeypatch):
+def test_no_panel_holds_more_than_about_seven_curves(tmp_path, figures, monkeypatch, every_figure):
     """The headline figure holds at most MAX_CURVES methods; every method (20 for regression) is drawn as small
     multiples of at most PANEL_CURVES curves, each method once and OLS, the yardstick, in every panel."""
     summary = housing_like()
@@ -295,8 +317,7 @@ def test_no_panel_holds_more_than_about_seven_curves(tmp_path, figures, monkeypa
         for ln in curves_of(ax):
             assert ax.get_ylim()[0] <= min(ln.get_ydata()) and max(ln.get_ydata()) <= ax.get_ylim()[1]
     # and the headline figure of every figure drawn stays within MAX_CURVES
-    draw_every_figure(tmp_path, [2000, 4000, 8000, 20000], [0.5, 1.0])
-    assert all(len(curves_of(ax)) <= plotting.MAX_CURVES for f in figures[1:] for ax in f.axes)
+    assert all(len(curves_of(ax)) <= plotting.MAX_CURVES for f in every_figure(SHARED) for ax in f.axes)
     # the check bites: the former every-method figure, one panel of 20 curves
     monkeypatch.setattr(plotting.curves, "MAX_CURVES", len(REGRESSION))
     plotting.error_curves(summary, [tmp_path / "b.png"], title="t", **CURVES)
