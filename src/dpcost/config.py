@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .analysis import datasets, intervals
 from .analysis.checks import check_setup, delta_warning
-from .analysis.tuning import TuningSpec, searches_decoys
+from .analysis.tuning import TuningSpec, looks_at_data, searches_decoys
 from .data import availability, libsvm
 from .dp.privacy import Privacy
 from .errors import ConfigError, DownloadError, DPCostError
@@ -101,6 +101,17 @@ class RunConfig:
             return False
         registry = methods_of(self.analysis(name).family)
         return step != "tune" or searches_decoys(registry[method], TuningSpec.of(self.config[name], method))
+
+    def tunes(self, name: str, method: str) -> bool:
+        """Whether the method has a tune job: its tuning looks at data (a decoy search or a private selection). The
+        others' constants come from the config alone; the jobs that need them make their record themselves."""
+        registry = methods_of(self.analysis(name).family)
+        return looks_at_data(registry[method], TuningSpec.of(self.config[name], method))
+
+    def tuning_spec(self, name: str, method: str) -> dict:
+        """The method's tuning spec (:class:`~dpcost.analysis.tuning.TuningSpec`), from which a job makes the record
+        of a method without a tune job."""
+        return TuningSpec.of(self.config[name], method).to_dict()
 
     # ---- the arguments of each job (a rule's `job` param) ------------------------------------------------------------
 

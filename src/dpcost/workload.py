@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from .analysis import intervals
 from .analysis.targeted import options as targeted_options
-from .analysis.tuning import TuningSpec
+from .analysis.tuning import TuningSpec, looks_at_data
 from .estimators.registry import methods_of
 
 # CPU seconds per row and repetition of one fit, measured on the flights table (d = 21, m = 10,000 ... 300,000,
@@ -86,11 +86,11 @@ def regression_work(block: Mapping, methods: Sequence[str], *, family: str, reps
     target = block.get("targeted") or {}
     attacked = targeted_options(target, methods, private, grid) if target.get("enabled") else None
     for k in methods:
-        work.add("estimate", rows, k, jobs=2)  # its tune job (fixed constants: start-up only) and its estimate
+        spec = TuningSpec.of(block, k)
+        work.add("estimate", rows, k, jobs=1 + looks_at_data(registry[k], spec))  # and its tune job, if it searches
         work.add("score attack", attack_reps * sum(grid), "ols", jobs=0)  # in the estimate job
         if k in with_intervals:
             work.add("intervals", rows, k)
-        spec = TuningSpec.of(block, k)
         if spec.mode == "decoy" and spec.search and private.get(k):
             work.add("tuning", 2 * rows, k, jobs=0)
         if k in mapped:
@@ -147,7 +147,7 @@ def of_run(run, targets: Sequence[str]) -> Work:
         if family == "regression":
             regression_work(run.config[name], run.methods[name], family=family, reps=run.config["reps"], work=work)
         else:
-            work.jobs += 3 * len(run.methods.get(name, ())) + 10  # tune, estimate (with its attack), map
+            work.jobs += 2 * len(run.methods.get(name, ())) + 10  # estimate (its attack in it), map; fixed tuning
     if benched:
         benchmark_work(run.config, run.benchmark, {n: max(run.config[n]["m"]) for n in benched}, work)
         work.jobs += len(benched) * len(run.benchmark["methods"]) + 10

@@ -46,8 +46,11 @@ def test_a_lean_analysis_counts_its_fits_and_its_jobs():
     # the map: 3 reps x 1000 rows x 2 epsilons
     assert work.seconds["map"] == pytest.approx(3 * 1000 * 2 * (c["ols"] + c["adassp"]))
     assert set(work.seconds) == {"estimate", "score attack", "map"}
-    assert work.jobs == 2 * (2 + 1) + 10  # tune + estimate (the attack in it), map per method; the analysis's own
+    assert work.jobs == 2 * (1 + 1) + 10  # estimate (the attack in it; fixed: no tune job), map; the analysis's own
     assert work.cpu == pytest.approx(sum(work.seconds.values()) + workload.STARTUP * work.jobs)
+    # decoy tuning: a tune job for AdaSSP, whose search looks at data, none for OLS
+    assert workload.of_run(_run({"datasets": ["housing"], "reps": 10, "housing": {**LEAN, "tuning_mode": "decoy"}}),
+                           []).jobs == work.jobs + 1  # fmt: skip
     # twice the repetitions: twice the estimate's fits, the attack's unchanged
     twice = workload.of_run(_run({"datasets": ["housing"], "reps": 20, "housing": LEAN}), [])
     assert twice.seconds["estimate"] == pytest.approx(2 * work.seconds["estimate"])

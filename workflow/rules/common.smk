@@ -166,6 +166,14 @@ def per_method(dataset, pattern, methods=None):
     return expand(pattern, dataset=dataset, method=methods or METHODS[dataset])
 
 
+def tuning_record(wildcards):
+    """The method's tuning record when its tune job makes one (a decoy search or a private selection); otherwise
+    none: its constants come from the config, and the job that runs it makes the record (dpcost.jobs.estimate)."""
+    if not RUN.tunes(wildcards.dataset, wildcards.method):
+        return {}
+    return {"tuning": f"results/{wildcards.dataset}/tuning/{wildcards.method}.json"}
+
+
 def part_files(dataset, step, method, ext):
     """The files of a split job's parts (none when it is not split), joined by its tune or estimate job."""
     if not RUN.is_split(dataset, step, method):

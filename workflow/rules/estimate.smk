@@ -9,7 +9,7 @@
 rule estimate:
     input:
         unpack(data_inputs),
-        tuning="results/{dataset}/tuning/{method}.json",
+        unpack(tuning_record),
         parts=lambda wc: part_files(wc.dataset, "estimate", wc.method, "parquet"),
         part_plans=lambda wc: part_files(
             wc.dataset, "estimate", wc.method, "parquet.plans.json"
@@ -27,6 +27,7 @@ rule estimate:
     conda:
         "../envs/dpcost.yaml"
     params:
+        tuning_spec=lambda wc: RUN.tuning_spec(wc.dataset, wc.method),
         job=lambda wc: RUN.estimate_args(wc.dataset),
         attack=lambda wc: RUN.attack_args(wc.dataset),
     script:
@@ -36,7 +37,7 @@ rule estimate:
 rule estimate_part:
     input:
         unpack(data_inputs),
-        tuning="results/{dataset}/tuning/{method}.json",
+        unpack(tuning_record),
     output:
         table="results/{dataset}/parts/estimate_{method}.{part}.parquet",
         plans="results/{dataset}/parts/estimate_{method}.{part}.parquet.plans.json",
@@ -50,6 +51,7 @@ rule estimate_part:
     conda:
         "../envs/dpcost.yaml"
     params:
+        tuning_spec=lambda wc: RUN.tuning_spec(wc.dataset, wc.method),
         job=lambda wc: RUN.estimate_args(wc.dataset),
         part=lambda wc: RUN.parts(wc.dataset, "estimate", wc.method)[int(wc.part)],
     script:

@@ -8,7 +8,7 @@
 rule inference_method:
     input:
         unpack(data_inputs),
-        tuning="results/{dataset}/tuning/{method}.json",
+        unpack(tuning_record),
     output:
         table="results/{dataset}/inference/{method}.parquet",
         plans="results/{dataset}/inference/{method}.plans.json",
@@ -22,6 +22,7 @@ rule inference_method:
     conda:
         "../envs/dpcost.yaml"
     params:
+        tuning_spec=lambda wc: RUN.tuning_spec(wc.dataset, wc.method),
         job=lambda wc: RUN.inference_args(wc.dataset, wc.method),
     script:
         "../scripts/inference.py"

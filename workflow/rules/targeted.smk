@@ -7,7 +7,7 @@
 rule targeted_method:
     input:
         unpack(data_inputs),
-        tuning="results/{dataset}/tuning/{method}.json",
+        unpack(tuning_record),
     output:
         table="results/{dataset}/targeted/{method}.parquet",
     log:
@@ -19,6 +19,7 @@ rule targeted_method:
     conda:
         "../envs/dpcost.yaml"
     params:
+        tuning_spec=lambda wc: RUN.tuning_spec(wc.dataset, wc.method),
         job=lambda wc: {
             **RUN.estimate_args(wc.dataset),
             **{k: v for k, v in TARGETED[wc.dataset].items() if k != "methods"},

@@ -1,6 +1,7 @@
-# One job per (analysis, method): the constants the method runs with at every m (tuning_mode fixed, decoy or
-# private; dpcost.analysis.tuning). The estimate job reads its record; the ledger says which data the choice looked
-# at. A job that m_parts splits runs its decoy search as tune_part jobs, one per part of the m grid, and chooses from
+# One job per (analysis, method) whose tuning looks at data (a decoy search or a private selection;
+# dpcost.analysis.tuning): the constants the method runs with at every m. The estimate job reads its record (and
+# makes it itself for the config's constants: common.smk's tuning_record); the ledger says which data the choice
+# looked at. A job that m_parts splits runs its decoy search as tune_part jobs, one per part of the m grid, and chooses from
 # theirs (dpcost.jobs.tune).
 
 

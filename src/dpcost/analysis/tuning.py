@@ -349,6 +349,13 @@ def searches_decoys(method: Method, spec: TuningSpec) -> bool:
     return spec.mode == "decoy" and not runs_as_none(method, spec) and method.private and bool(spec.search)
 
 
+def looks_at_data(method: Method, spec: TuningSpec) -> bool:
+    """Whether :func:`tune` may read the data for ``method``: a decoy search or a private selection. Otherwise its
+    record is the config's constants (modes none and fixed, or no search space), made where it is needed rather
+    than by a tune job of its own."""
+    return spec.mode in ("decoy", "private") and not runs_as_none(method, spec) and method.private and bool(spec.search)
+
+
 def decoy_part(
     analysis,
     method: Method,

@@ -23,10 +23,19 @@ log = logging.getLogger("estimate")
 
 
 def tuned(job: Job, m_grid):
-    """(analysis, the registry's method, the tuning job's record, its runner, base tuning and tuning by m)."""
+    """(analysis, the registry's method, its tuning record, its runner, base tuning and tuning by m). The record is
+    the tune job's (``input.tuning``) where the method's tuning looks at data; otherwise made here from the config's
+    constants (``args["tuning_spec"]``, without reading data), as that tune job would have: a job fewer per method."""
     analysis = datasets.get(job.dataset)
     spec = methods_of(analysis.family)[job.method]
-    record = read_json(job.input["tuning"])
+    if "tuning" in job.input:
+        record = read_json(job.input["tuning"])
+    else:
+        made = tuning_mod.tune(analysis, spec, {}, tuning_mod.TuningSpec(**job.args["tuning_spec"]),
+                               params=dict(job.args["params"]), m_grid=m_grid, seed=job.args["seed"],
+                               privacy=job.privacy())  # fmt: skip
+        made.pop("table")
+        record = json.loads(json.dumps(made))  # as a tune job's file reads back
     return (analysis, spec, record, *tuning_mod.runner(spec, record, m_grid))
 
 

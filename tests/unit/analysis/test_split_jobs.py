@@ -58,9 +58,9 @@ def test_a_split_tune_job_writes_the_files_of_the_unsplit_one(tmp_path, inputs):
 def test_a_split_estimate_job_writes_the_files_of_the_unsplit_one(tmp_path, inputs):
     _tune(tmp_path, inputs, "tuning")
     data = {**inputs, "tuning": str(tmp_path / "tuning.json")}
-    args = dict(params={}, m=M, reps=3, seed=5, privacy=P.to_dict())
-    out = {name: {"table": str(tmp_path / f"{name}.parquet"), "plans": str(tmp_path / f"{name}.plans.json")}
-           for name in ("a", "b")}  # fmt: skip
+    args = dict(params={}, m=M, reps=3, seed=5, privacy=P.to_dict(), attack={"reps": 2, "cap": 50})
+    out = {name: {"table": str(tmp_path / f"{name}.parquet"), "plans": str(tmp_path / f"{name}.plans.json"),
+                  "attack": str(tmp_path / f"{name}.attack.parquet")} for name in ("a", "b")}  # fmt: skip
     estimate(Job("estimate", data, out["a"], args, WILD))
     parts = [str(tmp_path / f"part{k}.parquet") for k in range(2)]
     for path, part in zip(parts, [[300, 600], [900]], strict=True):
@@ -69,3 +69,31 @@ def test_a_split_estimate_job_writes_the_files_of_the_unsplit_one(tmp_path, inpu
     for a, b in zip(out["a"].values(), out["b"].values(), strict=True):
         assert open(a, "rb").read() == open(b, "rb").read()
     assert len(pd.read_parquet(out["a"]["table"])) == 9 and len(json.load(open(out["a"]["plans"]))["plans"]) == 3
+    # the attack: scored in the pass (a), re-created by the joining job (b), the same bytes; its first 2 reps
+    assert set(pd.read_parquet(out["a"]["attack"]).rep) == {0, 1}
+
+
+@pytest.mark.parametrize(
+    "spec, method",
+    [(TuningSpec("fixed", {"B_X": 2.0, "B_Y": 2.0}), "ssp"), (TuningSpec("decoy", {}), "boosted_adassp"),
+     (TuningSpec("decoy", {}, {}, DECOYS), "ols")],
+    ids=["fixed", "tuning-free", "not private"],
+)  # fmt: skip
+def test_without_a_tune_job_the_estimate_job_makes_the_record_that_job_would_have(tmp_path, inputs, spec, method):
+    """A method whose tuning does not look at data has no tune job (RunConfig.tunes); its estimate job makes the
+    record from the config's spec — the tune job's record, as that file reads back — and runs the same."""
+    from dpcost.analysis.tuning import looks_at_data
+    from dpcost.estimators.registry import methods_of
+    from dpcost.jobs.estimate import tuned
+
+    wild = {"dataset": "housing", "method": method}
+    assert not looks_at_data(methods_of("regression")[method], spec)
+    args = dict(spec=spec.to_dict(), params={}, m=M, seed=5, privacy=P.to_dict())
+    out = {"record": str(tmp_path / "t.json"), "table": str(tmp_path / "t.csv")}
+    tune(Job("tune", inputs, out, args, wild))
+    from_file = tuned(Job("estimate", {**inputs, "tuning": out["record"]}, {}, args, wild), M)
+    made = tuned(Job("estimate", inputs, {}, {**args, "tuning_spec": spec.to_dict()}, wild), M)
+    assert made[2] == from_file[2] == json.loads(open(out["record"]).read())
+    assert made[4:] == from_file[4:]  # the base tuning and the tuning by m it runs with
+    # a method that searches is the tune job's (a decoy search on data): it is not made in the job
+    assert looks_at_data(methods_of("regression")["ssp"], SPEC)
