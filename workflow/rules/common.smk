@@ -168,7 +168,8 @@ def per_method(dataset, pattern, methods=None):
 
 def tuning_record(wildcards):
     """The method's tuning record when its tune job makes one (a decoy search or a private selection); otherwise
-    none: its constants come from the config, and the job that runs it makes the record (dpcost.jobs.estimate)."""
+    none: its constants come from the config, and the job that runs it makes the record (dpcost.jobs.estimate).
+    """
     if not RUN.tunes(wildcards.dataset, wildcards.method):
         return {}
     return {"tuning": f"results/{wildcards.dataset}/tuning/{wildcards.method}.json"}
