@@ -344,16 +344,16 @@ def runs_as_none(method: Method, spec: TuningSpec) -> bool:
     return spec.mode == "none" or (method.tuning_free and not spec.tuning)
 
 
-def searches_decoys(method: Method, spec: TuningSpec) -> bool:
-    """Whether :func:`tune` runs a decoy search for ``method`` (the only tuning a tune job can split over parts)."""
-    return spec.mode == "decoy" and not runs_as_none(method, spec) and method.private and bool(spec.search)
-
-
 def looks_at_data(method: Method, spec: TuningSpec) -> bool:
     """Whether :func:`tune` may read the data for ``method``: a decoy search or a private selection. Otherwise its
     record is the config's constants (modes none and fixed, or no search space), made where it is needed rather
     than by a tune job of its own."""
     return spec.mode in ("decoy", "private") and not runs_as_none(method, spec) and method.private and bool(spec.search)
+
+
+def searches_decoys(method: Method, spec: TuningSpec) -> bool:
+    """Whether :func:`tune` runs a decoy search for ``method`` (the only tuning a tune job can split over parts)."""
+    return spec.mode == "decoy" and looks_at_data(method, spec)
 
 
 def decoy_part(
