@@ -1,5 +1,5 @@
 """dpcost.run_record: what a run was given, and whether a report describes that run (the workflow's use of it:
-tests/integration/test_report.py)."""
+tests/integration/test_workflow.py)."""
 
 import json
 import shlex
