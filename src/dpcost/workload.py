@@ -10,7 +10,8 @@ seconds to start. Per regression analysis and method:
 * private intervals (methods with a procedure, when ``inference`` is on): as many as the estimate;
 * a decoy search (``tuning_mode: decoy``, a method with a ``search``): twice the estimate (measured on housing);
 * the privacy map (its methods): ``map.reps x sum(map.m) x len(map.epsilon)``;
-* targeted attacks (their methods): ``2 x (shadows + test_releases) x (k_top + k_random)`` fits at each of their m;
+* targeted attacks (their methods): ``2 x (shadows + test_releases) x (k_top + k_random)`` fits at each of their m
+  (a quarter of that for a method whose releases come from clipped sums);
 * the benchmark: ``benchmark.reps x len(benchmark.epsilon)`` fits per method at each table's m, as many again for
   its intervals.
 SNP, the simulation and LIBSVM studies add their jobs' start-up only (their jobs take seconds). Measured against runs
@@ -24,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .analysis import intervals
+from .analysis.targeted import from_sums
 from .analysis.targeted import options as targeted_options
 from .analysis.tuning import TuningSpec, looks_at_data
 from .estimators.registry import methods_of
@@ -50,6 +52,10 @@ COST: dict[str, float] = {
     "tukey_em": 4.7e-6,
     "subsample_aggregate": 7.3e-6,
 }
+# A targeted attack's release from sums (OLS's; analysis.targeted.from_sums: the SSP family, noisy GD)
+# costs about a quarter of a fit of its method: on flights (m = 10,000 and 300,000, the default block) each of those
+# five methods' targeted jobs took 38-45 s for 2,400 releases at each m, where COST counts 150-220 s.
+SUMS_SHADOW = 0.25
 DEFAULT_COST = 1.0e-6  # a method not measured (the peers, the SNP and LIBSVM methods): the costlier middle
 STARTUP = 1.1  # CPU seconds to start a job (Python, the package; docs/performance.md)
 LIMIT = 3600.0  # a run estimated to take longer on the given cores than this is warned about
@@ -98,7 +104,9 @@ def regression_work(block: Mapping, methods: Sequence[str], *, family: str, reps
             work.add("map", grid_map["reps"] * sum(grid_map["m"]) * len(grid_map["epsilon"]), k)
         if attacked and k in attacked["methods"]:
             fits = 2 * (attacked["shadows"] + attacked["test_releases"]) * (attacked["k_top"] + attacked["k_random"])
-            work.add("targeted attacks", fits * sum(attacked["targeted_m"]), k)
+            # OLS's and a sums method's releases come from (clipped) sums of each subsample, not refits
+            cheaper = SUMS_SHADOW if not private.get(k) or from_sums(registry[k]) else 1.0
+            work.add("targeted attacks", cheaper * fits * sum(attacked["targeted_m"]), k)
     work.jobs += 10  # the analysis's aggregate, figures, ledger, report pages
 
 

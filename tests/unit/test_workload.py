@@ -83,3 +83,15 @@ def test_the_benchmark_counts_every_table_method_and_epsilon():
         * workload.COST.get(k, workload.DEFAULT_COST) for n in b["datasets"] for k in b["methods"]
     )  # fmt: skip
     assert work.seconds["benchmark"] == pytest.approx(fits)
+
+
+def test_targeted_releases_from_sums_count_a_quarter_of_a_refit():
+    """OLS's and AdaSSP's shadows come from sums, precond_gd's are refits: measured on flights, a release from sums
+    costs about a quarter of a fit (workload.SUMS_SHADOW)."""
+    target = {"enabled": True, "methods": ["ols", "adassp", "precond_gd"], "k_top": 1, "k_random": 1, "shadows": 10,
+              "test_releases": 20, "m": None}  # fmt: skip
+    block = {**LEAN, "methods": ["ols", "adassp", "precond_gd"], "targeted": target}
+    work = workload.of_run(_run({"datasets": ["housing"], "housing": block}), [])
+    fits, c = 2 * (10 + 20) * (1 + 1) * (1000 + 2000), workload.COST  # at the smallest and largest m
+    expected = fits * (workload.SUMS_SHADOW * (c["ols"] + c["adassp"]) + c["precond_gd"])
+    assert work.seconds["targeted attacks"] == pytest.approx(expected)
