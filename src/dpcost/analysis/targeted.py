@@ -26,10 +26,9 @@ import pandas as pd
 
 from ..attacks.reconstruction import reconstruct_by_matching, reconstruct_ols, relative_error
 from ..attacks.targeted import Releases, leverage, lira, ols_releases, one_by_one, shadow_rows, subsample_grams
-from ..dp.mechanisms import check_positive
 from ..dp.privacy import Privacy
 from ..errors import ConfigError, DataError
-from ..estimators.base import ball_factor, check_design, clip_rows
+from ..estimators.base import clip_rows, clipped_table
 from ..estimators.noisy_gd import noisy_gd_from_sums, noisy_gradient_descent_ols
 from ..estimators.registry import METHODS, Method
 from ..estimators.ssp import FROM_SUMS, clipped_sums, solve_statistics
@@ -107,12 +106,7 @@ def sums_releases(X, y, method: Method, *, privacy, chunk: int = 16, **tuning) -
     the clipped table): the method's release, its sums rounded in another order. The cost of a shadow is its Gram (at
     m > n/2, of the rows left out), not a fit of m rows."""
     release, (row, out) = from_sums(method)
-    X, y = check_design(X, y)
-    B_row, B_out = check_positive(row, tuning[row]), check_positive(out, tuning[out])
-    Z = np.empty((len(y), X.shape[1] + 1))  # [clip_rows(X), clip(y)] as clip_design makes them, in one array
-    Z[:, :-1] = X
-    Z[:, :-1] *= ball_factor(X, B_row)
-    Z[:, -1] = np.clip(y, -B_out, B_out)
+    Z = clipped_table(X, y, tuning[row], tuning[out], names=(row, out))
 
     def fit(rows, rngs):
         out, k = [], 0

@@ -304,6 +304,18 @@ def clip_design(X, y, B_X: float, B_Y: float) -> tuple[np.ndarray, np.ndarray]:
     return clip_rows(X, B_X), np.clip(y, -B_Y, B_Y)
 
 
+def clipped_table(X, y, B_X: float, B_Y: float, names: tuple[str, str] = ("B_X", "B_Y")) -> np.ndarray:
+    """The checked, clipped design of :func:`clip_design` as one (n, d + 1) array [clip_rows(X), clip(y)], the same
+    bits, without a second copy of X (0.9 GB at 5,000,000 × 22); ``names`` name the bounds in an error."""
+    X, y = check_design(X, y)
+    B_X, B_Y = check_positive(names[0], B_X), check_positive(names[1], B_Y)
+    Z = np.empty((len(y), X.shape[1] + 1))
+    Z[:, :-1] = X
+    Z[:, :-1] *= ball_factor(X, B_X)  # clip_rows's product, in place
+    Z[:, -1] = np.clip(y, -B_Y, B_Y)
+    return Z
+
+
 def project_l2_ball(beta: np.ndarray, C: float) -> np.ndarray:
     """Π_C: Euclidean projection on the ℓ2 ball of radius C (batched over leading axes), finite for finite β."""
     return beta * ball_factor(beta, C)

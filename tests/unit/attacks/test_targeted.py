@@ -24,7 +24,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcost.analysis import targeted as analysis_targeted
 from dpcost.analysis.streams import rng_for
 from dpcost.analysis.targeted import sums_releases
 from dpcost.attacks import targeted
@@ -40,6 +39,7 @@ from dpcost.attacks.targeted import (
 from dpcost.dp.privacy import Privacy
 from dpcost.dp.samplers import add_noise
 from dpcost.errors import ConfigError
+from dpcost.estimators import base as estimators_base
 from dpcost.estimators import ssp
 from dpcost.estimators.base import clip_design
 from dpcost.estimators.registry import METHODS
@@ -169,7 +169,7 @@ def test_sums_releases_are_the_estimators_releases(name, monkeypatch):
         got = sums_releases(Xi, y, method, privacy=PRIVACY, **tuning)(rows, seeds[0])
         want = [method.fn(Xi[r], y[r], privacy=PRIVACY, rng=g, **tuning) for r, g in zip(rows, seeds[1], strict=True)]
         np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
-    monkeypatch.setattr(analysis_targeted, "ball_factor", lambda X, bound: np.ones((len(X), 1)))  # rows unclipped
+    monkeypatch.setattr(estimators_base, "ball_factor", lambda X, bound: np.ones((len(X), 1)))  # rows unclipped
     unclipped = sums_releases(Xi, y, method, privacy=PRIVACY, **tuning)
     planted = unclipped(rows, [np.random.default_rng(k) for k in range(3)])
     assert not np.allclose(planted, want, rtol=1e-3)

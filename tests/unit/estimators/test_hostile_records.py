@@ -154,6 +154,24 @@ def test_rows_whose_norm_overflows_land_on_the_sphere_and_the_others_do_not_move
     assert np.array_equal(project_l2_ball(X[0], 1.0), _clip_before(X[0], 1.0))  # a single vector too
 
 
+def test_the_clipped_table_is_clip_designs_bits_in_one_array():
+    """clipped_table (the targeted attack's shadows' sums read it) is [clip_rows(X), clip(y)] bit for bit, hostile
+    rows included; its bounds are checked under the names it is given."""
+    from dpcost.errors import PrivacyError
+    from dpcost.estimators.base import clip_design, clipped_table
+
+    rng = np.random.default_rng(4)
+    X = np.vstack([rng.normal(size=(40, 4)) * 10.0 ** rng.uniform(-320, 150, size=(40, 1)),
+                   [[FMAX, -FMAX, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0], [5e-324, 0.0, 0.0, 0.0]]])  # fmt: skip
+    y = rng.normal(size=len(X)) * 10.0 ** rng.uniform(-3, 300, size=len(X))
+    for B_X, B_Y in ((0.5, 1.0), (2.0, 1e-3)):
+        Xc, yc = clip_design(X, y, B_X, B_Y)
+        Z = clipped_table(X, y, B_X, B_Y)
+        assert np.array_equal(Z[:, :-1], Xc) and np.array_equal(Z[:, -1], yc)
+    with pytest.raises(PrivacyError, match="c_x must be"):
+        clipped_table(X, y, 0.0, 1.0, names=("c_x", "R"))
+
+
 @pytest.mark.parametrize("budget_rows", [1, 7, 40, 81])
 def test_block_ols_sums_a_run_of_blocks_at_a_time_bit_for_bit(budget_rows, monkeypatch):
     """Blocks of 39–41 rows under a budget of 1, 7, 40 or 81 rows of outer products (one block at a time, or
