@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from .analysis import intervals
 from .analysis.targeted import from_sums
 from .analysis.targeted import options as targeted_options
-from .analysis.tuning import TuningSpec, looks_at_data
+from .analysis.tuning import TuningSpec, looks_at_data, searches_decoys
 from .estimators.registry import methods_of
 
 # CPU seconds per row and repetition of one fit, measured on the flights table (d = 21, m = 10,000 ... 300,000,
@@ -97,7 +97,7 @@ def regression_work(block: Mapping, methods: Sequence[str], *, family: str, reps
         work.add("score attack", attack_reps * sum(grid), "ols", jobs=0)  # in the estimate job
         if k in with_intervals:
             work.add("intervals", rows, k)
-        if spec.mode == "decoy" and spec.search and private.get(k):
+        if searches_decoys(registry[k], spec):
             work.add("tuning", 2 * rows, k, jobs=0)
         if k in mapped:
             grid_map = block["map"]

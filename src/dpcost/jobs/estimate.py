@@ -53,8 +53,6 @@ def estimate(job: Job) -> None:
     design = analysis.load(job.data(), params)
     grid = dict(tuning=tuning, tuning_by_m=by_m, params=params, m_grid=a["m"], privacy=job.privacy(),
                 dataset=job.dataset, seed=a["seed"])  # fmt: skip
-    attack = ScoreAttack(design, runner, reps=a["attack"]["reps"], seed=a["seed"], dataset=job.dataset,
-                         cap=a["attack"]["cap"])  # fmt: skip
     t0 = time.perf_counter()
     parts = job.input.get("parts", [])
     if parts:
@@ -64,8 +62,9 @@ def estimate(job: Job) -> None:
         if held != list(a["m"]):
             raise DPCostError(f"estimate {job.dataset}/{job.method}: its parts hold m = {held}, not the m grid "
                               f"{list(a['m'])}")  # fmt: skip
-        attacked = run_attack(design, runner, reps=attack.reps, cap=attack.cap, **grid)
+        attacked = run_attack(design, runner, **a["attack"], **grid)
     else:
+        attack = ScoreAttack(design, runner, **a["attack"], seed=a["seed"], dataset=job.dataset)
         table, plans = run_grid(design, runner, reps=a["reps"], on_release=attack, **grid)
         attacked = attack.table()
     log.info("%s: %d rows and %d attack statistics in %.2f s", job.method, len(table), len(attacked),
