@@ -26,7 +26,7 @@ def test_default_config_is_valid_and_plans_the_analysis(tmp_path):
         "aggregate",
         "plot",
         "attack",
-        "tune_part",  # m_parts: housing's precond_gd and noisy_sgd decoy searches, snp_logistic's dp_sparse_glm
+        "tune_part",  # m_parts: housing's precond_gd decoy search, snp_logistic's dp_sparse_glm
         "estimate_part",
     ):
         assert f"rule {rule}:" in res.stdout + res.stderr or f"{rule} " in res.stdout

@@ -236,6 +236,22 @@ def test_the_overlap_check_finds_the_former_tick_labels_and_declutter_clears_the
     assert {f"{m:,}" for m in ms} <= shown, shown
 
 
+def test_where_labels_are_thinned_the_curves_sample_sizes_keep_theirs(tmp_path, figures):
+    """The README run's grid on the every-method figure's narrow panels: 200, 500 … 20,000 do not all fit, and the
+    labels kept include every m a curve is drawn at (10,000 was kept over the curves' 20,000 before)."""
+    ms = [200, 2000, 20000]
+    summary = error_summary(REGRESSION, ms, r2=True)
+    plotting.error_curves(summary, [tmp_path / "a.png"], title="t — every method", **CURVES)
+    fig = figures[-1]
+    panels = [ax for ax in fig.axes if ax.get_xscale() == "log"]
+    assert len(panels) >= 6  # the small multiples, each with an R² panel
+    fig.canvas.draw()
+    for ax in panels:
+        shown = {t.get_text() for t in ax.get_xticklabels() if t.get_visible() and t.get_text()}
+        assert {"200", "2,000", "20,000"} <= shown, shown
+    assert overlapping(fig) == []
+
+
 # ------------------------------------------------------------------------------------------------ 4. the zoom
 # the headline's shape: a few methods, OLS far below the private ones and a peer orders of magnitude above
 FEW = ["ols", "adassp", "precond_gd", "precond_gd_adaptive", "tukey_em", "diffprivlib"]

@@ -106,9 +106,20 @@ class _Only(ticker.Formatter):
         return [s if self._kept(v) else "" for v, s in zip(values, self.base.format_ticks(values), strict=True)]
 
 
+def _plotted_x(axis) -> np.ndarray:
+    """The x positions of the lines drawn on ``axis``'s axes if it is an x axis (the sample sizes of a curve), else
+    none."""
+    if axis.axis_name != "x":
+        return np.array([])
+    xs = [np.asarray(line.get_xdata(), dtype=float).ravel() for line in axis.axes.lines]
+    xs = np.concatenate(xs) if xs else np.array([])
+    return xs[np.isfinite(xs)]
+
+
 def _thin(axis, labels, renderer) -> None:
     """Drop labels until none collide: minor labels first; named ticks (a heat map's rows and columns) are turned
-    rather than dropped (x) or set smaller (y); numbers are kept greedily, powers of ten first on a log axis."""
+    rather than dropped (x) or set smaller (y); numbers are kept greedily: on an x axis those at a position a line is
+    drawn at first (a curve's sample sizes), then powers of ten on a log axis, then the rest from the left."""
     if any(minor for *_, minor in labels):
         axis.set_minor_formatter(ticker.NullFormatter())
         return
@@ -125,8 +136,13 @@ def _thin(axis, labels, renderer) -> None:
     def decade(v: float) -> bool:
         return log and v > 0 and abs(math.log10(v) - round(math.log10(v))) < 1e-9
 
+    plotted = _plotted_x(axis)
+
+    def drawn_at(v: float) -> bool:
+        return bool(np.isclose(plotted, v, rtol=1e-9, atol=0).any())
+
     kept, boxes = [], []
-    for value, text, _ in sorted(labels, key=lambda vt: (not decade(vt[0]), vt[0])):
+    for value, text, _ in sorted(labels, key=lambda vt: (not drawn_at(vt[0]), not decade(vt[0]), vt[0])):
         box = text.get_window_extent(renderer)
         if not any(_collide(box, b, pad=2.0) for b in boxes):
             kept.append(value)
