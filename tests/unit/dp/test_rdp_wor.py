@@ -1,6 +1,7 @@
 """dpcost.dp.rdp_wor against dp-accounting's accountant: the same floats (==), not approximately; a planted last-bit
 slip is caught; a version it does not reproduce sends the accounting back to the library."""
 
+import math
 import warnings
 
 import numpy as np
@@ -10,9 +11,9 @@ from hypothesis import strategies as st
 
 from dpcost.dp import accountant, rdp_wor
 
-# Points where dp-accounting's libm exp (in its log-add of differences of opposite sign) and numpy's differ in the
-# last bit of some order's RDP, found by a search of 200 random (n, b, σ): the rare branch the random search below
-# seldom reaches.
+# Points where the log-add of forward differences of opposite sign (dp-accounting's libm exp and log1p) decides the
+# last bit of some order's RDP (there numpy's exp in place of libm's changed it on this AVX-512 machine), found by a
+# search of 200 random (n, b, σ): the rare branch the random search below seldom reaches.
 RARE_BRANCH = [(627, 336, 14.958832078473057), (208, 192, 13.147006876304923)]
 EDGES = [(2, 1, 0.25), (10**7, 1, 0.3), (10**6, 10**6 - 1, 5.0), (7, 7, 2.0), (20_000, 256, 1e5), (50, 3, 0.05)]
 
@@ -57,14 +58,16 @@ def fresh_check():
 
 @pytest.mark.parametrize("where", ["_log1p", "_exp"])
 def test_a_planted_last_bit_slip_is_caught(where, monkeypatch, fresh_check):
-    # numpy's SIMD function in place of libm's where dp-accounting calls math: ~1 input in 20 differs in its last bit
-    monkeypatch.setattr(rdp_wor, where, np.frompyfunc(getattr(np, where.strip("_")), 1, 1))
+    # libm's function one ulp high where dp-accounting calls math (as numpy's SIMD exp and log1p are for ~1 input in
+    # 20 on AVX-512 machines): a slip in the last bit, the same on every machine
+    libm = getattr(math, where.strip("_"))
+    monkeypatch.setattr(rdp_wor, where, np.frompyfunc(lambda x: np.nextafter(libm(x), np.inf), 1, 1))
     if where == "_log1p":  # frequent: the start-up check sees it and the accounting goes back to dp-accounting
         with pytest.warns(RuntimeWarning, match="does not reproduce"):
             assert not rdp_wor.reproduces_dp_accounting()
         args = (2_000, 64, 100, 2.0, 1e-5)
         assert accountant.sampled_gaussian_epsilon(*args) == accountant.accountant_sampled_gaussian_epsilon(*args)
-    assert not all(same(*p) for p in RARE_BRANCH + [(20, 1, 0.9)])
+    assert not any(same(*p) for p in RARE_BRANCH)
 
 
 def test_the_check_passes_here_without_warning(fresh_check):
