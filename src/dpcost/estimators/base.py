@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 import sys
 import weakref
@@ -115,11 +116,23 @@ def scipy_sparse():
     return sparse
 
 
+_TINY = np.finfo(float).tiny
+
+
 def clip_factor(norms: np.ndarray, bound: float) -> np.ndarray:
     """min(1, bound/norm): the factor that brings a vector of the given norm into the ball of radius ``bound``. Only
     for norms that can be trusted: every clip in the package reaches it through :func:`row_norm_parts`."""
     with np.errstate(over="ignore"):  # bound/norm overflows for a tiny norm: the factor is 1, as it should be
-        return np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+        return _clip_factor(norms, bound)
+
+
+def _clip_factor(norms: np.ndarray, bound: float) -> np.ndarray:
+    """:func:`clip_factor` in one buffer, for a caller that already ignores overflow (a step of a gradient loop)."""
+    f = np.maximum(norms, _TINY)
+    if not isinstance(f, np.ndarray):  # one norm: a scalar, no buffer to reuse
+        return np.minimum(1.0, bound / f)
+    np.divide(bound, f, out=f)
+    return np.minimum(f, 1.0, out=f)
 
 
 # rows of U squared and summed at a time by row_norms: 2^17 entries (1 MB), which stay in cache, where one n × d
@@ -254,32 +267,36 @@ class JointClip:
         # row is: U.any(axis=1) over all rows, a reduction over a short axis, cost as much as the norms
         maybe = np.flatnonzero(self.q == 0)
         self.zero[maybe] = ~U[maybe].any(axis=1)
-        self.V = U / self.s[:, None] if self.odd.any() else U  # dividing by 1.0 leaves the other rows' bits
+        self.any_odd, self.any_zero = bool(self.odd.any()), bool(self.zero.any())  # asked at every step: once here
+        self.V = U / self.s[:, None] if self.any_odd else U  # dividing by 1.0 leaves the other rows' bits
 
     def norms(self, r: np.ndarray) -> np.ndarray:
         with np.errstate(over="ignore", invalid="ignore"):
             g = np.abs(r) * self.q
-            if self.odd.any():
+            if self.any_odd:
                 g[self.odd] = (np.abs(r[self.odd]) * self.s[self.odd]) * self.q[self.odd]
         return g
 
     def weights(self, r: np.ndarray, C: float) -> np.ndarray:
         with np.errstate(over="ignore", invalid="ignore"):
             g = np.abs(r) * self.q
-            w = r * clip_factor(g, C)
+            w = _clip_factor(g, C)
+            w *= r
             # rows whose norm was rescaled, or whose product overflowed: r_i·s_i clipped to ±C/q_i directly, which
-            # no overflow of r_i·s_i can break (±inf clips to the sphere)
-            redo = self.odd | ~np.isfinite(g)
-            if redo.any():  # C: a number, or one per row
-                cap = (C[redo] if np.ndim(C) else C) / self.q[redo]
-                w[redo] = np.clip(r[redo] * self.s[redo], -cap, cap)
-        if self.zero.any():  # a zero row's term is 0 whatever its residual: its weight 0, not the residual
+            # no overflow of r_i·s_i can break (±inf clips to the sphere). g ≥ 0 or NaN: a finite sum means no row
+            # overflowed (a sum that overflows only sends it to the row-by-row test)
+            if self.any_odd or not math.isfinite(g.sum()):
+                redo = self.odd | ~np.isfinite(g)
+                if redo.any():  # C: a number, or one per row
+                    cap = (C[redo] if np.ndim(C) else C) / self.q[redo]
+                    w[redo] = np.clip(r[redo] * self.s[redo], -cap, cap)
+        if self.any_zero:  # a zero row's term is 0 whatever its residual: its weight 0, not the residual
             w[self.zero] = 0.0
         return _finite_or_zero(w)
 
     def separate(self, r: np.ndarray, C: float, R: float) -> np.ndarray:
         f = clip_factor(self.q, C)
-        if self.odd.any():
+        if self.any_odd:
             with np.errstate(over="ignore"):  # C/s overflows for a tiny row: its factor is 1
                 f[self.odd] = self.s[self.odd] * np.minimum(1.0, (C / self.s[self.odd]) / self.q[self.odd])
         with np.errstate(invalid="ignore"):
@@ -287,8 +304,9 @@ class JointClip:
 
 
 def _finite_or_zero(w: np.ndarray) -> np.ndarray:
-    """w with every non-finite entry set to the public 0 (a term inside every ball)."""
-    return w if np.isfinite(w).all() else np.where(np.isfinite(w), w, 0.0)
+    """w with every non-finite entry set to the public 0 (a term inside every ball). A sum is finite only if every
+    entry is (one pass, no mask); a sum that overflows only sends it to the entry-by-entry test."""
+    return w if math.isfinite(w.sum()) or np.isfinite(w).all() else np.where(np.isfinite(w), w, 0.0)
 
 
 def clip_rows(X: np.ndarray, c_x: float) -> np.ndarray:
