@@ -240,11 +240,11 @@ def test_where_labels_are_thinned_the_curves_sample_sizes_keep_theirs(tmp_path, 
     """The README run's grid on the every-method figure's narrow panels: 200, 500 … 20,000 do not all fit, and the
     labels kept include every m a curve is drawn at (10,000 was kept over the curves' 20,000 before)."""
     ms = [200, 2000, 20000]
-    summary = error_summary(REGRESSION, ms, r2=True)
+    summary = error_summary(REGRESSION[:9], ms, r2=True)  # two of the small multiples, each with its R² panel
     plotting.error_curves(summary, [tmp_path / "a.png"], title="t — every method", **CURVES)
     fig = figures[-1]
     panels = [ax for ax in fig.axes if ax.get_xscale() == "log"]
-    assert len(panels) >= 6  # the small multiples, each with an R² panel
+    assert len(panels) >= 4
     fig.canvas.draw()
     for ax in panels:
         shown = {t.get_text() for t in ax.get_xticklabels() if t.get_visible() and t.get_text()}
