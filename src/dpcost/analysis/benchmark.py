@@ -238,7 +238,8 @@ def run_benchmark_targeted(analysis, method: Method, inputs: Mapping[str, str], 
                 return pd.DataFrame(columns=[*targeted.COLUMNS, "dataset", "n_rows", "mean_leverage", "residual_z"])
             _, _, by_m = tuning_steps.runner(method, tuned, [m])
             kw = {k: options[k] for k in keys}
-            tables.append(targeted.run_targeted(design.X, design.y, method, tuning_by_m=by_m, params=dict(params),
+            Xi = targeted.with_intercept(design.X)
+            tables.append(targeted.run_targeted(Xi, design.y, method, tuning_by_m=by_m, params=dict(params),
                                                 privacy=p, seed=seed, dataset=name, targeted_m=[m],
                                                 reconstruct_private=False, **kw))  # fmt: skip
         except DPCostError as exc:  # a calibration refused at this ε

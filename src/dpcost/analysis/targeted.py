@@ -161,7 +161,7 @@ def _reconstruct(Xi, y, t, m, method, tuning, params, privacy, *, seed, dataset,
 
 
 def run_targeted(
-    X,
+    Xi,
     y,
     method: Method,
     *,
@@ -178,7 +178,6 @@ def run_targeted(
     reconstruction_nfev: int,
     alpha: float,
     reconstruct_private: bool = True,
-    with_ones: bool = False,
 ) -> pd.DataFrame:
     """One method's rows of targeted.csv (:data:`COLUMNS`): at every m of ``targeted_m`` and every target
     (:func:`choose_targets` on the design with its intercept, the same for every method), the LiRA test
@@ -186,9 +185,11 @@ def run_targeted(
     the informed reconstruction (OLS: closed form; a private method: the matching attack against its noiseless
     counterpart, ``reconstruction_nfev`` iterations per start; ``reconstruct_private`` False leaves it out —
     it costs about as much as the test — with ``rel_error`` NaN and ``reconstruction`` "not run"). ``tuning_by_m``:
-    the method's constants at each m. ``with_ones``: X already is :func:`with_intercept`'s (a caller that drops its
-    design then holds one copy of the table, not two)."""
-    Xi, y = (np.asarray(X, dtype=float) if with_ones else with_intercept(X)), np.asarray(y, dtype=float)
+    the method's constants at each m. ``Xi``: the design with its intercept column, :func:`with_intercept`'s (what the
+    attack reads; a caller that then drops its design holds one copy of the table, not two)."""
+    Xi, y = np.asarray(Xi, dtype=float), np.asarray(y, dtype=float)
+    if Xi.ndim != 2 or not (Xi[:, 0] == 1.0).all():
+        raise ValueError("run_targeted reads the design with its intercept column first (with_intercept(X))")
     n = len(y)
     h = leverage(Xi)
     targets, kinds = choose_targets(Xi, k_top, k_random, rng_for(seed, dataset, "targeted", "targets"))

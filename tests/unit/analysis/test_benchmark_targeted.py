@@ -92,8 +92,9 @@ def test_reconstruction_of_a_private_release_can_be_left_out():
     reg = methods_of("regression")
     kw = dict(params={}, privacy=Privacy(1.0, 1e-5, calibration="tight"), seed=1, dataset="toy", targeted_m=[150],
               reconstruct_private=False, **OPTIONS)  # fmt: skip
-    ols = tg.run_targeted(X, y, reg["ols"], tuning_by_m={}, **kw)
+    Xi = tg.with_intercept(X)
+    ols = tg.run_targeted(Xi, y, reg["ols"], tuning_by_m={}, **kw)
     assert (ols.reconstruction == "closed form").all()  # OLS's closed form costs nothing and is kept
-    ssp = tg.run_targeted(X, y, reg["ssp"], tuning_by_m={150: reg["ssp"].resolve_tuning({"B_X": 4.0, "B_Y": 4.0})},
+    ssp = tg.run_targeted(Xi, y, reg["ssp"], tuning_by_m={150: reg["ssp"].resolve_tuning({"B_X": 4.0, "B_Y": 4.0})},
                           **kw)  # fmt: skip
     assert (ssp.reconstruction == "not run").all() and ssp.rel_error.isna().all()

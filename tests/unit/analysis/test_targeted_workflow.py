@@ -62,10 +62,16 @@ def test_a_small_run_reconstructs_ols_and_keeps_adassp_within_its_ceiling():
     args = dict(params={}, privacy=Privacy(1.0, 1e-5, calibration="tight"), seed=7, dataset="toy", targeted_m=[300],
                 **BLOCK)  # fmt: skip
     reg = methods_of("regression")
-    ols = tg.run_targeted(X, y, reg["ols"], tuning_by_m={}, **args)
+    with pytest.raises(ValueError, match="intercept column"):  # the design as loaded, without (1, x): refused
+        tg.run_targeted(X, y, reg["ols"], tuning_by_m={}, **args)
+    ols = tg.run_targeted(tg.with_intercept(X), y, reg["ols"], tuning_by_m={}, **args)
     assert list(ols.columns) == list(tg.COLUMNS) and len(ols) == 3
     assert (ols.rel_error < 1e-6).all() and ols.target.iloc[0] == 5
     ada = tg.run_targeted(
-        X, y, reg["adassp"], tuning_by_m={300: reg["adassp"].resolve_tuning({"B_X": 4.0, "B_Y": 2.0})}, **args
+        tg.with_intercept(X),
+        y,
+        reg["adassp"],
+        tuning_by_m={300: reg["adassp"].resolve_tuning({"B_X": 4.0, "B_Y": 2.0})},
+        **args,
     )
     assert ada.within.all() and (ada.reconstruction == "matching").all() and ada.auc_ceiling.notna().all()
