@@ -41,23 +41,23 @@ def server():
 # on 2 cores with both workers busy; a file not listed is estimated from its markers (an end-to-end file as a
 # middling one, a slow test as a second), so a new file lands at a sensible place without editing this list.
 FILE_SECONDS = {
-    "tests/integration/test_small_config.py": 145,
-    "tests/unit/estimators/test_posterior_objpert_sgd_sheffet.py": 90,
-    "tests/integration/test_slurm.py": 90,
-    "tests/integration/test_workflow.py": 80,
-    "tests/integration/test_hostile_input.py": 70,
+    "tests/integration/test_small_config.py": 150,
+    "tests/unit/estimators/test_posterior_objpert_sgd_sheffet.py": 95,
+    "tests/integration/test_slurm.py": 75,
     "tests/integration/test_simulation_workflow.py": 70,
-    "tests/unit/attacks/test_prop21.py": 60,
+    "tests/unit/analysis/test_figures_read.py": 64,
+    "tests/unit/attacks/test_prop21.py": 62,
+    "tests/integration/test_hostile_input.py": 60,
     "tests/integration/test_workflow_table.py": 58,
-    "tests/unit/analysis/test_figures_read.py": 48,
-    "tests/integration/test_workflow_snp.py": 40,
-    "tests/unit/dp/test_audit.py": 35,
-    "tests/integration/test_offline.py": 34,
+    "tests/integration/test_workflow.py": 55,
+    "tests/integration/test_workflow_snp.py": 44,
+    "tests/integration/test_offline.py": 38,
+    "tests/integration/test_config.py": 33,
+    "tests/unit/dp/test_audit.py": 32,
     "tests/unit/dp/test_sensitivity_fuzz.py": 30,
-    "tests/integration/test_config.py": 27,
     "tests/integration/test_workflow_libsvm.py": 20,
     "tests/unit/estimators/test_frontier_ols.py": 18,
-    "tests/unit/estimators/test_precond_gd_adaptive.py": 17,
+    "tests/unit/estimators/test_precond_gd_adaptive.py": 16,
 }
 
 
