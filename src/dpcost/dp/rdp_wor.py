@@ -13,9 +13,10 @@ Why it is faster and still the same float:
   and log1p differ from libm's in the last bit for about 1 input in 20 on AVX-512 machines).
 * The sum over i of each order's terms stays a sequential log-add in dp-accounting's order.
 
-Checked: the tests compare this with dp-accounting for exact equality over a property-based search of (q, σ); at first
-use in a process it is compared with dp-accounting at one point that takes every branch, and if the two differ (another
-dp-accounting version) every call goes to dp-accounting instead, with a warning.
+Checked: the tests compare this with dp-accounting for exact equality over a property-based search of (n, b, σ) and at
+points where the rare branch decides the last bit; at first use in a process it is compared with dp-accounting's
+accountant at two (q, σ), and if the two differ (another dp-accounting version) every call goes to dp-accounting
+instead, with a warning.
 """
 
 from __future__ import annotations
@@ -149,8 +150,8 @@ def default_orders() -> np.ndarray:
 
 @functools.lru_cache(maxsize=1)
 def reproduces_dp_accounting() -> bool:
-    """Whether :func:`sample_wor_gaussian_rdp` equals the installed dp-accounting's accountant, at two points that
-    take every branch; warns once if not (another dp-accounting version), and the callers use the library."""
+    """Whether :func:`sample_wor_gaussian_rdp` equals the installed dp-accounting's accountant at two (q, σ), every
+    order; warns once if not (another dp-accounting version), and the callers use the library."""
     for n, b, sigma in ((20, 1, 0.9), (4, 2, 3.0)):
         if not np.array_equal(sample_wor_gaussian_rdp(b / n, sigma, default_orders()), accountant_rdp(n, b, sigma)):
             warnings.warn(
