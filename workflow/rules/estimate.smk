@@ -2,8 +2,8 @@
 # chose. Each (m, rep) draws from its own stream, so splitting or merging jobs never changes a number. Beside its
 # table each job writes the privacy plans it used (one per m), from which the ledger is built, and the score
 # attack's statistics on its first attack.reps repetitions, scored as they are released (attack.smk). A job that
-# m_parts splits joins the tables of its estimate_part jobs, one per part of the m grid, and re-creates the attacked
-# releases (dpcost.jobs.estimate).
+# m_parts splits joins the tables, plans and attack statistics of its estimate_part jobs, one per part of the m grid
+# (dpcost.jobs.estimate).
 
 
 rule estimate:
@@ -13,6 +13,9 @@ rule estimate:
         parts=lambda wc: part_files(wc.dataset, "estimate", wc.method, "parquet"),
         part_plans=lambda wc: part_files(
             wc.dataset, "estimate", wc.method, "parquet.plans.json"
+        ),
+        part_attacks=lambda wc: part_files(
+            wc.dataset, "estimate", wc.method, "attack.parquet"
         ),
     output:
         table="results/{dataset}/estimates/{method}.parquet",
@@ -41,6 +44,7 @@ rule estimate_part:
     output:
         table="results/{dataset}/parts/estimate_{method}.{part}.parquet",
         plans="results/{dataset}/parts/estimate_{method}.{part}.parquet.plans.json",
+        attack="results/{dataset}/parts/estimate_{method}.{part}.attack.parquet",
     log:
         "logs/{dataset}/estimate_{method}.{part}.log",
     benchmark:
@@ -54,5 +58,6 @@ rule estimate_part:
         tuning_spec=lambda wc: RUN.tuning_spec(wc.dataset, wc.method),
         job=lambda wc: RUN.estimate_args(wc.dataset),
         part=lambda wc: RUN.parts(wc.dataset, "estimate", wc.method)[int(wc.part)],
+        attack=lambda wc: RUN.attack_args(wc.dataset),
     script:
         "../scripts/estimate.py"

@@ -67,7 +67,7 @@ class Job:
 
     def data(self) -> dict[str, str]:
         """The inputs an analysis's loader reads (its data files: every input but the tuning record and parts)."""
-        return {k: v for k, v in self.input.items() if k not in ("tuning", "parts", "part_plans")}
+        return {k: v for k, v in self.input.items() if k not in ("tuning", "parts", "part_plans", "part_attacks")}
 
 
 def main(snakemake, module: ModuleType) -> None:

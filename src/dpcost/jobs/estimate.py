@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..analysis import datasets
 from ..analysis import tuning as tuning_mod
-from ..analysis.attack import ScoreAttack, run_attack
+from ..analysis.attack import ScoreAttack
 from ..analysis.engine import run_grid
 from ..errors import DPCostError
 from ..estimators.registry import methods_of
@@ -45,12 +45,11 @@ def estimate(job: Job) -> None:
     (:class:`~dpcost.analysis.attack.ScoreAttack`, scored as the releases are made). Arguments
     (:meth:`dpcost.config.RunConfig.estimate_args`): params (the analysis parameters, e.g. ``{"s": 20}``), m, reps,
     seed, privacy, and attack ({reps, cap}: :meth:`~dpcost.config.RunConfig.attack_args`). With ``input.parts`` (the
-    tables of :func:`estimate_part` over consecutive parts of the m grid) it joins them instead — each (m, rep) has
-    its own streams, so the table is the same bit for bit — and re-creates the attacked releases."""
+    tables of :func:`estimate_part` over consecutive parts of the m grid, each with its plans and attack statistics
+    beside it) it joins them instead — each (m, rep) has its own streams, so every file is the same bit for bit."""
     a = job.args
     analysis, spec, record, runner, tuning, by_m = tuned(job, a["m"])
     params = dict(a["params"])
-    design = analysis.load(job.data(), params)
     grid = dict(tuning=tuning, tuning_by_m=by_m, params=params, m_grid=a["m"], privacy=job.privacy(),
                 dataset=job.dataset, seed=a["seed"])  # fmt: skip
     t0 = time.perf_counter()
@@ -62,8 +61,9 @@ def estimate(job: Job) -> None:
         if held != list(a["m"]):
             raise DPCostError(f"estimate {job.dataset}/{job.method}: its parts hold m = {held}, not the m grid "
                               f"{list(a['m'])}")  # fmt: skip
-        attacked = run_attack(design, runner, **a["attack"], **grid)
+        attacked = pd.concat([pd.read_parquet(part_attack(path)) for path in parts], ignore_index=True)
     else:
+        design = analysis.load(job.data(), params)
         attack = ScoreAttack(design, runner, **a["attack"], seed=a["seed"], dataset=job.dataset)
         table, plans = run_grid(design, runner, reps=a["reps"], on_release=attack, **grid)
         attacked = attack.table()
@@ -83,13 +83,22 @@ def estimate(job: Job) -> None:
     })  # fmt: skip
 
 
+def part_attack(table: str) -> str:
+    """The attack statistics of the part whose table is ``table`` (``….{k}.parquet`` → ``….{k}.attack.parquet``)."""
+    return str(Path(table).with_suffix(".attack.parquet"))
+
+
 def estimate_part(job: Job) -> None:
     """One part of a split estimate job: the rows of the m of ``args["part"]`` (of the m grid, whose tuning record
-    it reads) to ``output.table`` and their plans beside it (+ .plans.json), for :func:`estimate` to join."""
+    it reads) to ``output.table``, their plans beside it (+ .plans.json) and the score attack's statistics of its
+    m (:func:`part_attack`), scored as in :func:`estimate`, for :func:`estimate` to join."""
     a = job.args
     analysis, _, _, runner, tuning, by_m = tuned(job, a["m"])
-    table, plans = run_grid(analysis.load(job.data(), dict(a["params"])), runner, tuning=tuning, tuning_by_m=by_m,
-                            params=dict(a["params"]), m_grid=list(a["part"]), reps=a["reps"], seed=a["seed"],
-                            privacy=job.privacy(), dataset=job.dataset)  # fmt: skip
+    design = analysis.load(job.data(), dict(a["params"]))
+    attack = ScoreAttack(design, runner, **a["attack"], seed=a["seed"], dataset=job.dataset)
+    table, plans = run_grid(design, runner, tuning=tuning, tuning_by_m=by_m, params=dict(a["params"]),
+                            m_grid=list(a["part"]), reps=a["reps"], seed=a["seed"], privacy=job.privacy(),
+                            dataset=job.dataset, on_release=attack)  # fmt: skip
     write_table_atomic(job.output["table"], table)
     write_json_atomic(job.output["table"] + ".plans.json", plans)
+    write_table_atomic(part_attack(job.output["table"]), attack.table())

@@ -2,6 +2,7 @@
 them) writes the very files of the unsplit job, byte for byte."""
 
 import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -11,7 +12,7 @@ from dpcost.analysis.tuning import TuningSpec
 from dpcost.dp.privacy import Privacy
 from dpcost.errors import DPCostError
 from dpcost.jobs import Job
-from dpcost.jobs.estimate import estimate, estimate_part
+from dpcost.jobs.estimate import estimate, estimate_part, part_attack
 from dpcost.jobs.tune import tune, tune_part
 
 COVARIATES = ["income", "age", "population", "households", "total_rooms"]
@@ -69,8 +70,10 @@ def test_a_split_estimate_job_writes_the_files_of_the_unsplit_one(tmp_path, inpu
     for a, b in zip(out["a"].values(), out["b"].values(), strict=True):
         assert open(a, "rb").read() == open(b, "rb").read()
     assert len(pd.read_parquet(out["a"]["table"])) == 9 and len(json.load(open(out["a"]["plans"]))["plans"]) == 3
-    # the attack: scored in the pass (a), re-created by the joining job (b), the same bytes; its first 2 reps
-    assert set(pd.read_parquet(out["a"]["attack"]).rep) == {0, 1}
+    # the attack: scored in the one pass (a) and in each part, joined (b): the same bytes; its first 2 reps at every m
+    attacked = pd.read_parquet(out["a"]["attack"])
+    assert set(attacked.rep) == {0, 1} and set(attacked.m) == set(M)
+    assert all(os.path.exists(part_attack(p)) for p in parts)
 
 
 @pytest.mark.parametrize(
