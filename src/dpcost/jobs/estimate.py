@@ -50,8 +50,6 @@ def estimate(job: Job) -> None:
     a = job.args
     analysis, spec, record, runner, tuning, by_m = tuned(job, a["m"])
     params = dict(a["params"])
-    grid = dict(tuning=tuning, tuning_by_m=by_m, params=params, m_grid=a["m"], privacy=job.privacy(),
-                dataset=job.dataset, seed=a["seed"])  # fmt: skip
     t0 = time.perf_counter()
     parts = job.input.get("parts", [])
     if parts:
@@ -63,10 +61,7 @@ def estimate(job: Job) -> None:
                               f"{list(a['m'])}")  # fmt: skip
         attacked = pd.concat([pd.read_parquet(part_attack(path)) for path in parts], ignore_index=True)
     else:
-        design = analysis.load(job.data(), params)
-        attack = ScoreAttack(design, runner, **a["attack"], seed=a["seed"], dataset=job.dataset)
-        table, plans = run_grid(design, runner, reps=a["reps"], on_release=attack, **grid)
-        attacked = attack.table()
+        table, plans, attacked = _scored(job, analysis, runner, tuning, by_m, a["m"])
     log.info("%s: %d rows and %d attack statistics in %.2f s", job.method, len(table), len(attacked),
              time.perf_counter() - t0)  # fmt: skip
     table.to_parquet(job.output["table"], index=False)
@@ -83,6 +78,18 @@ def estimate(job: Job) -> None:
     })  # fmt: skip
 
 
+def _scored(job: Job, analysis, runner, tuning, by_m, m_grid) -> tuple[pd.DataFrame, list[dict], pd.DataFrame]:
+    """(table, plans, attack statistics) of the m of ``m_grid``: :func:`run_grid` with the score attack scored on the
+    releases as they are made (:class:`~dpcost.analysis.attack.ScoreAttack`)."""
+    a = job.args
+    design = analysis.load(job.data(), dict(a["params"]))
+    attack = ScoreAttack(design, runner, **a["attack"], seed=a["seed"], dataset=job.dataset)
+    table, plans = run_grid(design, runner, tuning=tuning, tuning_by_m=by_m, params=dict(a["params"]),
+                            m_grid=list(m_grid), reps=a["reps"], seed=a["seed"], privacy=job.privacy(),
+                            dataset=job.dataset, on_release=attack)  # fmt: skip
+    return table, plans, attack.table()
+
+
 def part_attack(table: str) -> str:
     """The attack statistics of the part whose table is ``table`` (``….{k}.parquet`` → ``….{k}.attack.parquet``)."""
     return str(Path(table).with_suffix(".attack.parquet"))
@@ -92,13 +99,8 @@ def estimate_part(job: Job) -> None:
     """One part of a split estimate job: the rows of the m of ``args["part"]`` (of the m grid, whose tuning record
     it reads) to ``output.table``, their plans beside it (+ .plans.json) and the score attack's statistics of its
     m (:func:`part_attack`), scored as in :func:`estimate`, for :func:`estimate` to join."""
-    a = job.args
-    analysis, _, _, runner, tuning, by_m = tuned(job, a["m"])
-    design = analysis.load(job.data(), dict(a["params"]))
-    attack = ScoreAttack(design, runner, **a["attack"], seed=a["seed"], dataset=job.dataset)
-    table, plans = run_grid(design, runner, tuning=tuning, tuning_by_m=by_m, params=dict(a["params"]),
-                            m_grid=list(a["part"]), reps=a["reps"], seed=a["seed"], privacy=job.privacy(),
-                            dataset=job.dataset, on_release=attack)  # fmt: skip
+    analysis, _, _, runner, tuning, by_m = tuned(job, job.args["m"])
+    table, plans, attacked = _scored(job, analysis, runner, tuning, by_m, job.args["part"])
     write_table_atomic(job.output["table"], table)
     write_json_atomic(job.output["table"] + ".plans.json", plans)
-    write_table_atomic(part_attack(job.output["table"]), attack.table())
+    write_table_atomic(part_attack(job.output["table"]), attacked)
