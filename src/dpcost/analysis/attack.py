@@ -56,7 +56,7 @@ class ScoreAttack:
     def __call__(self, draw: Draw) -> None:
         if draw.rep >= self.reps:
             return
-        cand = self.design.candidates(draw.m, draw.rep, seed=self.seed, dataset=self.dataset, cap=self.cap)
+        cand = self.design.candidates(draw.rows, draw.m, draw.rep, seed=self.seed, dataset=self.dataset, cap=self.cap)
         a, b = attack_statistics(draw.estimate, draw.support, cand.members, cand.nonmembers, cand.theta)
         self._ms.append(np.full(a.size + b.size, draw.m))
         self._reps.append(np.full(a.size + b.size, draw.rep))

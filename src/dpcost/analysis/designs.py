@@ -127,12 +127,12 @@ class RegressionDesign:
         # rows, and a cost per repetition that does not grow with the table
         return r2_rmse(self.y[::step][outside[::step]], (self.X[::step] @ estimate)[outside[::step]])
 
-    def candidates(self, m: int, rep: int, *, seed: int, dataset: str, cap: int) -> Candidates:
-        """Members: k rows of the subsample; non-members: k rows outside it; the reference θ: the OLS fit of the
-        remaining rows (disjoint from both). Scores: the linear-model score (y − x'θ)x (σ = 1: a common scale)."""
-        idx = self.subsample(m, rep, seed=seed, dataset=dataset)
+    def candidates(self, rows, m: int, rep: int, *, seed: int, dataset: str, cap: int) -> Candidates:
+        """Members: k rows of the subsample ``rows`` (that of (m, rep): :meth:`subsample`); non-members: k rows
+        outside it; the reference θ: the OLS fit of the remaining rows (disjoint from both). Scores: the
+        linear-model score (y − x'θ)x (σ = 1: a common scale)."""
         rng = rng_for(seed, dataset, "attack", m, rep)
-        inside, outside, ref = split_candidates(len(self.y), idx, rng, cap, "rows")
+        inside, outside, ref = split_candidates(len(self.y), rows, rng, cap, "rows")
         theta = np.linalg.lstsq(self.X[ref], self.y[ref], rcond=None)[0]
         return Candidates(
             linear_score(self.X[inside], self.y[inside], theta),
@@ -184,13 +184,12 @@ class SparseLogisticDesign(RegressionDesign):
         found = np.nan if support is None else len(self._support.intersection(np.asarray(support).tolist()))
         return float(np.linalg.norm(estimate - self.truth)), found
 
-    def candidates(self, m: int, rep: int, *, seed: int, dataset: str, cap: int) -> Candidates:
-        """Members: k records of the subsample; non-members: k records outside it. The attacker's reference is the
-        null model fitted on the remaining records — the intercept logit(ȳ_ref), every other coefficient 0 (no
-        association; a sparse fit on the few records left would be noise). Scores: (y − sigmoid(x'θ))x."""
-        idx = self.subsample(m, rep, seed=seed, dataset=dataset)
+    def candidates(self, rows, m: int, rep: int, *, seed: int, dataset: str, cap: int) -> Candidates:
+        """Members: k records of the subsample ``rows``; non-members: k records outside it. The attacker's reference
+        is the null model fitted on the remaining records — the intercept logit(ȳ_ref), every other coefficient 0
+        (no association; a sparse fit on the few records left would be noise). Scores: (y − sigmoid(x'θ))x."""
         rng = rng_for(seed, dataset, "attack", m, rep)
-        inside, outside, ref = split_candidates(len(self.y), idx, rng, cap, "records")
+        inside, outside, ref = split_candidates(len(self.y), rows, rng, cap, "records")
         rate = np.clip(self.y[ref].mean(), 0.5 / len(ref), 1 - 0.5 / len(ref))
         theta = np.zeros(self.d)
         theta[0] = np.log(rate / (1 - rate))  # the first column is the intercept
@@ -237,16 +236,16 @@ class TwoGroupMeanDesign:
         found = np.nan if support is None else len(self._support.intersection(np.asarray(support).tolist()))
         return float(np.linalg.norm(estimate - self.truth)), found
 
-    def candidates(self, m: int, rep: int, *, seed: int, dataset: str, cap: int) -> Candidates:
+    def candidates(self, rows, m: int, rep: int, *, seed: int, dataset: str, cap: int) -> Candidates:
         """The Homer et al. (2008) setting: the candidates are people. In each group, k of its m subsampled people
+        (``rows``: the (A, B) indices of :meth:`subsample`)
         are members and k people outside the subsample non-members; the people left in both groups form the
         reference panel, whose allele means p̂ stand for the population's (Homer's HapMap). The two groups are strata
         of one population, so the attacker's reference for μ = E a − E b is θ = 0: a difference of the two small
         reference means would add more noise (variance v(1/k_A + 1/k_B) per SNP) than the group differences it
         estimates. A person of A enters μ̂ with weight +1/m, one of B with −1/m: scores z − p̂ and −(z − p̂)."""
         picks, panel = [], []
-        for group, G in (("A", self.A), ("B", self.B)):
-            idx = subsample_indices(len(G), m, seed=seed, dataset=dataset, rep=rep, group=group)
+        for group, G, idx in (("A", self.A, rows[0]), ("B", self.B, rows[1])):
             rng = rng_for(seed, dataset, "attack", group, m, rep)
             inside, outside, ref = split_candidates(len(G), idx, rng, cap, f"people of group {group}")
             picks.append((G, inside, outside))

@@ -7,7 +7,6 @@ import pytest
 from dpcost.analysis.attack import SUMMARY_COLUMNS, ScoreAttack, attack_statistics, run_attack, summarise_attack
 from dpcost.analysis.designs import RegressionDesign, TwoGroupMeanDesign, _some_outside, split_candidates
 from dpcost.analysis.engine import releases, run_grid
-from dpcost.analysis.streams import subsample_indices
 from dpcost.dp.privacy import Privacy
 from dpcost.errors import ConfigError, DataError
 from dpcost.estimators.registry import get
@@ -59,10 +58,10 @@ def test_regression_reference_is_the_ols_of_rows_outside_members_and_nonmembers(
     rng = np.random.default_rng(1)
     X = rng.normal(size=(60, 3))
     design = RegressionDesign(X, X @ [1.0, -1.0, 0.5] + rng.normal(size=60), np.zeros(3))
-    cand = design.candidates(20, 0, seed=SEED, dataset="t", cap=1000)
+    idx = design.subsample(20, 0, seed=SEED, dataset="t")
+    cand = design.candidates(idx, 20, 0, seed=SEED, dataset="t", cap=1000)
     assert cand.members.shape == cand.nonmembers.shape == (20, 3)
     # the reference is fitted on 20 rows, none of the subsample: a refit on the subsample would differ
-    idx = subsample_indices(60, 20, seed=SEED, dataset="t", rep=0)
     inside_fit = np.linalg.lstsq(X[idx], design.y[idx], rcond=None)[0]
     assert np.abs(cand.theta - [1.0, -1.0, 0.5]).max() < 1.0 and not np.allclose(cand.theta, inside_fit)
 

@@ -99,7 +99,7 @@ def test_private_and_non_private_fits_approach_the_full_sample_fit(tmp_path):
 
 def test_attack_uses_the_null_reference_and_traces_the_full_sample_iht_more_than_the_private_fit(tmp_path):
     design = _design(tmp_path)
-    cand = design.candidates(200, 0, seed=1, dataset="t", cap=1000)
+    cand = design.candidates(design.subsample(200, 0, seed=1, dataset="t"), 200, 0, seed=1, dataset="t", cap=1000)
     assert cand.members.shape == cand.nonmembers.shape == (93, design.d)  # (387 − 200) // 2
     assert cand.theta[0] < 0 and not cand.theta[1:].any()  # logit of the reference's share of "low"; no SNP effect
     priv = Privacy(0.5, 1e-5, "tight")
