@@ -4,7 +4,8 @@ examples; prints, per method and release, the examples tried and the worst obser
     python benchmarks/sensitivity_fuzz.py [--examples 500] [--methods peeling,ssp] [--out fuzz.md]
 
 The suite (tests/unit/dp/test_sensitivity_fuzz.py) runs the same property at 25 examples a method; here failures
-are counted instead of stopping the run, and Hypothesis steers towards large ratios (``target``). Each example is a
+are counted instead of stopping the run. Every example is a fresh draw (Hypothesis's hill-climbing on the ratio found
+DPSL-KT-as-printed's gap less often at the same budget: docs/methods.md, "Its power"). Each example is a
 data set and 4 replace-one neighbours (tests/sensitivity_fuzz.py): the ratio is over every release of every
 neighbour. A ratio above 1 on a proven plan is a hole; on an unproven one (a paper's procedure kept for
 reproduction) it shows the gap its label states. Releases without a stated sensitivity (float posterior samples,
@@ -18,7 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import hypothesis
-from hypothesis import HealthCheck, Phase, given, settings, target
+from hypothesis import HealthCheck, Phase, given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
@@ -34,7 +35,7 @@ def run(name: str, calibration: str, examples: int, seed: int) -> dict:
     stats = {"examples": 0, "failures": 0, "first_failure": ""}
 
     @hypothesis.seed(seed)  # a fixed seed: the run is repeatable
-    @settings(max_examples=examples, deadline=None, database=None, phases=[Phase.generate, Phase.target],
+    @settings(max_examples=examples, deadline=None, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))  # fmt: skip
     @given(cases(name, calibration))
     def prop(case):
@@ -47,8 +48,6 @@ def run(name: str, calibration: str, examples: int, seed: int) -> dict:
             return
         for o in seen:
             worst[o.release] = max(worst[o.release], o.ratio)
-        if seen:
-            target(max(o.ratio for o in seen))
 
     prop()
     return {**stats, "worst": dict(worst)}

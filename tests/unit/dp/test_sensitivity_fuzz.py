@@ -7,7 +7,7 @@ sensitivity halved in one plan, each within the same example budget. The long ru
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings, target
+from hypothesis import HealthCheck, Phase, given, settings
 
 from dpcost.dp.privacy import CALIBRATIONS
 from dpcost.estimators import base
@@ -28,21 +28,23 @@ PLANTED_EXAMPLES = 100
 # from it)
 SETTINGS = dict(deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck),
                 report_multiple_bugs=False)  # fmt: skip
+# Fresh examples, not Hypothesis's hill-climbing on the worst ratio (Phase.target): with the same budget, climbing
+# found DPSL-KT-as-printed's gap in 32 of 40 random seeds at 100 examples (6 of 10 at 25) and fresh examples in 39
+# of 40 (34 of 40 at 25), while the planted bugs were caught as often either way (docs/methods.md, "Its power")
+SEARCH = [Phase.explicit, Phase.generate]
 
 
 def fuzz(name: str, calibration: str, *, shrink: bool = True, interval: bool = False, blocks: bool = False) -> None:
     """The property for one method (``interval``: for its private interval, the estimator's releases and the
     interval's own; ``blocks``: its stacked blocks path): raises (Hypothesis's report) when an example breaks it.
     ``shrink=False`` is the planted bugs' search: no shrinking, PLANTED_EXAMPLES examples."""
-    phases = list(Phase) if shrink else [Phase.explicit, Phase.generate, Phase.target]
+    phases = SEARCH + [Phase.shrink, Phase.explain] if shrink else SEARCH
     checker = check_interval if interval else check_blocks if blocks else check
 
     @settings(max_examples=EXAMPLES if shrink else PLANTED_EXAMPLES, phases=phases, **SETTINGS)
     @given(cases(name, calibration))
     def prop(case):
-        seen = checker(name, calibration, case)
-        if seen:
-            target(max(o.ratio for o in seen), label="worst observed/stated sensitivity")
+        checker(name, calibration, case)
 
     prop()
 
@@ -57,10 +59,11 @@ def test_no_release_moves_by_more_than_its_stated_sensitivity(name, calibration)
 
 def test_the_fuzzer_finds_the_gap_of_a_procedure_marked_unproven():
     # DPSL-KT as printed: its IGHT teacher is not the exact minimiser its sensitivity assumes; its plan says so
-    # (proven=False), so the suite does not assert its releases, and the fuzzer must still see the gap
+    # (proven=False), so the suite does not assert its releases, and the fuzzer must still see the gap. 100 examples
+    # (about 3 s) found it in 39 of 40 random seeds, 25 in 34 of 40: the budget that sees it whatever the seed
     worst = []
 
-    @settings(max_examples=EXAMPLES, phases=[Phase.generate], **SETTINGS)
+    @settings(max_examples=100, phases=SEARCH, **SETTINGS)
     @given(cases("dpsl_kt_paper", "tight"))
     def prop(case):
         worst.extend(o.ratio for o in check("dpsl_kt_paper", "tight", case))
