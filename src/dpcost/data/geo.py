@@ -4,12 +4,13 @@ Built for GSE106818 (Affymetrix SNP 6.0, 387 adults with schizophrenia), whose g
 inspect: every coding GEO uses for SNP 6.0 calls is accepted (AA/AB/BA/BB, NoCall / No Call / NC, base pairs with
 NN or -- for no call, numeric -1/0/1/2, empty / null / NA), and anything else stops the run with examples.
 
-The table is streamed (pyarrow's multi-threaded CSV reader on a gzip stream, dictionary-encoded cells); memory is
+The table is streamed (pyarrow's CSV reader on a gzip stream, cells decoded by a lookup of their bytes); memory is
 O(kept SNPs × samples) plus one block, never the whole text or the whole matrix.
 """
 
 from __future__ import annotations
 
+import functools
 import gzip
 import logging
 import os
@@ -155,20 +156,49 @@ class Block:
     a2: np.ndarray
 
 
-class _TokenTable:
-    """Decodes dictionary-encoded columns, caching each distinct token; −2 marks a token that is not a call."""
+@functools.cache
+def _two_byte_calls() -> np.ndarray:
+    """(65536,) int16: the allele codes (:func:`decode_token`) of every two-byte cell as an (a1, a2) pair of int8
+    (:func:`_pairs`), indexed by its bytes read as a little-endian uint16; −2 where the cell is not a call (or not
+    UTF-8). Most cells of a SNP 6.0 matrix are two bytes (AA, AB, BB): these are decoded by one lookup each."""
+    lut = np.full((1 << 16, 2), -2, dtype=np.int8)
+    for key in range(1 << 16):
+        try:
+            call = decode_token(bytes((key & 0xFF, key >> 8)).decode("utf-8"))
+        except UnicodeDecodeError:
+            continue
+        if call is not None:
+            lut[key] = call
+    return _pairs(lut)
 
-    def __init__(self):
-        self.cache: dict[str, tuple[int, int]] = {}
 
-    def luts(self, dictionary: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-        pairs = []
-        for tok in dictionary.to_pylist():
-            if tok not in self.cache:
-                self.cache[tok] = decode_token(tok) or (-2, -2)
-            pairs.append(self.cache[tok])
-        arr = np.array(pairs, dtype=np.int8).reshape(-1, 2)
-        return arr[:, 0], arr[:, 1]
+def _pairs(codes: np.ndarray) -> np.ndarray:
+    """(k, 2) int8 (a1, a2) codes as k int16, one lookup for both."""
+    return np.ascontiguousarray(codes, dtype=np.int8).view(np.int16).ravel()
+
+
+def _decode_cells(cells: pa.Array, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """(a1, a2), each (samples, n_rows) int8 (a row per sample), −2 for a cell that is not a call, of ``cells``: a
+    batch's sample columns concatenated (a string array of n_rows · samples cells). Two-byte cells by
+    :func:`_two_byte_calls`; the others (no-call words, quoted or numeric calls) by :func:`decode_token` on each
+    distinct one: decode_token's codes for every cell, without the CSV reader's dictionary encoding of every column
+    (the parse of a full-size matrix, 906,600 rows × 387 samples: 15.2 → 11.9 s)."""
+    offsets = np.frombuffer(cells.buffers()[1], dtype=np.int32)[cells.offset : cells.offset + len(cells) + 1]
+    buf = cells.buffers()[2]
+    # two spare bytes: a cell shorter than two bytes at the end reads them (its code is replaced below)
+    data = np.zeros((0 if buf is None else buf.size) + 2, dtype=np.uint8)
+    if buf is not None:
+        data[:-2] = np.frombuffer(buf, dtype=np.uint8)
+    # the two bytes at every position, as one little-endian uint16 (a view, not a copy)
+    pairs_at = np.ndarray((data.size - 1,), dtype="<u2", buffer=data, strides=(1,))
+    codes = _two_byte_calls()[pairs_at[offsets[:-1]]]
+    other = np.flatnonzero(np.diff(offsets) != 2)
+    if other.size:
+        enc = pc.dictionary_encode(cells.take(pa.array(other)))
+        words = [decode_token(tok) or (-2, -2) for tok in enc.dictionary.to_pylist()]
+        codes[other] = _pairs(np.array(words).reshape(-1, 2))[enc.indices.to_numpy()]
+    both = codes.view(np.int8).reshape(len(cells) // n_rows, n_rows, 2)
+    return both[..., 0], both[..., 1]
 
 
 def iter_blocks(header: SeriesHeader, *, block_size: int = 1 << 22, accession: str = "series") -> Iterator[Block]:
@@ -182,8 +212,7 @@ def iter_blocks(header: SeriesHeader, *, block_size: int = 1 << 22, accession: s
             return "skip"
         return "error"
 
-    types = {c: pa.dictionary(pa.int32(), pa.string()) for c in samples}
-    types["ID_REF"] = pa.string()
+    types = dict.fromkeys(header.columns, pa.string())
     reader = pacsv.open_csv(
         pa.input_stream(header.path, compression="gzip"),
         read_options=pacsv.ReadOptions(skip_rows=header.skip_lines, column_names=header.columns, block_size=block_size),
@@ -192,35 +221,25 @@ def iter_blocks(header: SeriesHeader, *, block_size: int = 1 << 22, accession: s
             column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[]
         ),
     )
-    tokens = _TokenTable()
     try:
         for batch in reader:
             ids = batch.column(0)
-            keep = pc.invert(pc.or_(pc.starts_with(ids, DROP_PREFIXES[0]), pc.starts_with(ids, DROP_PREFIXES[1])))
-            batch = batch.filter(keep)
-            n = batch.num_rows
-            if n == 0:
+            drop = pc.or_(pc.starts_with(ids, DROP_PREFIXES[0]), pc.starts_with(ids, DROP_PREFIXES[1]))
+            keep = np.flatnonzero(~drop.to_numpy(zero_copy_only=False))
+            if keep.size == 0:
                 continue
-            a1 = np.empty((n, len(samples)), dtype=np.int8, order="F")
-            a2 = np.empty_like(a1)
-            for i in range(len(samples)):
-                col = batch.column(i + 1)
-                lut1, lut2 = tokens.luts(col.dictionary)
-                idx = col.indices.to_numpy(zero_copy_only=False)
-                a1[:, i] = lut1[idx]
-                a2[:, i] = lut2[idx]
+            # every row decoded, then the kept ones taken: cheaper than filtering 387 string columns first
+            cells = pa.concat_arrays([batch.column(i + 1) for i in range(len(samples))])
+            a1, a2 = (a.take(keep, axis=1).T for a in _decode_cells(cells, batch.num_rows))  # a column per sample
             if (a1 == -2).any():
-                used = set()
-                for i in np.flatnonzero((a1 == -2).any(axis=0)).tolist():
-                    col = batch.column(i + 1)
-                    codes = np.unique(col.indices.to_numpy(zero_copy_only=False)[a1[:, i] == -2])
-                    used.update(col.dictionary.take(pa.array(codes)).to_pylist())
+                sample, row = np.nonzero(a1.T == -2)
+                used = set(cells.take(pa.array(sample * batch.num_rows + keep[row])).to_pylist())
                 raise DataError(
                     f"{accession} matrix holds no genotype calls: values such as {sorted(used)[:5]} in "
                     f"{header.path} are not SNP calls (AA/AB/BB, base pairs, 0/1/2 or a no-call token); "
                     "a copy-number or intensity submission cannot be used"
                 )
-            yield Block(np.asarray(batch.column(0).to_numpy(zero_copy_only=False), dtype=object), a1, a2)
+            yield Block(np.asarray(ids.take(pa.array(keep)).to_numpy(zero_copy_only=False), dtype=object), a1, a2)
     except pa.ArrowInvalid as exc:
         raise DataError(f"{header.path}: malformed table ({str(exc).splitlines()[0]})") from None
     except (OSError, EOFError) as exc:

@@ -1,9 +1,13 @@
 """The GEO series-matrix parser on synthetic files in the real layout, in every genotype coding."""
 
 import gzip
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dpcost.data import geo
 from dpcost.errors import DataError, DownloadError
@@ -52,6 +56,30 @@ def test_every_token_style_equals_a_direct_computation(tmp_path, style, max_miss
     assert np.array_equal(sel.genotypes[called], g[called])
     assert set(np.unique(sel.genotypes)) <= {0, 1, 2}
     assert sel.stats["rows"] == len(SERIES.ids)  # CN_* and AFFX-* rows dropped
+
+
+# Every cell the parser may meet in a genotype matrix: calls in each coding (letter pairs of the whole alphabet,
+# numeric), each no-call word in its cases, and the same quoted or padded with spaces
+WORDS = ([a + b for a in geo.ALLELES for b in geo.ALLELES] + ["0", "1", "2", "-1", "NoCall", "NOCALL", "No Call",
+         "NC", "nc", "NN", "--", "---", "", "null", "NA", "nan", "N/A"])  # fmt: skip
+CELLS = st.sampled_from(WORDS).flatmap(lambda w: st.sampled_from([w, f'"{w}"', f" {w}", f"{w} "]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 40).flatmap(lambda k: st.lists(st.lists(CELLS, min_size=5, max_size=5), min_size=k,
+                                                     max_size=k)))  # fmt: skip
+def test_every_cell_is_decoded_as_decode_token_decodes_it(rows):
+    """The parser decodes a batch's cells by a lookup of their bytes (two-byte cells) and by decode_token on each
+    distinct other one; whatever the mix, batch boundaries included, every cell gets decode_token's codes."""
+    cells = np.array(rows, dtype=object)
+    series = make_series(n_snps=len(rows), n_average=3, n_low=2, seed=1)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_series_matrix(Path(tmp) / "m.txt.gz", series, values=cells)
+        blocks = list(geo.iter_blocks(geo.read_header(path), block_size=1 << 10))
+    expected = np.array([[geo.decode_token(c) for c in row] for row in rows], dtype=np.int8)
+    assert np.array_equal(np.concatenate([b.ids for b in blocks]), series.ids)
+    assert np.array_equal(np.vstack([b.a1 for b in blocks]), expected[..., 0])
+    assert np.array_equal(np.vstack([b.a2 for b in blocks]), expected[..., 1])
 
 
 def test_no_calls_in_kept_snps_take_the_mode(tmp_path):
