@@ -238,12 +238,12 @@ class TwoGroupMeanDesign:
 
     def candidates(self, rows, m: int, rep: int, *, seed: int, dataset: str, cap: int) -> Candidates:
         """The Homer et al. (2008) setting: the candidates are people. In each group, k of its m subsampled people
-        (``rows``: the (A, B) indices of :meth:`subsample`)
-        are members and k people outside the subsample non-members; the people left in both groups form the
-        reference panel, whose allele means p̂ stand for the population's (Homer's HapMap). The two groups are strata
-        of one population, so the attacker's reference for μ = E a − E b is θ = 0: a difference of the two small
-        reference means would add more noise (variance v(1/k_A + 1/k_B) per SNP) than the group differences it
-        estimates. A person of A enters μ̂ with weight +1/m, one of B with −1/m: scores z − p̂ and −(z − p̂)."""
+        (``rows``: the (A, B) indices of :meth:`subsample`) are members and k people outside the subsample non-members;
+        the people left in both groups form the reference panel, whose allele means p̂ stand for the population's
+        (Homer's HapMap). The two groups are strata of one population, so the attacker's reference for μ = E a − E b is
+        θ = 0: a difference of the two small reference means would add more noise (variance v(1/k_A + 1/k_B) per SNP)
+        than the group differences it estimates. A person of A enters μ̂ with weight +1/m, one of B with −1/m: scores
+        z − p̂ and −(z − p̂)."""
         picks, panel = [], []
         for group, G, idx in (("A", self.A, rows[0]), ("B", self.B, rows[1])):
             rng = rng_for(seed, dataset, "attack", group, m, rep)
