@@ -60,7 +60,7 @@ def test_no_release_moves_by_more_than_its_stated_sensitivity(name, calibration)
 def test_the_fuzzer_finds_the_gap_of_a_procedure_marked_unproven():
     # DPSL-KT as printed: its IGHT teacher is not the exact minimiser its sensitivity assumes; its plan says so
     # (proven=False), so the suite does not assert its releases, and the fuzzer must still see the gap. 100 examples
-    # (about 3 s) found it in 39 of 40 random seeds, 25 in 34 of 40: the budget that sees it whatever the seed
+    # (about 3 s) found it in 39 of 40 random seeds, 25 in 34 of 40 (an edit of the property draws other examples)
     worst = []
 
     @settings(max_examples=100, phases=SEARCH, **SETTINGS)
