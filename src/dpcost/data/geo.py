@@ -1,16 +1,15 @@
 """GEO series-matrix files of SNP arrays: listing, integrity, a streaming parser, labels and SNP selection.
 
 Built for GSE106818 (Affymetrix SNP 6.0, 387 adults with schizophrenia), whose genotype coding nobody here could
-inspect: every coding GEO uses for SNP 6.0 calls is accepted (AA/AB/BA/BB, NoCall / No Call / NC, base pairs with
-NN or -- for no call, numeric -1/0/1/2, empty / null / NA), and anything else stops the run with examples.
+inspect: every coding GEO uses for SNP 6.0 calls is accepted (:mod:`dpcost.data.calls`), and anything else stops the
+run with examples.
 
-The table is streamed (pyarrow's CSV reader on a gzip stream, cells decoded by a lookup of their bytes); memory is
+The table is streamed (pyarrow's CSV reader on a gzip stream, cells decoded by :func:`~.calls.decode_cells`); memory is
 O(kept SNPs × samples) plus one block, never the whole text or the whole matrix.
 """
 
 from __future__ import annotations
 
-import functools
 import gzip
 import logging
 import os
@@ -26,11 +25,10 @@ import pyarrow.compute as pc
 from pyarrow import csv as pacsv
 
 from ..errors import DataError, DownloadError
+from .calls import ALLELES, decode_cells
 
 log = logging.getLogger(__name__)
 
-ALLELES = "ABCGT"  # allele codes 0..4: Affymetrix A/B calls and nucleotide calls share one alphabet
-MISSING_TOKENS = {"", "null", "na", "nan", "nocall", "no call", "nc", "nn", "--", "-1", "n/a", "---"}
 DROP_PREFIXES = ("CN_", "AFFX-")
 TABLE_BEGIN = "!series_matrix_table_begin"
 TABLE_END = "!series_matrix_table_end"
@@ -136,69 +134,11 @@ def check_groups(labels: np.ndarray, expected: dict[str, int]) -> None:
         raise DataError(f"label counts {found} differ from the expected {dict(sorted(expected.items()))}")
 
 
-def decode_token(token: str) -> tuple[int, int] | None:
-    """(allele1, allele2) codes of one genotype call, (−1, −1) for no call, None if it is not a genotype call."""
-    t = token.strip().strip('"')
-    low = t.lower()
-    if low in MISSING_TOKENS:
-        return (-1, -1)
-    if t in ("0", "1", "2"):  # numeric calls count the B allele: 0 = AA, 1 = AB, 2 = BB
-        return {"0": (0, 0), "1": (0, 1), "2": (1, 1)}[t]
-    if len(t) == 2 and t[0] in ALLELES and t[1] in ALLELES:
-        return (ALLELES.index(t[0]), ALLELES.index(t[1]))
-    return None
-
-
 @dataclass
 class Block:
     ids: np.ndarray  # (rows,) probe ids
     a1: np.ndarray  # (rows, samples) int8 allele codes, −1 = no call
     a2: np.ndarray
-
-
-@functools.cache
-def _two_byte_calls() -> np.ndarray:
-    """(65536,) int16: the allele codes (:func:`decode_token`) of every two-byte cell as an (a1, a2) pair of int8
-    (:func:`_pairs`), indexed by its bytes read as a little-endian uint16; −2 where the cell is not a call (or not
-    UTF-8). Most cells of a SNP 6.0 matrix are two bytes (AA, AB, BB): these are decoded by one lookup each."""
-    lut = np.full((1 << 16, 2), -2, dtype=np.int8)
-    for key in range(1 << 16):
-        try:
-            call = decode_token(bytes((key & 0xFF, key >> 8)).decode("utf-8"))
-        except UnicodeDecodeError:
-            continue
-        if call is not None:
-            lut[key] = call
-    return _pairs(lut)
-
-
-def _pairs(codes: np.ndarray) -> np.ndarray:
-    """(k, 2) int8 (a1, a2) codes as k int16, one lookup for both."""
-    return np.ascontiguousarray(codes, dtype=np.int8).view(np.int16).ravel()
-
-
-def _decode_cells(cells: pa.Array, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """(a1, a2), each (samples, n_rows) int8 (a row per sample), −2 for a cell that is not a call, of ``cells``: a
-    batch's sample columns concatenated (a string array of n_rows · samples cells). Two-byte cells by
-    :func:`_two_byte_calls`; the others (no-call words, quoted or numeric calls) by :func:`decode_token` on each
-    distinct one: decode_token's codes for every cell, without the CSV reader's dictionary encoding of every column
-    (the parse of a full-size matrix, 906,600 rows × 387 samples: 15.2 → 11.9 s)."""
-    offsets = np.frombuffer(cells.buffers()[1], dtype=np.int32)[cells.offset : cells.offset + len(cells) + 1]
-    buf = cells.buffers()[2]
-    # two spare bytes: a cell shorter than two bytes at the end reads them (its code is replaced below)
-    data = np.zeros((0 if buf is None else buf.size) + 2, dtype=np.uint8)
-    if buf is not None:
-        data[:-2] = np.frombuffer(buf, dtype=np.uint8)
-    # the two bytes at every position, as one little-endian uint16 (a view, not a copy)
-    pairs_at = np.ndarray((data.size - 1,), dtype="<u2", buffer=data, strides=(1,))
-    codes = _two_byte_calls()[pairs_at[offsets[:-1]]]
-    other = np.flatnonzero(np.diff(offsets) != 2)
-    if other.size:
-        enc = pc.dictionary_encode(cells.take(pa.array(other)))
-        words = [decode_token(tok) or (-2, -2) for tok in enc.dictionary.to_pylist()]
-        codes[other] = _pairs(np.array(words).reshape(-1, 2))[enc.indices.to_numpy()]
-    both = codes.view(np.int8).reshape(len(cells) // n_rows, n_rows, 2)
-    return both[..., 0], both[..., 1]
 
 
 def iter_blocks(header: SeriesHeader, *, block_size: int = 1 << 22, accession: str = "series") -> Iterator[Block]:
@@ -230,7 +170,7 @@ def iter_blocks(header: SeriesHeader, *, block_size: int = 1 << 22, accession: s
                 continue
             # every row decoded, then the kept ones taken: cheaper than filtering 387 string columns first
             cells = pa.concat_arrays([batch.column(i + 1) for i in range(len(samples))])
-            a1, a2 = (a.take(keep, axis=1).T for a in _decode_cells(cells, batch.num_rows))  # a column per sample
+            a1, a2 = (a.take(keep, axis=1).T for a in decode_cells(cells, batch.num_rows))  # a column per sample
             if (a1 == -2).any():
                 sample, row = np.nonzero(a1.T == -2)
                 used = set(cells.take(pa.array(sample * batch.num_rows + keep[row])).to_pylist())

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpcost.data import geo
+from dpcost.data import calls, geo
 from dpcost.errors import DataError, DownloadError
 
 from geo_synth import STYLES, expected_selection, make_series, tokens, write_series_matrix
@@ -60,7 +60,7 @@ def test_every_token_style_equals_a_direct_computation(tmp_path, style, max_miss
 
 # Every cell the parser may meet in a genotype matrix: calls in each coding (letter pairs of the whole alphabet,
 # numeric), each no-call word in its cases, and the same quoted or padded with spaces
-WORDS = ([a + b for a in geo.ALLELES for b in geo.ALLELES] + ["0", "1", "2", "-1", "NoCall", "NOCALL", "No Call",
+WORDS = ([a + b for a in calls.ALLELES for b in calls.ALLELES] + ["0", "1", "2", "-1", "NoCall", "NOCALL", "No Call",
          "NC", "nc", "NN", "--", "---", "", "null", "NA", "nan", "N/A"])  # fmt: skip
 CELLS = st.sampled_from(WORDS).flatmap(lambda w: st.sampled_from([w, f'"{w}"', f" {w}", f"{w} "]))
 
@@ -76,7 +76,7 @@ def test_every_cell_is_decoded_as_decode_token_decodes_it(rows):
     with tempfile.TemporaryDirectory() as tmp:
         path = write_series_matrix(Path(tmp) / "m.txt.gz", series, values=cells)
         blocks = list(geo.iter_blocks(geo.read_header(path), block_size=1 << 10))
-    expected = np.array([[geo.decode_token(c) for c in row] for row in rows], dtype=np.int8)
+    expected = np.array([[calls.decode_token(c) for c in row] for row in rows], dtype=np.int8)
     assert np.array_equal(np.concatenate([b.ids for b in blocks]), series.ids)
     assert np.array_equal(np.vstack([b.a1 for b in blocks]), expected[..., 0])
     assert np.array_equal(np.vstack([b.a2 for b in blocks]), expected[..., 1])
