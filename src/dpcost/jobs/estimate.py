@@ -40,13 +40,14 @@ def tuned(job: Job, m_grid):
 
 
 def estimate(job: Job) -> None:
-    """Every m and repetition: the tidy table to ``output.table``, the plans it used (one per m) to
-    ``output.plans``, and the score attack's statistics on repetitions 0 … attack.reps − 1 to ``output.attack``
+    """Every m and repetition: the tidy table to ``output.table``, the plans it used (one per m) to ``output.plans``,
+    and the score attack's statistics on repetitions 0 … attack.reps − 1 to ``output.attack``
     (:class:`~dpcost.analysis.attack.ScoreAttack`, scored as the releases are made). Arguments
     (:meth:`dpcost.config.RunConfig.estimate_args`): params (the analysis parameters, e.g. ``{"s": 20}``), m, reps,
     seed, privacy, and attack ({reps, cap}: :meth:`~dpcost.config.RunConfig.attack_args`). With ``input.parts`` (the
-    tables of :func:`estimate_part` over consecutive parts of the m grid, each with its plans and attack statistics
-    beside it) it joins them instead — each (m, rep) has its own streams, so every file is the same bit for bit."""
+    tables of :func:`estimate_part` over consecutive parts of the m grid, with their plans and attack statistics in
+    ``input.part_plans`` and ``input.part_attacks``) it joins them instead — each (m, rep) has its own streams, so every
+    file is the same bit for bit."""
     a = job.args
     analysis, spec, record, runner, tuning, by_m = tuned(job, a["m"])
     params = dict(a["params"])
@@ -54,12 +55,12 @@ def estimate(job: Job) -> None:
     parts = job.input.get("parts", [])
     if parts:
         table = pd.concat([pd.read_parquet(path) for path in parts], ignore_index=True)
-        plans = [p for path in parts for p in json.loads(Path(path + ".plans.json").read_text())]
+        plans = [p for path in job.input["part_plans"] for p in json.loads(Path(path).read_text())]
         held = [int(m) for m in dict.fromkeys(table.m)]
         if held != list(a["m"]):
             raise DPCostError(f"estimate {job.dataset}/{job.method}: its parts hold m = {held}, not the m grid "
                               f"{list(a['m'])}")  # fmt: skip
-        attacked = pd.concat([pd.read_parquet(part_attack(path)) for path in parts], ignore_index=True)
+        attacked = pd.concat([pd.read_parquet(path) for path in job.input["part_attacks"]], ignore_index=True)
     else:
         table, plans, attacked = _scored(job, analysis, runner, tuning, by_m, a["m"])
     log.info("%s: %d rows and %d attack statistics in %.2f s", job.method, len(table), len(attacked),
@@ -90,17 +91,12 @@ def _scored(job: Job, analysis, runner, tuning, by_m, m_grid) -> tuple[pd.DataFr
     return table, plans, attack.table()
 
 
-def part_attack(table: str) -> str:
-    """The attack statistics of the part whose table is ``table`` (``….{k}.parquet`` → ``….{k}.attack.parquet``)."""
-    return str(Path(table).with_suffix(".attack.parquet"))
-
-
 def estimate_part(job: Job) -> None:
     """One part of a split estimate job: the rows of the m of ``args["part"]`` (of the m grid, whose tuning record
-    it reads) to ``output.table``, their plans beside it (+ .plans.json) and the score attack's statistics of its
-    m (:func:`part_attack`), scored as in :func:`estimate`, for :func:`estimate` to join."""
+    it reads) to ``output.table``, their plans to ``output.plans`` and the score attack's statistics of its m, scored
+    as in :func:`estimate`, to ``output.attack``, for :func:`estimate` to join."""
     analysis, _, _, runner, tuning, by_m = tuned(job, job.args["m"])
     table, plans, attacked = _scored(job, analysis, runner, tuning, by_m, job.args["part"])
     write_table_atomic(job.output["table"], table)
-    write_json_atomic(job.output["table"] + ".plans.json", plans)
-    write_table_atomic(part_attack(job.output["table"]), attacked)
+    write_json_atomic(job.output["plans"], plans)
+    write_table_atomic(job.output["attack"], attacked)

@@ -12,7 +12,7 @@ from dpcost.analysis.tuning import TuningSpec
 from dpcost.dp.privacy import Privacy
 from dpcost.errors import DPCostError
 from dpcost.jobs import Job
-from dpcost.jobs.estimate import estimate, estimate_part, part_attack
+from dpcost.jobs.estimate import estimate, estimate_part
 from dpcost.jobs.tune import tune, tune_part
 
 COVARIATES = ["income", "age", "population", "households", "total_rooms"]
@@ -63,17 +63,20 @@ def test_a_split_estimate_job_writes_the_files_of_the_unsplit_one(tmp_path, inpu
     out = {name: {"table": str(tmp_path / f"{name}.parquet"), "plans": str(tmp_path / f"{name}.plans.json"),
                   "attack": str(tmp_path / f"{name}.attack.parquet")} for name in ("a", "b")}  # fmt: skip
     estimate(Job("estimate", data, out["a"], args, WILD))
-    parts = [str(tmp_path / f"part{k}.parquet") for k in range(2)]
-    for path, part in zip(parts, [[300, 600], [900]], strict=True):
-        estimate_part(Job("estimate_part", data, {"table": path}, {**args, "part": part}, WILD))
-    estimate(Job("estimate", {**data, "parts": parts}, out["b"], args, WILD))
+    parts = [{"table": str(tmp_path / f"part{k}.parquet"), "plans": str(tmp_path / f"part{k}.plans.json"),
+              "attack": str(tmp_path / f"part{k}.attack.parquet")} for k in range(2)]  # fmt: skip
+    for files, part in zip(parts, [[300, 600], [900]], strict=True):
+        estimate_part(Job("estimate_part", data, files, {**args, "part": part}, WILD))
+    joined = {name: [f[k] for f in parts] for name, k in (("parts", "table"), ("part_plans", "plans"),
+                                                          ("part_attacks", "attack"))}  # fmt: skip
+    estimate(Job("estimate", {**data, **joined}, out["b"], args, WILD))
     for a, b in zip(out["a"].values(), out["b"].values(), strict=True):
         assert open(a, "rb").read() == open(b, "rb").read()
     assert len(pd.read_parquet(out["a"]["table"])) == 9 and len(json.load(open(out["a"]["plans"]))["plans"]) == 3
     # the attack: scored in the one pass (a) and in each part, joined (b): the same bytes; its first 2 reps at every m
     attacked = pd.read_parquet(out["a"]["attack"])
     assert set(attacked.rep) == {0, 1} and set(attacked.m) == set(M)
-    assert all(os.path.exists(part_attack(p)) for p in parts)
+    assert all(os.path.exists(f["attack"]) for f in parts)
 
 
 @pytest.mark.parametrize(
