@@ -103,7 +103,7 @@ def _log_a(q: float, sigma: float, alpha: int, deltas: np.ndarray) -> float:
     log_a = 0
     for t in [first, *s.tolist()]:
         log_a = _log_add(log_a, t)
-    return float(log_a) if alpha <= _MAX_EXACT else log_a
+    return float(log_a)
 
 
 def sample_wor_gaussian_rdp(q: float, sigma: float, orders) -> np.ndarray:
