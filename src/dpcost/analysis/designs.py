@@ -15,6 +15,7 @@ import numpy as np
 
 from ..attacks.score import gaussian_mean_score, linear_score, logistic_score
 from ..errors import ConfigError, DataError
+from ..estimators.base import take_rows
 from .streams import rng_for, subsample_indices
 
 
@@ -107,7 +108,7 @@ class RegressionDesign:
         return subsample_indices(len(self.y), m, seed=seed, dataset=dataset, rep=rep)
 
     def draw_at(self, rows) -> tuple:
-        return self.X[rows], self.y[rows]
+        return take_rows(self.X, rows), take_rows(self.y, rows)
 
     def draw(self, m: int, rep: int, *, seed: int, dataset: str) -> tuple:
         return self.draw_at(self.subsample(m, rep, seed=seed, dataset=dataset))
@@ -133,10 +134,10 @@ class RegressionDesign:
         linear-model score (y − x'θ)x (σ = 1: a common scale)."""
         rng = rng_for(seed, dataset, "attack", m, rep)
         inside, outside, ref = split_candidates(len(self.y), rows, rng, cap, "rows")
-        theta = np.linalg.lstsq(self.X[ref], self.y[ref], rcond=None)[0]
+        theta = np.linalg.lstsq(take_rows(self.X, ref), take_rows(self.y, ref), rcond=None)[0]
         return Candidates(
-            linear_score(self.X[inside], self.y[inside], theta),
-            linear_score(self.X[outside], self.y[outside], theta),
+            linear_score(take_rows(self.X, inside), take_rows(self.y, inside), theta),
+            linear_score(take_rows(self.X, outside), take_rows(self.y, outside), theta),
             theta,
         )
 
@@ -194,8 +195,8 @@ class SparseLogisticDesign(RegressionDesign):
         theta = np.zeros(self.d)
         theta[0] = np.log(rate / (1 - rate))  # the first column is the intercept
         return Candidates(
-            logistic_score(self.X[inside], self.y[inside], theta),
-            logistic_score(self.X[outside], self.y[outside], theta),
+            logistic_score(take_rows(self.X, inside), take_rows(self.y, inside), theta),
+            logistic_score(take_rows(self.X, outside), take_rows(self.y, outside), theta),
             theta,
         )
 

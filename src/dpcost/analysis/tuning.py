@@ -40,6 +40,7 @@ from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, grid_scale
 from ..dp.selection import candidate_mu_for, check_eta, check_mean_K, select_best
 from ..errors import ConfigError, PrivacyError
+from ..estimators.base import take_rows
 from ..estimators.registry import Method
 from .decoys import Decoys, decoy_choice, decoy_errors, decoy_search, merge_errors
 
@@ -204,12 +205,17 @@ class PrivatelyTuned:
         perm = rng.permutation(n)
         val, train = perm[: b["n_val"]], perm[b["n_val"] :]
         base = int(rng.integers(0, 2**63))
+        # gathered once for the K runs, read-only: no run can change another's data, and a method's memo of its
+        # clipped design (FrozenMemo) serves every run
+        X_train, y_train, X_val, y_val = (take_rows(a, i) for a, i in ((X, train), (y, train), (X, val), (y, val)))
+        for a in (X_train, y_train, X_val, y_val):
+            a.setflags(write=False)
 
         def run(j: int, k: int):
             r = np.random.default_rng([base, k])  # run k's own stream: fresh noise for every run
-            fit, _ = self.method.estimate(X[train], y[train], privacy=b["privacy_c"], rng=r, tuning=self.cands[j],
+            fit, _ = self.method.estimate(X_train, y_train, privacy=b["privacy_c"], rng=r, tuning=self.cands[j],
                                           params=params)  # fmt: skip
-            loss = np.minimum((y[val] - X[val] @ fit) ** 2, self.selection.loss_cap).mean()
+            loss = np.minimum((y_val - X_val @ fit) ** 2, self.selection.loss_cap).mean()
             return fit, -float(add_noise(loss, "gaussian", b["sigma_q"], r, privacy.sampler))
 
         chosen = select_best(run, len(self.cands), self.selection.mean_K, self.selection.eta, rng)

@@ -10,7 +10,7 @@ from ..dp.mechanisms import check_positive, classic_gaussian_sigma, gaussian_sig
 from ..dp.plan import PrivacyPlan, grid_release
 from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, grid_scale
-from .base import check_count, check_design, project_l2_ball, require_replace
+from .base import check_count, check_design, project_l2_ball, require_replace, take_rows
 
 
 def n_blocks(n: int, block_size: int) -> int:
@@ -114,5 +114,5 @@ def subsample_aggregate(X, y, *, privacy: Privacy, rng: np.random.Generator, R_b
     perm = rng.permutation(n)
     sizes = np.full(k, n // k) + (np.arange(k) < n % k)  # k blocks, sizes differing by at most one
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    estimates = project_l2_ball(block_ols(X[perm], y[perm], starts), R_b)
+    estimates = project_l2_ball(block_ols(take_rows(X, perm), take_rows(y, perm), starts), R_b)
     return add_noise(estimates.mean(axis=0), "gaussian", plan.releases[0].noise_scale, rng, privacy.sampler)

@@ -54,7 +54,7 @@ from ..dp.plan import PrivacyPlan, Release, grid_release
 from ..dp.privacy import Privacy
 from ..dp.samplers import GRID_BITS, add_noise, describe_float, grid_scale
 from ..errors import PrivacyError
-from .base import check_count, check_design, require_replace
+from .base import check_count, check_design, require_replace, take_rows
 from .method import Abstention
 from .subsample_aggregate import block_ols
 
@@ -265,7 +265,7 @@ def _run(X, y, *, privacy, rng, block_size, ptr_share) -> tuple[np.ndarray, bool
         return zero, False, 0, f"too few blocks for a depth region (K = {K}, depth {t}): released the public 0"
     perm = rng.permutation(n)
     bs = n // K
-    models = block_ols(X[perm[: K * bs]], y[perm[: K * bs]], np.arange(K) * bs)
+    models = block_ols(take_rows(X, perm[: K * bs]), take_rows(y, perm[: K * bs]), np.arange(K) * bs)
     S, LW, logV = log_volumes(models)
     if privacy.calibration == "paper":
         L = _paper_distance(logV, t, c, pr["log_eta"])

@@ -50,7 +50,7 @@ from ..dp.plan import PrivacyPlan, grid_release
 from ..dp.privacy import Privacy
 from ..dp.samplers import draw
 from ..errors import PrivacyError
-from .base import check_count, check_s, require_replace
+from .base import check_count, check_s, require_replace, take_rows
 from .knowledge_transfer import strongly_convex_teacher
 from .losses import as_design, check_loss, clip_rows_l2, ight
 
@@ -168,7 +168,7 @@ def vote_counts(X, y, *, loss: str, s: int, blocks: int, block_iters: int, perm:
     starts = block_starts(X.shape[0], blocks)
     for a, b in zip(starts[:-1], starts[1:], strict=True):
         rows = np.sort(perm[a:b])
-        Xb, yb = X[rows], y[rows]
+        Xb, yb = take_rows(X, rows), take_rows(y, rows)
         theta = ight(Xb, yb, loss=loss, s=s, eta=block_step(Xb, loss), T=block_iters)
         counts[np.flatnonzero(theta)] += 1
     return counts

@@ -37,7 +37,7 @@ import numpy as np
 from ..dp.plan import PrivacyPlan
 from ..dp.privacy import Privacy
 from ..errors import PrivacyError
-from ..estimators.base import check_count, check_design, require_replace
+from ..estimators.base import check_count, check_design, require_replace, take_rows
 from ..estimators.registry import METHODS
 from .base import check_level, derived_rng, make_interval
 
@@ -92,7 +92,8 @@ def blocks_interval(
     children = stream.bit_generator.seed_seq.spawn(k)
     if m.blocks is None:  # block j's release with the j-th child
         ests = np.stack([
-            np.asarray(m.fn(X[idx], y[idx], privacy=p, rng=np.random.default_rng(c), **tuning), dtype=float)
+            np.asarray(m.fn(take_rows(X, idx), take_rows(y, idx), privacy=p, rng=np.random.default_rng(c),
+                            **tuning), dtype=float)
             for idx, c in zip(parts, children, strict=True)
         ])  # fmt: skip
     else:  # the blocks of each size (⌈n/k⌉ first, then ⌊n/k⌋) stacked, with the child of the first of them
@@ -100,7 +101,8 @@ def blocks_interval(
         for size in sorted({len(i) for i in parts}, reverse=True):
             js = [j for j, i in enumerate(parts) if len(i) == size]
             idx = np.stack([parts[j] for j in js])
-            ests[js] = m.blocks(X[idx], y[idx], privacy=p, rng=np.random.default_rng(children[js[0]]), **tuning)
+            ests[js] = m.blocks(take_rows(X, idx), take_rows(y, idx), privacy=p,
+                                rng=np.random.default_rng(children[js[0]]), **tuning)  # fmt: skip
     with np.errstate(over="ignore", invalid="ignore"):
         centre = ests.mean(axis=0)
         se = ests.std(axis=0, ddof=1) / np.sqrt(k)
