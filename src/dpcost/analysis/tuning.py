@@ -209,7 +209,8 @@ class PrivatelyTuned:
         # clipped design (FrozenMemo) serves every run
         X_train, y_train, X_val, y_val = (take_rows(a, i) for a, i in ((X, train), (y, train), (X, val), (y, val)))
         for a in (X_train, y_train, X_val, y_val):
-            a.setflags(write=False)
+            if isinstance(a, np.ndarray):  # a sparse design (LIBSVM tables) has no flags
+                a.setflags(write=False)
 
         def run(j: int, k: int):
             r = np.random.default_rng([base, k])  # run k's own stream: fresh noise for every run

@@ -7,6 +7,7 @@ import pytest
 from dpcost.analysis.attack import SUMMARY_COLUMNS, ScoreAttack, attack_statistics, run_attack, summarise_attack
 from dpcost.analysis.designs import RegressionDesign, TwoGroupMeanDesign, _some_outside, split_candidates
 from dpcost.analysis.engine import releases, run_grid
+from dpcost.attacks.score import attack_auc, attack_epsilon_lower_bound, tpr_at_fpr
 from dpcost.dp.privacy import Privacy
 from dpcost.errors import ConfigError, DataError
 from dpcost.estimators.registry import get
@@ -128,6 +129,44 @@ def test_sparse_releases_are_scored_on_their_support_only():
     np.testing.assert_array_equal(b, [0.0, -1.0, 0.0, 0.0])
     a, _ = attack_statistics(np.array([1.0, 2.0, 0.0, 0.0]), None, members, nonmembers, np.ones(4))
     np.testing.assert_array_equal(a, [0.0, 1.0, -1.0, -1.0])
+
+
+def test_the_summary_scores_each_repetition_on_its_own_rows_in_any_row_order():
+    """Rows of several repetitions and methods interleaved (as a concatenation or a shuffle leaves them): the
+    per-repetition AUC and TPRs are those of that repetition's rows alone, averaged; ε_lb is that of the pooled
+    statistics in the table's row order. A summary that mixed up repetitions (or dropped the row order ε_lb's
+    shuffle starts from) would differ."""
+    rng = np.random.default_rng(11)
+    parts = []
+    for method, shift in (("a", 0.0), ("b", 1.0)):
+        for rep in range(5):
+            k = 30 + 7 * rep  # repetitions of different sizes
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "method": method,
+                        "m": 400,
+                        "rep": rep,
+                        "member": np.arange(2 * k) < k,
+                        "statistic": rng.normal(np.r_[np.full(k, shift + rep / 4), np.zeros(k)]),
+                    }
+                )
+            )
+    stats = pd.concat(parts, ignore_index=True).sample(frac=1.0, random_state=3).reset_index(drop=True)
+    out = summarise_attack(stats, privacy=PRIV, private={"a": False, "b": True}).set_index("method")
+    for method, df in stats.groupby("method"):
+        per_rep = [(attack_auc(a, b), tpr_at_fpr(a, b, 0.01), tpr_at_fpr(a, b, 0.05))
+                   for a, b in ((r.statistic[r.member].to_numpy(), r.statistic[~r.member].to_numpy())
+                                for _, r in df.groupby("rep"))]  # fmt: skip
+        auc, t01, t05 = np.mean(per_rep, axis=0)
+        assert out.loc[method, ["auc", "tpr_fpr01", "tpr_fpr05"]].tolist() == [auc, t01, t05]
+        assert (
+            out.loc[method, "n_reps"] == 5 and out.loc[method, "n_candidates"] == sum(30 + 7 * r for r in range(5)) // 5
+        )
+        eps = attack_epsilon_lower_bound(df.statistic[df.member], df.statistic[~df.member], PRIV.at(400).delta,
+                                         seed=400)  # fmt: skip
+        assert out.loc[method, "epsilon_lb"] == eps
+    assert out.loc["b", "auc"] > out.loc["a", "auc"] + 0.1  # b's members stand out more (AUC 0.84 against 0.66)
 
 
 def test_summary_refuses_an_empty_or_malformed_table():

@@ -204,6 +204,25 @@ def test_every_run_of_the_selection_draws_fresh_noise():
     assert len(seen) >= 20 and len(set(seen)) == len(seen)
 
 
+def test_the_selections_runs_share_one_read_only_copy_of_the_training_rows():
+    # gathered once, not per run; read-only, so a run that wrote to its data would fail instead of changing the rows
+    # the next run sees (and the clipped-design memo, which trusts read-only arrays, may serve them all)
+    seen = []
+
+    @functools.wraps(SA.fn)
+    def spy(X, y, *, rng, **kw):
+        seen.append((id(X), X.flags.writeable, y.flags.writeable, X.shape[0]))
+        with pytest.raises(ValueError, match="read-only"):
+            X[0, 0] = 0.0
+        return SA.fn(X, y, rng=rng, **kw)
+
+    tuned = tuning.PrivatelyTuned(replace(SA, fn=spy), [SA.resolve_tuning({"R_b": 1.0, "block_size": 10})] * 2,
+                                  tuning.PrivateTuning(mean_K=8, eta=0, validation=0.25, loss_cap=4.0))  # fmt: skip
+    d = design(n=400)
+    tuned.estimate(d.X, d.y, privacy=P, rng=np.random.default_rng(0), tuning={}, params={})
+    assert len(seen) >= 2 and set(seen) == {(seen[0][0], False, False, 300)}
+
+
 def test_tuning_mode_none_runs_only_tuning_free_methods_at_their_code_rules():
     h = ANALYSES["housing"]
     kw = dict(params={}, m_grid=[100, 200], seed=1, privacy=P)
