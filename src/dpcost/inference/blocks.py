@@ -66,10 +66,11 @@ def blocks_interval(
     if not m.private:
         raise PrivacyError(f"{method} is not a private estimator")
     level = check_level(level)
+    # before the data are read, so the refusal is the same on every data set
+    require_replace(privacy, f"{method}'s blocks interval", "its block sizes are functions of n")
     X, y = check_design(X, y)
     n, d = X.shape
     p = privacy.at(n)
-    require_replace(p, "the blocks interval", "its block sizes are functions of n")
     tuning = m.resolve_tuning(constants, where=f"interval constants of {method}")
     mu = plan_mu(m.make_plan(p, n, d, tuning, {}))
     floor = MIN_ROWS_MU[method]

@@ -1,11 +1,13 @@
 """Private intervals for the SSP family — SSP, AdaSSP, joint SSP (:mod:`dpcost.estimators.ssp`) — from its released
 statistics, a private residual variance and nothing else (docs/proofs.md, "Private confidence intervals").
 
-One release, (ε, δ)-DP as a whole (:mod:`.budget`): the estimator's own releases at the share 1 − f of the budget —
-its draws exactly those of the estimator at that budget, so the centre is the estimate — and
-S̃ = Σ clip_R(y_i − x_i'θ̂)² + noise at the share f. σ̂² = (S̃ − tr(Ĝ V_noise))/(n − d), the residuals' share of
-the estimate's own noise taken out. The interval is post-processing of
-(G̃, b̃, λ, S̃) and the public noise scales:
+One release, (ε, δ)-DP as a whole under replace-one neighbours (:mod:`.budget`): the estimator's own releases at
+the share 1 − f of the budget — its draws exactly those of the estimator at that budget, so the centre is the
+estimate — and S̃ = Σ clip_R(y_i − x_i'θ̂)² + noise at the share f. σ̂² = (S̃ − tr(Ĝ V_noise))/(n − d), the
+residuals' share of the estimate's own noise taken out. The interval is post-processing of (G̃, b̃, λ, S̃), the
+public noise scales and n, which is public under replace-one only: add/remove neighbours are refused (where σ̂²'s
+floor binds it is σ_S/(n − d), which names n).
+
 
 * ``bootstrap``: the parametric bootstrap of Ferrando, Wang & Sheldon (AISTATS 2022, §4, OLS), re-simulating
   the sampling and the mechanism from the released values: Ĝ = G̃ with its eigenvalues floored at σ_G (a PSD
@@ -41,7 +43,7 @@ import numpy as np
 
 from ..dp.privacy import Privacy
 from ..errors import PrivacyError
-from ..estimators.base import clip_design
+from ..estimators.base import clip_design, require_replace
 from ..estimators.ssp import (
     adassp_statistics,
     joint_ssp_statistics,
@@ -82,7 +84,9 @@ def ssp_family_interval(
     σ̂² release, defaults to B_Y: the data arrive with y clipped to [−B_Y, B_Y], so B_Y ≥ 3σ wherever B_Y is the
     usual 3 sd(y) (σ ≤ sd(y)), and clipping a Gaussian residual at 3σ loses 0.5 % of σ². Guarantee: (ε, δ)-DP under
     the privacy specification's neighbours (the estimator's relation), by composing the estimator's releases at
-    the share 1 − f with the σ̂² release (sensitivity R²) at f (:func:`~.budget.split`)."""
+    the share 1 − f with the σ̂² release (sensitivity R²) at f (:func:`~.budget.split`). Replace-one neighbours only:
+    σ̂² = max(S̃ − tr(ĜV), σ_S)/(n − d) and the check n ≥ d + 2 read n, which add/remove neighbours make private
+    (where the floor binds, σ̂² names n), so ``neighbours="add_remove"`` is refused at the call."""
     from scipy import special  # here: slow to import; scipy.stats's quantiles are these functions, at 3x its import
 
     if method not in STATISTICS:
@@ -96,6 +100,11 @@ def ssp_family_interval(
         raise PrivacyError(f"draws must be an integer >= 100, got {draws!r}")
     if "B_X" not in constants or "B_Y" not in constants:
         raise PrivacyError(f"{method} needs its public bounds B_X and B_Y")
+    # before anything reads the data: the refusal depends on the specification alone, so it is the same on every
+    # data set (a neighbour never sees "released" where the other sees "refused")
+    require_replace(privacy, f"{method}'s {route} interval",
+                    "sigma^2 divides by n - d and the interval needs n >= d + 2 rows, and under add/remove n is "
+                    "private")  # fmt: skip
     Xc, yc = clip_design(X, y, constants["B_X"], constants["B_Y"])
     n, d = Xc.shape
     check_rows(n, d)
