@@ -34,10 +34,37 @@ def check_sensitivity(sensitivity: float) -> None:
         raise PrivacyError(f"sensitivity must be a finite number > 0, got {sensitivity!r}")
 
 
+# The largest public bound or tuning constant, 2^484 ≈ 5.0e145: a release sums n per-row terms, each at most a product
+# of two bounds (B_X², B_X·B_Y, R²) ≤ 2^968, so a sum over up to 2^53 rows (more than any array holds) stays below
+# 2^1021, a quarter of the float maximum. A larger bound could make the sum overflow on one neighbour and not on the
+# other (one side released, the other refused: δ = 1 for that pair); checked from the bound alone, never from n or
+# the data, so neighbours are refused alike. The smallest, 2^-484 ≈ 2.0e-146, keeps a product of two bounds a normal
+# float (a subnormal bound divided the calibrations by zero).
+BOUND_MIN, BOUND_MAX = 2.0**-484, 2.0**484
+
+
 def check_positive(name: str, value: float) -> float:
-    """A public bound or tuning constant must be a finite number > 0: a zero bound would mean zero noise."""
+    """A public bound or tuning constant must be a finite number in [:data:`BOUND_MIN`, :data:`BOUND_MAX`]: a zero
+    bound would mean zero noise, a larger one lets a sum of n per-row terms overflow on one neighbour only, and a
+    smaller one makes its products subnormal."""
     if not (isinstance(value, (int, float, np.floating)) and math.isfinite(value) and value > 0):
         raise PrivacyError(f"{name} must be a finite number > 0, got {value!r}")
+    if value > BOUND_MAX:
+        raise PrivacyError(
+            f"{name} = {value!r} exceeds 2^484 (about 5.0e145): sums of n terms of that size can overflow on one "
+            "data set and not on its neighbour; rescale the data so that the bound is smaller"
+        )
+    if value < BOUND_MIN:
+        raise PrivacyError(f"{name} = {value!r} is below 2^-484 (about 2.0e-146), where products of bounds leave "
+                           "the normal floats; rescale the data so that the bound is larger")  # fmt: skip
+    return float(value)
+
+
+def check_probability(name: str, value: float) -> float:
+    """A failure probability or a share of the budget must lie in [:data:`BOUND_MIN`, 1): a subnormal one divides the
+    calibrations by zero."""
+    if not (isinstance(value, (int, float, np.floating)) and not isinstance(value, bool) and BOUND_MIN <= value < 1):
+        raise PrivacyError(f"{name} must lie strictly between 0 and 1 (and be at least 2^-484), got {value!r}")
     return float(value)
 
 

@@ -48,7 +48,12 @@ SAMPLERS = ("exact", "float-unsafe")
 GRID_BITS = 20
 T = 1 << GRID_BITS  # the noise scale in grid steps
 MARGIN = 1e-6  # relative increase of every grid noise scale covering the discrete curves' excess (module docstring)
-_SAFE = float(2**52)  # |f/g| below this rounds to the right integer in float64
+# A value beyond 2^51 grid steps (2^31 noise scales) is released as ±2^51 steps (|f/g| below 2^52 rounds to the right
+# integer in float64): every value has a place on the grid, so every release is total and no pair of neighbours
+# splits into "released" / "refused" (GridNoise.add)
+_BOX = float(2**51)
+# noise scales whose grid step g = scale/T is a normal float and whose releases, at most (2^51 + |Z|)·g, stay finite
+SCALE_MIN, SCALE_MAX = 2.0**-1000, 2.0**990
 
 
 def check_sampler(sampler: str) -> None:
@@ -266,8 +271,18 @@ class GridNoise:
         return GridNoise(self.steps[index], self.step, self.exact)
 
     def add(self, value) -> np.ndarray:
-        """The released value: g·(round(f/g) + Z) (exact), or f + g·Z (float-unsafe)."""
+        """The released value: g·(round(f/g) + Z) (exact), or f + g·Z (float-unsafe).
+
+        Exact: f is first clamped to ±2^51 grid steps (±2^31 noise scales), so a value that overflowed (±inf) or
+        lies beyond what the grid can round is released, not refused. Clamping each coordinate to a public box is
+        1-Lipschitz in every norm a sensitivity is stated in, so the clamped values of two neighbours are no further
+        apart than the values: the guarantee holds, and whether a release is made never depends on the data. Where
+        f itself overflowed (its true sum above the float maximum) the clamp gives what the true sum would: the box's
+        end. A NaN value (a computation that broke, e.g. inf − inf) is refused: it has no place on the grid."""
         value = np.asarray(value, dtype=float)
+        if self.exact:
+            box = _BOX * self.step
+            value = np.clip(value, -box, box)
         if _tracer is not None:  # a sensitivity audit (tracing) sees the value before the noise
             return _tracer.grid(self, value, lambda: self._release(value))
         return self._release(value)
@@ -276,11 +291,8 @@ class GridNoise:
         if not self.exact:
             return value + self.step * self.steps
         k = value / self.step
-        if np.count_nonzero(np.abs(k) < _SAFE) < k.size:  # not all below (NaN included)
-            raise PrivacyError(
-                "a value to be released is not finite or exceeds 2^52 grid steps of its noise: "
-                "its true value is not bounded as its sensitivity assumes"
-            )
+        if np.isnan(k).any():
+            raise PrivacyError("a value to be released is NaN: the computation before the noise broke (e.g. inf - inf)")
         return self.step * (np.rint(k) + self.steps)
 
 
@@ -317,6 +329,11 @@ def draw(kind: str, scale: float, shape, rng: np.random.Generator, sampler: str 
     check_sampler(sampler)
     if not (math.isfinite(scale) and scale > 0):
         raise PrivacyError(f"noise scale must be a finite number > 0, got {scale!r}")
+    if sampler == "exact" and not SCALE_MIN <= scale <= SCALE_MAX:
+        raise PrivacyError(
+            f"noise scale {scale!r} is outside [2^-1000, 2^990], where the grid's step is a normal float and every "
+            "release stays finite: the bounds or the budget are too extreme to release on the grid"
+        )
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
     size = math.prod(shape)
     if kind not in ("laplace", "gaussian"):

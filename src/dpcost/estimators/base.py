@@ -243,7 +243,7 @@ def ball_factor(V: np.ndarray, bound: float) -> np.ndarray:
     s, q = row_norm_parts(V)
     if np.ndim(bound):  # a bound per row (a stack of blocks, each its own): one per entry of q
         bound = np.broadcast_to(bound, q.shape)
-    factor = clip_factor(q, bound)
+    factor = np.asarray(clip_factor(q, bound))  # one vector: a 0-d array, so the odd row can be set below
     odd = s != 1.0
     if odd.any():
         with np.errstate(over="ignore"):  # bound/s overflows for a tiny row: its factor is 1

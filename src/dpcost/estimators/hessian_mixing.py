@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ..dp.mechanisms import check_positive, gaussian_sigma
+from ..dp.mechanisms import BOUND_MIN, check_positive, gaussian_sigma
 from ..dp.plan import PrivacyPlan, Release, grid_release
 from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, describe_float, grid_scale, replayable
@@ -84,8 +84,9 @@ def _resolve(n, d, p, B_X, C, T, k, share):
     B_X = rule_x if B_X is None else check_positive("B_X", B_X)
     C = rule_c if C is None else check_positive("C", C)
     k = default_k(d, p.delta, T) if k is None else check_count("k", k)
-    if not 0 < share < 1:
-        raise PrivacyError(f"share (the sketches' part of the budget) must lie strictly between 0 and 1, got {share!r}")
+    if not BOUND_MIN <= share < 1:
+        raise PrivacyError(f"share (the sketches' part of the budget) must lie strictly between 0 and 1 (and be at "
+                           f"least 2^-484), got {share!r}")  # fmt: skip
     return B_X, C, T, k
 
 

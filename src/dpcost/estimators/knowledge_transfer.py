@@ -206,8 +206,11 @@ def strongly_convex_teacher(X, y, *, loss: str, lam: float, residual_clip: float
 
 
 def _student(X_public, y_priv: np.ndarray, s: int, eta2: float, T2: int) -> np.ndarray:
-    """Alg. 1, lines 3–4: IGHT on L̃(θ) = (1/2m)‖ỹ − X̃θ‖² (post-processing)."""
-    return ight(X_public, y_priv, loss="squared", s=s, eta=eta2, T=T2)
+    """Alg. 1, lines 3–4: IGHT on L̃(θ) = (1/2m)‖ỹ − X̃θ‖² (post-processing). A step η₂ too large for the public
+    design diverges: its overflow is mapped into the finite floats (NaN to 0), so the release stays total."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        theta = ight(X_public, y_priv, loss="squared", s=s, eta=eta2, T=T2)
+    return np.nan_to_num(theta, nan=0.0)
 
 
 def _public(X_public, d: int):

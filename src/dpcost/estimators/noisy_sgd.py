@@ -102,7 +102,8 @@ def noisy_sgd_ols(
     plan = noisy_sgd_plan(privacy, n, d, B_X=B_X, B_Y=B_Y, C=C, passes=passes, batch=batch)
     T, batch, L = plan.parameters["T"], plan.parameters["batch"], plan.parameters["L"]
     sigma = plan.releases[0].noise_scale
-    eta = 2 * C / np.sqrt(np.arange(1, T + 1) * (L**2 + d * sigma**2))
+    # numpy squares: past the float maximum the steps are 0 (post-processing), not Python's OverflowError
+    eta = 2 * C / np.sqrt(np.arange(1, T + 1) * (np.square(np.float64(L)) + d * np.square(np.float64(sigma))))
     noise = draw("gaussian", sigma, (T, d), rng, privacy.sampler)  # step t releases noise[t].add(its mean gradient)
     theta = np.zeros(d)
     for t in range(T):  # sequential by nature: each step needs the previous iterate

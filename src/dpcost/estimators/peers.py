@@ -16,7 +16,7 @@ import numpy as np
 from ..dp.plan import PrivacyPlan, Release, grid_release
 from ..dp.privacy import Privacy
 from ..dp.samplers import describe_float, draw, grid_scale
-from ..errors import ConfigError
+from ..errors import ConfigError, PrivacyError
 from .base import clip_design, require_replace
 from .ssp import symmetric_from_upper
 
@@ -126,7 +126,12 @@ def opendp_scale(*, epsilon: float, delta: float, sensitivity: float) -> float:
     def make(scale):
         return dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(space >> dp.m.then_gaussian(scale=scale)), delta)
 
-    return float(dp.binary_search_param(make, d_in=sensitivity, d_out=(epsilon, delta)))
+    try:
+        return float(dp.binary_search_param(make, d_in=sensitivity, d_out=(epsilon, delta)))
+    except dp.OpenDPException as err:  # public (ε, δ, Δ) only: refused alike on every data set
+        first = next((line.strip() for line in str(err).splitlines() if line.strip()), type(err).__name__)
+        raise PrivacyError(f"OpenDP cannot calibrate a Gaussian for sensitivity {sensitivity:.6g} at epsilon = "
+                           f"{epsilon:.6g}, delta = {delta:.3g} (the bounds are too large): {first[:120]}") from None
 
 
 def opendp_ssp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float) -> PrivacyPlan:

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..dp.mechanisms import gaussian_delta, gaussian_sigma
+from ..dp.mechanisms import check_probability, gaussian_delta, gaussian_sigma
 from ..dp.plan import PrivacyPlan, Release, add_remove_budget, check_bounds, grid_release
 from ..dp.privacy import Privacy
 from ..dp.samplers import T, add_noise, describe_float, grid_scale
@@ -55,6 +55,7 @@ def ops_gamma(*, L: float, h: float, B_X: float, epsilon: float, log_term: float
 
 def _c1(d: int, rho: float, log_term: float, eps: float) -> float:
     """C₁ of Wang (2018) eq. (18): [d/2 + √(d log(1/ρ)) + log(1/ρ)] log(2/δ) / ε²."""
+    rho = check_probability("rho", rho)
     return (d / 2 + math.sqrt(d * math.log(1 / rho)) + math.log(1 / rho)) * log_term / eps**2
 
 
@@ -76,7 +77,11 @@ def ops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, B: flo
     check_bounds(B_X=B_X, B_Y=B_Y, B=B)
     log_term = math.log(2 / d_a)
     c1 = _c1(d, rho, log_term, min(e_a, math.sqrt(e_a)))
-    lam = max((c1 * B_X**4 * B_Y**2 * n / B**2) ** (1 / 3), (1 + log_term) * B_X**2 / e_a)
+    try:
+        lam = max((c1 * B_X**4 * B_Y**2 * n / B**2) ** (1 / 3), (1 + log_term) * B_X**2 / e_a)
+    except OverflowError:  # public constants only: refused alike on every data set
+        msg = f"ops: its ridge lambda overflows at B_X = {B_X!r}, B_Y = {B_Y!r}: use smaller bounds"
+        raise PrivacyError(msg) from None
     root = math.sqrt(2 * lam) if calibration == "paper" else 2 * math.sqrt(lam)
     theta_bound = min(math.sqrt(n) * B_Y / root, n * B_X * B_Y / lam)
     L = B_X * (B_X * theta_bound + B_Y)
@@ -262,6 +267,9 @@ def ops(
     return posterior_sample(Xc.T @ Xc, Xc.T @ yc, p["lambda"], p["gamma"], rng)
 
 
+_LOG_MAX = math.log(np.finfo(float).max) - 1.0  # the search's upper end in log t: e^(this) and t + h stay finite
+
+
 def _adaops_lambda(*, lam_min_t: float, t_min: float, B_X: float, C1: float, C2: float) -> float:
     """argmin_{t ≥ t_min} B_X⁴C₁[1 + B_X²/h]^{2C₂}/h + t with h = t + λ̃_min (Wang 2018, eq. 7).
 
@@ -270,14 +278,22 @@ def _adaops_lambda(*, lam_min_t: float, t_min: float, B_X: float, C1: float, C2:
     """
     from scipy import optimize  # here: slow to import
 
+    try:
+        log_scale = math.log(B_X**4 * C1)
+    except (OverflowError, ValueError):  # B_X⁴C₁ past the float range (inf, or 0): its logarithm in parts
+        log_scale = 4 * math.log(B_X) + math.log(C1)
+
     def log_f(log_t: float) -> float:
         t = math.exp(log_t)
         h = t + lam_min_t
-        first = math.log(B_X**4 * C1) + 2 * C2 * math.log1p(B_X**2 / h) - math.log(h)
+        first = log_scale + 2 * C2 * math.log1p(B_X**2 / h) - math.log(h)
         return float(np.logaddexp(first, log_t))
 
     lo = math.log(max(t_min, 1e-12))
-    res = optimize.minimize_scalar(log_f, bounds=(lo, lo + 80.0), method="bounded", options={"xatol": 1e-9})
+    hi = min(lo + 80.0, _LOG_MAX)  # e^80 above t_min, or the largest t whose exp is finite
+    if not hi > lo:  # t_min itself at the float maximum's edge: nothing above it to search
+        return t_min
+    res = optimize.minimize_scalar(log_f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-9})
     return max(math.exp(res.x), t_min)
 
 

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..dp.mechanisms import check_positive, classic_gaussian_sigma, gaussian_sigma
+from ..dp.mechanisms import check_positive, check_probability, classic_gaussian_sigma, gaussian_sigma
 from ..dp.plan import PrivacyPlan, grid_release
 from ..dp.privacy import Privacy
 from ..dp.samplers import draw, grid_scale
@@ -39,8 +39,11 @@ def check_steps(T, average, alpha, eta, floor, rho) -> tuple[int, int]:
     T, average = check_count("T", T), check_count("average", average)
     if average > T:
         raise PrivacyError(f"average={average} exceeds the number of iterates T={T}")
-    for k, v in (("alpha", alpha), ("eta", eta), ("floor", floor), ("rho", rho)):
+    for k, v in (("alpha", alpha), ("eta", eta), ("floor", floor)):
         check_positive(k, v)
+    check_probability("rho", rho)
+    if alpha > 2:  # Σ̂^(−α/2) past the inverse: the weak directions' steps grow as floor^(−α), to inf
+        raise PrivacyError(f"alpha (the preconditioner's power, Sigma^(-alpha/2)) must lie in (0, 2], got {alpha!r}")
     return T, average
 
 

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from ..dp.mechanisms import classic_gaussian_sigma
+from ..dp.mechanisms import BOUND_MIN, classic_gaussian_sigma
 from ..dp.plan import PrivacyPlan, grid_release
 from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, draw, grid_scale
@@ -107,8 +107,9 @@ def bound_from_histogram(
 
 def _check_shares(f_rows: float, f0: float, f_clip: float) -> None:
     for name, f in (("f_rows", f_rows), ("f0", f0), ("f_clip", f_clip)):
-        if not (isinstance(f, (int, float)) and not isinstance(f, bool) and 0 < f < 1):
-            raise PrivacyError(f"{name} (a share of the budget) must lie strictly between 0 and 1, got {f!r}")
+        if not (isinstance(f, (int, float)) and not isinstance(f, bool) and BOUND_MIN <= f < 1):
+            raise PrivacyError(f"{name} (a share of the budget) must lie strictly between 0 and 1 (and be at least "
+                               f"2^-484), got {f!r}")  # fmt: skip
     if not f_rows + f0 + f_clip < 1:
         raise PrivacyError(f"f_rows + f0 + f_clip must be below 1 (the steps get the rest), got {f_rows + f0 + f_clip}")
 

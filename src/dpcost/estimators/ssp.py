@@ -12,6 +12,7 @@ import numpy as np
 from ..dp.accountant import gaussian_noise_multiplier
 from ..dp.mechanisms import (
     check_positive,
+    check_probability,
     check_sensitivity,
     classic_gaussian_sigma,
     gaussian_delta,
@@ -111,7 +112,7 @@ def adassp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float) -> 
 def noise_norm_bound(sigma: float, d: int, rho: float) -> float:
     """σ√(d log(2d²/ρ)): a bound on the operator norm of a d × d symmetric matrix with N(0, σ²) entries on and above
     the diagonal, holding with probability 1 − ρ (Wang 2018, Alg. 2)."""
-    return sigma * math.sqrt(d * math.log(2 * d**2 / rho))
+    return sigma * math.sqrt(d * math.log(2 * d**2 / check_probability("rho", rho)))
 
 
 @functools.lru_cache(maxsize=16)

@@ -45,7 +45,7 @@ import numbers
 
 import numpy as np
 
-from ..dp.mechanisms import calibrated_gaussian_sigma, check_positive
+from ..dp.mechanisms import BOUND_MIN, calibrated_gaussian_sigma, check_positive
 from ..dp.plan import PrivacyPlan, grid_release
 from ..dp.privacy import Privacy
 from ..dp.samplers import draw
@@ -74,8 +74,9 @@ def _check_tuning(n, d, s, loss, blocks, block_iters, share, B_X, residual_clip,
     if blocks > n:
         raise PrivacyError(f"blocks={blocks} exceeds n={n}: every block needs at least one row")
     check_count("block_iters", block_iters)
-    if not (isinstance(share, numbers.Real) and not isinstance(share, bool) and 0 < share < 1):
-        raise PrivacyError(f"share (stage 1's part of the budget) must lie strictly between 0 and 1, got {share!r}")
+    if not (isinstance(share, numbers.Real) and not isinstance(share, bool) and BOUND_MIN <= share < 1):
+        raise PrivacyError(f"share (stage 1's part of the budget) must lie strictly between 0 and 1 (and be at least "
+                           f"2^-484), got {share!r}")  # fmt: skip
     for name, value in (("B_X", B_X), ("residual_clip", residual_clip), ("c_lambda", c_lambda), ("tol", tol)):
         check_positive(name, value)
     return s, blocks

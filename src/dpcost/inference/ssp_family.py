@@ -189,7 +189,9 @@ def _mechanism(s, T: np.ndarray) -> np.ndarray:
     """The mechanism's part of Var u, u = X'e + e_b − Eβ: σ_b²I + σ_G²(tr(T)I + T − diag(T)), the second term Cov(Eβ)
     of the symmetric noise E on X'X at ββ' = T (docs/proofs.md)."""
     d = len(T)
-    return s.sigma_b**2 * np.eye(d) + s.sigma_G**2 * (np.trace(T) * np.eye(d) + T - np.diag(np.diag(T)))
+    # numpy squares (inf past the float maximum, under the callers' errstate), not Python's ** (OverflowError)
+    sb2, sG2 = np.square(np.float64(s.sigma_b)), np.square(np.float64(s.sigma_G))
+    return sb2 * np.eye(d) + sG2 * (np.trace(T) * np.eye(d) + T - np.diag(np.diag(T)))
 
 
 def _target(s, theta: np.ndarray, inv: np.ndarray, sampling: np.ndarray | float = 0.0) -> np.ndarray:
