@@ -64,7 +64,7 @@ import dpcost
 
 import guard_tables
 from guard_tables import CASES, RTOL, mismatches, read_reference, run_case
-from support import QUICK_TIMEOUT, REPO
+from support import HOUSING_PARQUET, QUICK_TIMEOUT, REPO
 
 pytestmark = pytest.mark.slow
 
@@ -130,6 +130,8 @@ def test_the_guard_holds_under_two_blas_kernels(tmp_path):
     threadpoolctl = pytest.importorskip("threadpoolctl")
     if not any(i["internal_api"] == "openblas" for i in threadpoolctl.threadpool_info()):
         pytest.skip("numpy is not linked to OpenBLAS here: OPENBLAS_CORETYPE chooses nothing")
+    if not HOUSING_PARQUET.exists():
+        pytest.skip(f"real housing data not found at {HOUSING_PARQUET} (set DPCOST_SHARED to the shared/ folder)")
     kernels = _kernels()
     if len(kernels) < 2:
         pytest.skip(f"needs an x86-64 CPU with two of the OpenBLAS kernels {KERNELS} (Linux /proc/cpuinfo)")
