@@ -33,15 +33,15 @@ What the guard must still see is a changed noise draw. Moving one noise value by
 smallest change a draw can make) in the 1st, 7th or 33rd exact release of a housing case's run moved its table, in
 47 of 63 tries, by 2.9e-9 to 3.3e-5 relative (mostly 1e-8 to 1e-6) in 43 of them; in 4 by less (2.0e-10 and 2.9e-11 for
 a step early in noisy GD, 7.5e-15 and 6.3e-16 for precond GD, where later steps damp it below rounding). In the other
-16 the table did not move at all (AdaSSP's first release, AdaOPS's, Sheffet's test: values that feed only a
-threshold), nor in the SNP selections (peeling, Frank–Wolfe), which one grid step does not flip. Moving a value by
-one whole noise scale moved the tables by 1e-5 to 1 relative. 1e-9 is 500× the largest kernel difference measured,
-and below 43 of the 47 one-step moves that moved a table at all; no tolerance above kernel noise sees the damped
-ones.
+16 the table did not move at all (AdaSSP's first release, AdaOPS's, Sheffet's test: releases the table's numbers
+do not follow continuously), nor in the SNP selections (peeling, Frank–Wolfe), which one grid step does not flip.
+Moving a value by one whole noise scale moved the tables, where it moved them at all, by 1e-5 to 1 relative. 1e-9
+is 500× the largest kernel difference measured, and below 43 of the 47 one-step moves that moved a table at all; no
+tolerance above kernel noise sees the damped ones.
 
 What can still move with the kernel: a grid rounding round(f / g) flips when f / g lies within its last-bit
 difference of a half-step. Over the 37 tables the released values sum to ~2.4e11 grid steps, so with pre-noise
-values differing by ~1e-16 to 1e-15 relative the expected number of flips per change of kernel is ~1e-4. One flip
+values differing by ~1e-16 to 1e-15 relative the expected number of flips per change of kernel is 5e-5 to 5e-4. One flip
 shows as one row of one case differing by ~1e-7 (a one-step move, above). Such a row is not a re-pin: check that
 it is one row and that the difference is one grid step of that release.
 
