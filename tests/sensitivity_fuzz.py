@@ -1,8 +1,12 @@
-"""The sensitivity fuzzer (issue 35): Hypothesis draws a data set and replace-one neighbours for a registered private
-method, and :func:`check` runs the method on both under the same released history
-(:mod:`dpcost.dp.sensitivity`) and asserts every release moved by at most its stated sensitivity and both estimates
-are finite. Shared by tests/unit/dp/test_sensitivity_fuzz.py (a bounded budget) and benchmarks/sensitivity_fuzz.py
-(the long run).
+"""The sensitivity fuzzer (issues 35, 51): Hypothesis draws a data set and neighbours for a registered private
+method, and :func:`check` runs the method on both under the same released history (:mod:`dpcost.dp.sensitivity`)
+and asserts every release moved by at most its stated sensitivity, both estimates are finite, the run on D′ put out
+D's estimate (given D's releases: post-processing) and no two noise draws of a run are the same;
+:func:`check_interval` and :func:`check_blocks` do the same for the private intervals (every released field) and the
+stacked blocks (each block's noise its own). Neighbours replace one record, or (``relation="add_remove"``) remove or
+add one, n ± 1 rows: a method or route that refuses add/remove must refuse on both sides. Shared by
+tests/unit/dp/test_sensitivity_fuzz.py (a bounded budget), benchmarks/sensitivity_fuzz.py (the long run) and
+benchmarks/sensitivity_fuzz_power.py (the planted bugs of :data:`PLANTED` over random seeds).
 
 The records. A fixed list of hostile rows missed the underflow hole, which needed a row of tiny entries *and* a huge
 response; so a record's x and y get independent scales, each 10^e with e drawn uniformly over the whole float range
@@ -12,7 +16,8 @@ public bounds (its tuning constants and its plan's parameters: B_X, C, R, B0, �
 bound or to the next float above it, or a response that puts |y|·‖x‖ on or past a bound (a joint clip's). A data
 set is the family's tiny well-formed one (tests/registry_cases.py) with columns optionally rescaled to different
 magnitudes, one to three rows replaced by records, optionally every row the same record; each neighbour replaces one
-of those rows or any row (or, for BTL, one item's outcomes) by another record. Values stay in a family's public
+of those rows or any row (or, for BTL, one item's outcomes) by another record or the row's mirror image
+(:func:`mirror`), or under add/remove removes one or adds a record anywhere. Values stay in a family's public
 domain (logistic y in {0, 1}, Fourier x in [0, 1], BTL outcomes 0/1), where a DataError is the public answer.
 
 A plan marked unproven (``proven=False``: a paper's procedure kept for reproduction whose guarantee has a gap) makes
@@ -544,6 +549,20 @@ def _plant_sigma2_from_data(mp):
     mp.setattr(ssp_family, "make_interval", leaky)
 
 
+def _plant_xy_sensitivity_09_add_remove(mp):
+    """SSP's X'y sensitivity under add/remove stated (and its noise calibrated) at 0.9·B_X·B_Y: a record with
+    ‖x‖·|y| above 0.9·B_X·B_Y, added or removed, moves X'y by more."""
+    from dpcost.estimators import ssp as ssp_module
+
+    sens = ssp_module.xx_xy_sensitivities
+
+    def low(B_X, B_Y, neighbours):
+        s_xx, s_xy = sens(B_X, B_Y, neighbours)
+        return s_xx, 0.9 * s_xy if neighbours == "add_remove" else s_xy
+
+    mp.setattr(ssp_module, "xx_xy_sensitivities", low)
+
+
 def _plant_ridge_in_n(mp):
     """SSP's solve with a ridge of 1/n: post-processing that reads n, private under add/remove."""
     from dpcost.estimators import ssp as ssp_module
@@ -591,6 +610,9 @@ PLANTED = {
         _plant_shared_block_noise, dict(name="precond_gd", calibration="tight", kind="blocks"), "same draw", 10),
     "interval sigma2 read from the data, adassp interval": Planted(
         _plant_sigma2_from_data, dict(name="adassp", calibration="tight", kind="interval"), "differ between", 10),
+    "X'y sensitivity stated at 0.9x, SSP add/remove": Planted(
+        _plant_xy_sensitivity_09_add_remove, dict(name="ssp", calibration="tight", relation="add_remove"),
+        "moved by", 10),
     "ridge 1/n in SSP's solve, add/remove": Planted(
         _plant_ridge_in_n, dict(name="ssp", calibration="tight", relation="add_remove"), "differ between", 10),
     "noise scale in n in SSP's plan, add/remove": Planted(
