@@ -97,6 +97,15 @@ def test_no_interval_release_moves_by_more_than_its_stated_sensitivity(name, rou
     fuzz(name, calibration, kind="interval", route=route, examples=25 if route == "delta" else 10)
 
 
+@pytest.mark.parametrize("calibration", CALIBRATIONS)
+@pytest.mark.parametrize("name", sorted(m for m, routes in PROCEDURES.items() if "blocks" in routes))
+def test_the_blocks_interval_releases_each_blocks_sensitivity_with_its_own_noise(name, calibration):
+    """The blocks route end to end (k = 2: a public partition, each block's releases — stacked or one call a block —
+    against one block's plan): each block's noise its own draw, and every released field (the block estimates, se,
+    the t-interval) the same given the same releases. 10 examples: the releases are the estimator's, fuzzed above."""
+    fuzz(name, calibration, kind="interval", route="blocks", examples=10)
+
+
 def _names_n(name: str, route: str) -> bool:
     """The hole issue 51 found: the SSP family's delta and bootstrap routes accept add/remove and publish
     σ̂² = max(S̃ − tr, σ_S)/(n − d), which names n. True while they accept (until they refuse add/remove)."""
