@@ -1,15 +1,18 @@
 """The long run of the sensitivity fuzzer (issue 35): every registered private method, both calibrations, many
 examples; prints, per method and release, the examples tried and the worst observed/stated sensitivity.
 
-    python benchmarks/sensitivity_fuzz.py [--examples 500] [--methods peeling,ssp] [--out fuzz.md]
+    python benchmarks/sensitivity_fuzz.py [--examples 500] [--methods peeling,ssp] [--neighbours add_remove]
+                                          [--out fuzz.md]
 
 The suite (tests/unit/dp/test_sensitivity_fuzz.py) runs the same property at 25 examples a method; here failures
 are counted instead of stopping the run. Every example is a fresh draw (Hypothesis's hill-climbing on the ratio found
 DPSL-KT-as-printed's gap less often at the same budget: docs/methods.md, "Its power"). Each example is a
 data set and 4 replace-one neighbours (tests/sensitivity_fuzz.py): the ratio is over every release of every
-neighbour. A ratio above 1 on a proven plan is a hole; on an unproven one (a paper's procedure kept for
-reproduction) it shows the gap its label states. Releases without a stated sensitivity (float posterior samples,
-noise inside an argmin, a peer's own sampler) are not compared; their methods are listed with no release.
+neighbour (``--neighbours add_remove``: neighbours that remove or add one record; a method that refuses add/remove
+must refuse on both sides, and shows no release). A ratio above 1 on a proven plan is a hole; on an unproven one (a
+paper's procedure kept for reproduction) it shows the gap its label states. Releases without a stated sensitivity
+(float posterior samples, noise inside an argmin, a peer's own sampler) are not compared; their methods are
+listed with no release.
 """
 
 import argparse
@@ -30,14 +33,14 @@ from registry_cases import needs_missing_peer  # noqa: E402
 from sensitivity_fuzz import PRIVATE, cases, check  # noqa: E402
 
 
-def run(name: str, calibration: str, examples: int, seed: int) -> dict:
+def run(name: str, calibration: str, examples: int, seed: int, relation: str = "replace") -> dict:
     worst: dict[str, float] = defaultdict(float)
     stats = {"examples": 0, "failures": 0, "first_failure": ""}
 
     @hypothesis.seed(seed)  # a fixed seed: the run is repeatable
     @settings(max_examples=examples, deadline=None, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))  # fmt: skip
-    @given(cases(name, calibration))
+    @given(cases(name, calibration, relation))
     def prop(case):
         stats["examples"] += 1
         try:
@@ -58,6 +61,7 @@ def main() -> None:
     ap.add_argument("--examples", type=int, default=500)
     ap.add_argument("--methods", default=",".join(PRIVATE))
     ap.add_argument("--seed", type=int, default=35)
+    ap.add_argument("--neighbours", default="replace", choices=("replace", "add_remove"))
     ap.add_argument("--out", type=Path, help="also write the table (markdown) here")
     args = ap.parse_args()
     rows = ["| method | calibration | examples | failures | release: worst observed/stated sensitivity |",
@@ -68,7 +72,7 @@ def main() -> None:
             continue
         for calibration in CALIBRATIONS:
             t0 = time.perf_counter()
-            r = run(name, calibration, args.examples, args.seed)
+            r = run(name, calibration, args.examples, args.seed, args.neighbours)
             worst = "; ".join(f"{k[:70]}: {v:.3f}" for k, v in sorted(r["worst"].items())) or "—"
             fail = f"{r['failures']} ({r['first_failure']})" if r["failures"] else "0"
             rows.append(f"| {name} | {calibration} | {r['examples']} | {fail} | {worst} |")

@@ -18,6 +18,18 @@ by more than stated, a release the plan does not record, more changed units than
 whose sequence of releases differs from D's (the data steering the algorithm outside its releases). Where releases
 share a noise scale, a release is read as the one most favourable to the plan and their counts are checked
 together.
+
+Neighbours. Under replace-one (``neighbours="replace"``) a plan whose releases are stated for add/remove is allowed
+twice its sensitivity (group privacy); under add/remove (D′ is D with one record removed or added, so n differs by
+one) the plan must have been made for add/remove and its sensitivities are compared as stated. The replay itself
+checks what add/remove adds: a release whose noise scale (so its grid step) differs between n and n ± 1 is a
+:class:`Divergence`.
+
+Two more things a run must satisfy, checked by :func:`identical` and :func:`shared_draws`. Given D's releases, the run
+on D′ must put out exactly what the run on D did (every field, bit for bit): the output is post-processing of the
+releases and public quantities, so a field that differs reads the data (or, under add/remove, n) outside its
+releases. And no two releases of one run may share a noise draw (the same integer noise vector): with shared noise
+the difference of two releases is noise-free.
 """
 
 from __future__ import annotations
@@ -29,6 +41,7 @@ import numpy as np
 
 from . import samplers
 from .plan import PrivacyPlan, Release
+from .privacy import NEIGHBOUR_RELATIONS
 
 
 class Divergence(AssertionError):
@@ -44,10 +57,13 @@ class Trace:
     values: list[np.ndarray] = field(default_factory=list)
     released: list[np.ndarray] = field(default_factory=list)
     others: list[tuple[str, object]] = field(default_factory=list)
+    steps: list[np.ndarray] = field(default_factory=list)  # the noise in grid steps, broadcast like the value
 
     def _add(self, noise: samplers.GridNoise, value: np.ndarray) -> None:
         self.scales.append(noise.step * samplers.T)  # the step is scale/2^GRID_BITS: exact
-        self.values.append(np.broadcast_to(value, np.shape(noise.steps)).copy())
+        shape = np.broadcast_shapes(np.shape(value), np.shape(noise.steps))  # noise broadcast over a value: shared
+        self.values.append(np.broadcast_to(value, shape).copy())
+        self.steps.append(np.broadcast_to(noise.steps, shape).copy())
 
 
 class _Recorder(Trace):
@@ -141,12 +157,19 @@ def _units(delta: np.ndarray, release: Release) -> np.ndarray:
     return parts.sum(axis=1) if release.norm == "l1" else np.sqrt((parts * parts).sum(axis=1))
 
 
-def _candidates(plan: PrivacyPlan, scale: float) -> list[tuple[Release, float]]:
-    """The plan's releases a grid release of this noise scale can be, with the replace-one sensitivity it states at
-    that scale: twice the stated one where the releases are stated for add/remove neighbours and the guarantee is
-    converted by group privacy (a replaced record is a removal and an addition, each moving a release by at most its
-    stated sensitivity)."""
-    k = 2.0 if plan.releases_stated_for == "add_remove" else 1.0
+def _candidates(plan: PrivacyPlan, scale: float, neighbours: str = "replace") -> list[tuple[Release, float]]:
+    """The plan's releases a grid release of this noise scale can be, with the sensitivity it states at that scale
+    for ``neighbours``: under replace-one, twice the stated one where the releases are stated for add/remove
+    neighbours and the guarantee is converted by group privacy (a replaced record is a removal and an addition, each
+    moving a release by at most its stated sensitivity); under add/remove, the stated one."""
+    if neighbours == "add_remove":
+        if plan.neighbours != NEIGHBOUR_RELATIONS["add_remove"]:
+            raise AssertionError(f"the plan of {plan.method} is for {plan.neighbours!r}, compared under add/remove")
+        k = 1.0
+    elif neighbours == "replace":
+        k = 2.0 if plan.releases_stated_for == "add_remove" else 1.0
+    else:
+        raise ValueError(f"unknown neighbouring relation {neighbours!r}")
     exact = [(r, k * r.sensitivity) for r in plan.releases if r.sensitivity is not None and r.noise_scale == scale]
     if exact:
         return exact
@@ -154,13 +177,13 @@ def _candidates(plan: PrivacyPlan, scale: float) -> list[tuple[Release, float]]:
             if r.sensitivity is not None and r.noise_scale and r.per_unit]  # fmt: skip
 
 
-def compare(plan: PrivacyPlan, a: Trace, b: Trace) -> list[Observation]:
-    """Every release of trace ``a`` (on D) against ``b`` (on D′), read in the plan. Raises AssertionError for a
-    release the plan does not record, or for more changed units than the plan counts (releases sharing a noise scale
-    are counted together)."""
+def compare(plan: PrivacyPlan, a: Trace, b: Trace, neighbours: str = "replace") -> list[Observation]:
+    """Every release of trace ``a`` (on D) against ``b`` (on D′, a ``neighbours`` neighbour: ``"replace"`` or
+    ``"add_remove"``), read in the plan. Raises AssertionError for a release the plan does not record, or for more
+    changed units than the plan counts (releases sharing a noise scale are counted together)."""
     out, changed, counts = [], {}, {}
     for i, (scale, fa, fb) in enumerate(zip(a.scales, a.values, b.values, strict=True)):
-        cands = _candidates(plan, scale)
+        cands = _candidates(plan, scale, neighbours)
         if not cands:
             raise AssertionError(f"release {i} (noise scale {scale:.6g}) is not in the plan of {plan.method}")
         with np.errstate(invalid="ignore", over="ignore"):
@@ -181,3 +204,53 @@ def compare(plan: PrivacyPlan, a: Trace, b: Trace) -> list[Observation]:
             raise AssertionError(f"{k} units of {' / '.join(group)} changed between neighbours; the plan counts "
                                  f"{counts[group]}")  # fmt: skip
     return out
+
+
+Draw = tuple[int, int | None]  # a noise draw of a run: (release, block), block None for the whole release
+
+
+def shared_draws(trace: Trace, blocks: int | None = None) -> list[tuple[Draw, Draw]]:
+    """Pairs of noise draws of one run that are the same integer vector: (release, block) of each, block None for a
+    whole release. Compared: every two releases of the same shape, and, with ``blocks`` = k (a stacked run of k
+    blocks), the k slices along the first axis of every release whose first axis is k — each block's noise must be
+    its own. Exact noise only (integers on the grid).
+
+    A coincidence is rare enough to call a bug: for two independent draws of the discrete Gaussian of σ = t grid
+    steps, P(Z = Z′) = Σ_z p(z)² ≈ ∫ φ_t(x)² dx = 1/(2√π t) = 2.7·10⁻⁷ at t = 2²⁰; for the discrete Laplace
+    p(z) = (1 − q)/(1 + q)·q^|z|, q = e^{−1/t}, Σ_z p(z)² = (1 − q)(1 + q²)/(1 + q)³ ≈ 1/(4t) = 2.4·10⁻⁷. A pair
+    of vectors of m coordinates coincides with that probability to the power m (below 10⁻¹³ from m = 2). The
+    registered methods make at most two scalar releases a run (AdaOPS; AdaSSP's interval: λ_min and the residual
+    sum), so a false report has probability about 3·10⁻⁷ per run, 10⁻³ over a long run of 4,000."""
+    seen: dict[tuple, Draw] = {}
+    out = []
+    for i, z in enumerate(trace.steps):
+        units = [(None, z)]
+        if blocks is not None and z.ndim >= 1 and z.shape[0] == blocks:
+            units += [(j, z[j]) for j in range(blocks)]
+        for j, u in units:
+            key = (u.shape, np.ascontiguousarray(u, dtype=float).tobytes())
+            if key in seen:
+                out.append((seen[key], (i, j)))
+            else:
+                seen[key] = (i, j)
+    return out
+
+
+def identical(a, b) -> bool:
+    """Whether two released values are the same: arrays of the same shape and dtype kind equal bit for bit up to
+    NaN's payload (NaN where the other is NaN, −0 where the other is −0), dicts key by key, other values by ==."""
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (
+            isinstance(a, dict)
+            and isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(identical(a[k], b[k]) for k in a)
+        )
+    if isinstance(a, (np.ndarray, np.generic, float, int)) and not isinstance(a, bool):
+        x, y = np.asarray(a), np.asarray(b)
+        if x.shape != y.shape or x.dtype.kind != y.dtype.kind:
+            return False
+        if x.dtype.kind != "f":
+            return bool(np.array_equal(x, y, equal_nan=x.dtype.kind == "c"))
+        return bool(np.array_equal(x, y, equal_nan=True) and np.array_equal(np.signbit(x), np.signbit(y)))
+    return bool(a == b)
