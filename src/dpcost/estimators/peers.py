@@ -130,8 +130,10 @@ def opendp_scale(*, epsilon: float, delta: float, sensitivity: float) -> float:
         return float(dp.binary_search_param(make, d_in=sensitivity, d_out=(epsilon, delta)))
     except dp.OpenDPException as err:  # public (ε, δ, Δ) only: refused alike on every data set
         first = next((line.strip() for line in str(err).splitlines() if line.strip()), type(err).__name__)
-        raise PrivacyError(f"OpenDP cannot calibrate a Gaussian for sensitivity {sensitivity:.6g} at epsilon = "
-                           f"{epsilon:.6g}, delta = {delta:.3g} (the bounds are too large): {first[:120]}") from None
+        raise PrivacyError(
+            f"OpenDP cannot calibrate a Gaussian for sensitivity {sensitivity:.6g} at epsilon = "
+            f"{epsilon:.6g}, delta = {delta:.3g} (the bounds are too large): {first[:120]}"
+        ) from None
 
 
 def opendp_ssp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float) -> PrivacyPlan:

@@ -10,16 +10,15 @@ benchmarks/sensitivity_fuzz.py; the planted bugs' power over random seeds, bench
 
 import warnings
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from dpcost.dp.privacy import CALIBRATIONS, Privacy
+from dpcost.dp.privacy import CALIBRATIONS
 from dpcost.errors import PrivacyError
 from dpcost.estimators.registry import METHODS
-from dpcost.inference import PROCEDURES, interval
+from dpcost.inference import PROCEDURES, ssp_family
 
-from registry_cases import INTERVALS, PARAMS, TUNING, needs_missing_peer, tiny
+from registry_cases import INTERVALS, PARAMS, TUNING, needs_missing_peer
 from sensitivity_fuzz import PLANTED, PRIVATE, SEARCH, SETTINGS, base, cases, check, fuzz, privacy, size
 
 # add/remove: the estimators at replace-one's budget (the records and the search are the same); the interval routes
@@ -106,33 +105,24 @@ def test_the_blocks_interval_releases_each_blocks_sensitivity_with_its_own_noise
     fuzz(name, calibration, kind="interval", route="blocks", examples=10)
 
 
-def _names_n(name: str, route: str) -> bool:
-    """The hole issue 51 found: the SSP family's delta and bootstrap routes accept add/remove and publish
-    σ̂² = max(S̃ − tr, σ_S)/(n − d), which names n. True while they accept (until they refuse add/remove)."""
-    if route == "blocks" or name not in INTERVALS:
-        return False
-    try:
-        interval(name, *tiny("regression"), privacy=Privacy(1.0, 1e-5, "tight", neighbours="add_remove"),
-                 rng=np.random.default_rng(0), route=route, **TUNING[name])  # fmt: skip
-    except PrivacyError:
-        return False
-    return True
-
-
 @pytest.mark.parametrize("calibration", CALIBRATIONS)
 @pytest.mark.parametrize("name, route", [(m, r) for m, routes in PROCEDURES.items() for r in routes])
 def test_every_interval_route_refuses_add_remove_on_both_sides_or_passes_the_add_remove_fuzz(name, route, calibration):
     """Every route of every interval method under add/remove: it refuses D and every neighbour with a PrivacyError,
     or every release moves by at most its add/remove sensitivity and every released field is the same at n and
-    n ± 1 given the same releases. While the SSP family's delta and bootstrap routes still accept add/remove
-    (:func:`_names_n`), the fuzz must fail on them — the check's proof of power on the real hole — and the test is
-    an expected failure; once they refuse, it passes as every other route does."""
-    if _names_n(name, route):
-        with pytest.raises(AssertionError, match=r"details\['sigma2'\].* differ between D and neighbour"):
-            fuzz(name, calibration, kind="interval", route=route, relation="add_remove",
-                 examples=AR_INTERVAL_EXAMPLES, shrink=False)  # fmt: skip
-        pytest.xfail(f"{name}'s {route} route accepts add/remove and its sigma2 names n (issue 51)")
+    n ± 1 given the same releases."""
     fuzz(name, calibration, kind="interval", route=route, relation="add_remove", examples=AR_INTERVAL_EXAMPLES)
+
+
+@pytest.mark.parametrize("route", ["delta", "bootstrap"])
+def test_the_add_remove_fuzz_finds_the_sigma2_hole_with_the_refusal_taken_out(route, monkeypatch):
+    """Planted: the SSP family's add/remove refusal taken out (the code before issue 51). Its intervals then publish
+    σ̂² = max(S̃ − tr, σ_S)/(n − d), which names n: the fuzz must find σ̂² differing between D and a neighbour fed the
+    same releases (it did on the first example of every such route, in both calibrations)."""
+    monkeypatch.setattr(ssp_family, "require_replace", lambda *a: None)
+    with pytest.raises(AssertionError, match=r"details\['sigma2'\].* differ between D and neighbour"):
+        fuzz("ssp", "tight", kind="interval", route=route, relation="add_remove", examples=AR_INTERVAL_EXAMPLES,
+             shrink=False)  # fmt: skip
 
 
 def test_every_interval_route_with_a_release_of_its_own_is_fuzzed():
