@@ -32,6 +32,7 @@ def xx_xy_sensitivities(B_X: float, B_Y: float, neighbours: str) -> tuple[float,
     ‖A‖_F² = ‖x‖⁴ + ‖v‖⁴ − 2(x'v)² ≤ 2B_X⁴ and Σ(x_i² − v_i²)² ≤ Σ x_i⁴ + Σ v_i⁴ ≤ 2B_X⁴
     (docs/proofs.md, "Sensitivities of X'X and X'y"; the worst case x ⊥ v on two coordinates attains it).
     """
+    B_X, B_Y = check_positive("B_X", B_X), check_positive("B_Y", B_Y)  # before squaring: 2^±484 at most
     if neighbours == "replace":
         return math.sqrt(2) * B_X**2, 2 * B_X * B_Y
     return B_X**2, B_X * B_Y
