@@ -264,8 +264,9 @@ def dp_roc_ceiling(fpr, epsilon: float, delta: float) -> np.ndarray:
 
 def dp_auc_ceiling(epsilon: float, delta: float) -> float:
     """The largest AUC a membership test can reach against an (ε, δ)-DP release: the area under
-    :func:`dp_roc_ceiling` (piecewise linear with two kinks; the trapezoid rule on a 2¹⁶-point grid is exact to
-    ~10⁻⁹). 0.5 at ε = δ = 0; e.g. 0.62 at (0.5, 0)."""
+    :func:`dp_roc_ceiling`, by the trapezoid rule on a 2¹⁶-point grid. The curve is concave and piecewise linear,
+    so the rule is below the exact area, by at most 7.6·10⁻⁶ (at ε = 40, δ = 0; the kinks then fall between grid
+    points): the safe side for a ceiling an attack is compared with. 0.5 at ε = δ = 0; e.g. 0.62 at (0.5, 0)."""
     if not (np.isfinite(epsilon) and epsilon >= 0 and 0 <= delta < 1):
         raise ConfigError(f"need epsilon >= 0 and delta in [0, 1), got {epsilon!r}, {delta!r}")
     f = np.linspace(0.0, 1.0, 2**16 + 1)

@@ -10,6 +10,11 @@ floats reachable from f and from f′ differ, and an attacker who sees one outpu
 * a release is g·(round(f/g) + Z) with grid step g = scale/t, so its support is the whole grid whatever f is;
   multiplying the integer by g afterwards is post-processing.
 
+Range: a value beyond ±2^51 grid steps (±2^31 noise scales), or ±inf (a sum that overflowed), is released as that
+end of the grid, not refused (:meth:`GridNoise.add`): clamping to a public box is 1-Lipschitz, so the sensitivities
+hold, and whether a release is made never depends on the data. Scales outside [2^-1000, 2^990] are refused where
+they are drawn (public: the same on both neighbours).
+
 Cost, paid in the plans (:func:`grid_scale`): rounding moves each of k coordinates by at most g/2, so between
 neighbours the integer vectors differ by at most Δ/g + r, with r = k (ℓ1) or √k (ℓ2, and r = 1 for the per-score
 sup norm of a selection). Every calibration in the package is linear in Δ (scale = c·Δ), so the scale for the
