@@ -83,10 +83,10 @@ def ssp_family_interval(
     ``constants`` are the estimator's (B_X, B_Y, and ρ, κ, ratio where it takes them); R, the residual clip of the
     σ̂² release, defaults to B_Y: the data arrive with y clipped to [−B_Y, B_Y], so B_Y ≥ 3σ wherever B_Y is the
     usual 3 sd(y) (σ ≤ sd(y)), and clipping a Gaussian residual at 3σ loses 0.5 % of σ². Guarantee: (ε, δ)-DP under
-    the privacy specification's neighbours (the estimator's relation), by composing the estimator's releases at
-    the share 1 − f with the σ̂² release (sensitivity R²) at f (:func:`~.budget.split`). Replace-one neighbours only:
-    σ̂² = max(S̃ − tr(ĜV), σ_S)/(n − d) and the check n ≥ d + 2 read n, which add/remove neighbours make private
-    (where the floor binds, σ̂² names n), so ``neighbours="add_remove"`` is refused at the call."""
+    replace-one neighbours, by composing the estimator's releases at the share 1 − f with the σ̂² release
+    (sensitivity R²) at f (:func:`~.budget.split`). Add/remove neighbours are refused at the call: σ̂² =
+    max(S̃ − tr(ĜV), σ_S)/(n − d) and the check n ≥ d + 2 read n, which add/remove makes private (where the floor
+    binds, σ̂² names n)."""
     from scipy import special  # here: slow to import; scipy.stats's quantiles are these functions, at 3x its import
 
     if method not in STATISTICS:
