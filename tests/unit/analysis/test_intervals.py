@@ -162,3 +162,28 @@ def test_bias_undercoverage_and_the_superpopulation_yardstick_are_in_every_row(t
                      title="t", xlabel="m", epsilon=0.5, delta=1e-5, calibration="tight", tuning="fixed")  # fmt: skip
     said = [t for t in labels if "[no interval at m = 200, 2,000]" in t]
     assert len(said) == 1 and "Preconditioned" in said[0], labels
+
+
+def test_the_width_panel_divides_by_the_superpopulation_interval(tmp_path, monkeypatch):
+    """inference.png's widths are over the superpopulation OLS interval (the yardstick of every cost), not the FPC'd
+    one, which shrinks near m = n for a reason unrelated to privacy; without superpopulation rows the panel falls
+    back to the FPC'd ratio and its axis says so. Here the FPC'd interval is 1 wide and the superpopulation one 4:
+    a private interval 1 wide is drawn at 0.25 (planted: the former panel drew it at 1)."""
+    import importlib
+
+    from dpcost.analysis.plotting import inference_figure
+
+    module = importlib.import_module("dpcost.analysis.plotting.inference_figure")
+    figs = []
+    monkeypatch.setattr(module, "finish", lambda fig, paths, **kw: figs.append(fig))
+    ssp = rows("ssp", "delta", 100, [(0.5, 1.5)] * 40, target=1.0)
+    hc3 = rows("ols", "hc3", 100, [(0.5, 1.5)] * 40)
+    for ref, expected, words in ((pd.concat([hc3, rows("ols", iv.SUPER, 100, [(0.0, 4.0)] * 40)]), 0.25,
+                                  "superpopulation"), (hc3, 1.0, "FPC")):  # fmt: skip
+        figs.clear()
+        inference_figure(iv.summarize(ssp, ref), [str(tmp_path / "f.png")], title="t", xlabel="m", epsilon=0.5,
+                         delta=1e-5, calibration="tight", tuning="fixed")  # fmt: skip
+        width_ax = figs[0].axes[1]
+        drawn = [y for line in width_ax.get_lines() if len(line.get_xdata()) == 1 and line.get_xdata()[0] == 100
+                 for y in line.get_ydata()]  # fmt: skip
+        assert drawn == [pytest.approx(expected)] and words in width_ax.get_ylabel(), (drawn, width_ax.get_ylabel())

@@ -1,6 +1,7 @@
 """The figure of the private confidence intervals (``inference.png``): per method, the coverage of the full-data OLS
-coefficient against m, in a band around the nominal level, and the width over the non-private OLS (HC3, FPC)
-interval's — at most :data:`PANEL_CURVES` curves a panel, a row of two panels per group of methods."""
+coefficient against m, in a band around the nominal level, and the width over the non-private superpopulation OLS
+interval's (HC3 without the finite-population correction, the yardstick of every cost) — at most
+:data:`PANEL_CURVES` curves a panel, a row of two panels per group of methods."""
 
 from __future__ import annotations
 
@@ -53,8 +54,11 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
                      calibration: str, tuning: str) -> None:  # fmt: skip
     """Left: coverage against m (the mean over coefficients of each coefficient's coverage), the nominal level
     dashed, in the band ± 2 Monte Carlo s.e. that a procedure of exact coverage stays in; the OLS (HC3, FPC)
-    reference in grey. Right: the median over coefficients of the width over the OLS (HC3) interval's (log scale; 1:
-    as narrow as OLS). Where a curve under-covers (some coefficient below 0.90 by more than 2 s.e. at that m) its
+    reference in grey. Right: the median over coefficients of the width over the superpopulation OLS (HC3) interval's
+    (``width_ratio_super``; log scale; 1: as narrow as OLS). Not over the FPC'd interval's (``width_ratio``): the
+    correction √(1 − m/n) shrinks OLS's interval ×0.18 at m = 20,000 of 20,640, so every ratio over it climbs
+    there for a reason unrelated to privacy; a summary without superpopulation rows falls back to it, said on the
+    axis. Where a curve under-covers (some coefficient below 0.90 by more than 2 s.e. at that m) its
     markers are hollow, and its legend entry says :data:`UNDERCOVERS`; where the procedure made no interval at
     some m (refused: the blocks route's blocks too small) its entry names those m. ``summary``: inference.csv
     (:func:`dpcost.analysis.intervals.summarize`)."""
@@ -66,6 +70,9 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
     ref = cells[(cells.method == OLS[0]) & (cells.route == OLS[1])]
     methods = list(dict.fromkeys(private.sort_values("method").method))
     groups = _groups(methods)
+    width_col, yardstick = ("width_ratio_super", "superpopulation OLS (HC3)")
+    if not private.width_ratio_super.notna().any():
+        width_col, yardstick = "width_ratio", "OLS (HC3, FPC)"
     fig, axes = plt.subplots(len(groups), 2, figsize=(10, 3.9 * len(groups)), dpi=150, squeeze=False)
     level = float(cells.level.iloc[0]) if len(cells) else 0.95
     reps = int(cells.n_reps.min()) if len(cells) else 0
@@ -93,10 +100,10 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
             flags = ([UNDERCOVERS] if len(bad) else []) + ([refused[name]] if name in refused else [])
             label = _flagged(legend_label(name, f"route {route}"), flags)
             line = cov_ax.plot(df.m, df.coverage, label=label, **style)
-            for ax, col in ((cov_ax, "coverage"), (width_ax, "width_ratio")):  # hollow where it under-covers
+            for ax, col in ((cov_ax, "coverage"), (width_ax, width_col)):  # hollow where it under-covers
                 ax.plot(bad.m, bad[col], ls="none", marker=style["marker"], color=style["color"], mfc="white", ms=6,
                         zorder=5)  # fmt: skip
-            width_ax.plot(df.m, df.width_ratio, **style)
+            width_ax.plot(df.m, df[width_col], **style)
             if name not in seen:
                 handles += line
                 seen.add(name)
@@ -104,7 +111,7 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
         cov_ax.set_ylabel("coverage of the full-data OLS coefficient")
         width_ax.set_yscale("log")
         log_axis(width_ax.yaxis)
-        width_ax.set_ylabel("width / OLS (HC3, FPC) width")
+        width_ax.set_ylabel(f"width / {yardstick} width")
         for ax in row:
             log_m_axis(ax)
             ax.set_xlabel(xlabel)
@@ -113,9 +120,10 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
                   reps=repetitions(cells.n_reps) if len(cells) else 0)  # fmt: skip
     read = (f"How to read: a curve inside the grey band sits at the nominal {level:g} (the band: ±2 Monte Carlo s.e. "
             f"over {reps} repetitions); below it the intervals under-cover. Coverage is averaged over the "
-            "coefficients, the width ratio their median; the target is OLS on every row the subsamples are drawn "
-            f"from. Hollow markers, {UNDERCOVERS}: some coefficient covers below 0.90 by more than 2 s.e. at that "
-            "m; its interval is centred on a biased estimate (inference.csv: mean_bias beside "
-            "mean_half_width)." + (" [no interval at m = …]: the procedure refused there (inference.csv's note "
-                                   "says why: blocks too small)." if refused else ""))  # fmt: skip
+            f"coefficients, the width ratio their median, over the {yardstick} interval; the target is OLS on "
+            f"every row the subsamples are drawn from. Hollow markers, {UNDERCOVERS}: some coefficient covers below "
+            "0.90 by more than 2 s.e. at that m; its interval is centred on a biased estimate (inference.csv: "
+            "mean_bias beside mean_half_width)." + (" [no interval at m = …]: the procedure refused there "
+                                                    "(inference.csv's note says why: blocks too small)."
+                                                    if refused else ""))  # fmt: skip
     finish(fig, paths, title=title, caption=[read, how], legend=(handles, [h.get_label() for h in handles]))
