@@ -230,6 +230,34 @@ def pooled(summary: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def verdict(summary: pd.DataFrame) -> str:
+    """The sentence a reader of inference.csv sees first: at the largest m, the narrowest private interval with no
+    under-covering coefficient (its median width over the superpopulation OLS interval's, and its coverage), or, when
+    every private interval under-covers some coefficient there, that none covers, in plain words: a table that shows
+    "95 %" intervals covering 5 % beside ones that cover is one a hurried reader misuses."""
+    cells = pooled(summary)
+    private = cells[cells.method != "ols"]
+    if private.empty:
+        return "No method of this analysis has a private interval procedure."
+    m = private.m.max()
+    at = private[private.m == m]
+    col, yardstick = "width_ratio_super", "the superpopulation OLS interval's"
+    if not at[col].notna().any():
+        col, yardstick = "width_ratio", "OLS's (finite-population correction)"
+    covering = at[~at.undercovers.astype(bool) & at[col].notna()]
+    level = f"{float(at.level.iloc[0]):.0%}"
+    if covering.empty:
+        low = ", ".join(f"{r.method} ({r.route}) {r.min_coverage:.2f}" for r in at.sort_values("method").itertuples())
+        return (f"At m = {int(m):,} no private interval covers every coefficient: each under-covers some coefficient "
+                f"(coverage below {FLOOR:.2f} by more than 2 s.e.; lowest coverage: {low}). Do not read them as "
+                f"{level} intervals: they are centred on a biased estimate.")  # fmt: skip
+    best = covering.loc[covering[col].idxmin()]
+    return (f"At m = {int(m):,} the narrowest private {level} interval that covers every coefficient is "
+            f"{best.method} (route {best.route}): {best[col]:.3g}× the width of {yardstick} (median over the "
+            f"coefficients), coverage {best.coverage:.2f} (lowest coefficient {best.min_coverage:.2f}); "
+            f"{len(at) - len(covering)} of the {len(at)} private intervals there under-cover.")  # fmt: skip
+
+
 def split_text(route: str, share: float, calibration: str) -> str:
     """How an interval's release shares the method's (ε, δ) (:mod:`dpcost.inference.budget`)."""
     if route == "blocks":

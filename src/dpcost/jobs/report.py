@@ -57,13 +57,14 @@ def report_map(job: Job) -> None:
 def report_inference(job: Job) -> None:
     """The private confidence intervals of one analysis as a page: the figure, the table per method and m (pooled over
     the coefficients), then inference.csv as it is."""
-    from ..analysis.intervals import pooled
+    from ..analysis.intervals import pooled, verdict
 
     summary = _csv(job.input["csv"])
-    text = ("Per method and m: the coverage of the full-data OLS coefficient (mean over the coefficients; min_coverage "
-            "the lowest), the median width over the OLS (HC3, finite-population correction) interval's, and the share "
-            "of repetitions whose interval excludes 0 (power) beside OLS's (ols_power). Methods without a procedure: "
-            "the rows of the last table that say why.")  # fmt: skip
+    text = (verdict(summary) + " Per method and m: the coverage of the full-data OLS coefficient (mean over the "
+            "coefficients; min_coverage the lowest), the median width over the superpopulation OLS (HC3) interval's "
+            "(width_ratio_super, the figure's) and over the one with the finite-population correction "
+            "(width_ratio), and the share of repetitions whose interval excludes 0 (power) beside OLS's (ols_power). "
+            "Methods without a procedure: the rows of the last table that say why.")  # fmt: skip
     body = pages.figure_and_table("Private confidence intervals", Path(job.input["figure"]).read_bytes(),
                                   pooled(summary), text)  # fmt: skip
     body += "<h2>Every coefficient (inference.csv)</h2>\n" + pages.table(summary)
@@ -85,8 +86,9 @@ def report_targeted(job: Job) -> None:
 def report_benchmark_inference(job: Job) -> None:
     """The benchmark's private confidence intervals (inference.csv) as a page."""
     text = ("Per data set, method, ε and m: the coverage of the training rows' OLS coefficient (mean over the "
-            "coefficients; min_coverage the lowest), the median width over the OLS (HC3, finite-population "
-            "correction) interval's, and the share of repetitions excluding 0 beside OLS's.")  # fmt: skip
+            "coefficients; min_coverage the lowest), the median width over the superpopulation OLS (HC3) interval's "
+            "(width_ratio_super) and over the one with the finite-population correction (width_ratio), and the "
+            "share of repetitions excluding 0 beside OLS's.")  # fmt: skip
     body = f"<p>{text}</p>\n" + pages.table(_csv(job.input["csv"]))
     _view(job, "page", "benchmark: private confidence intervals (inference.csv)", body)
 

@@ -187,3 +187,20 @@ def test_the_width_panel_divides_by_the_superpopulation_interval(tmp_path, monke
         drawn = [y for line in width_ax.get_lines() if len(line.get_xdata()) == 1 and line.get_xdata()[0] == 100
                  for y in line.get_ydata()]  # fmt: skip
         assert drawn == [pytest.approx(expected)] and words in width_ax.get_ylabel(), (drawn, width_ax.get_ylabel())
+
+
+def test_the_verdict_names_the_narrowest_covering_interval_or_says_none_covers():
+    """The report's first sentence on intervals: the narrowest private interval with no under-covering coefficient at
+    the largest m, by its width over the superpopulation interval, never a narrower one that under-covers (planted:
+    picking the narrowest of all would name adassp, 0.25×, which never covers); and when every interval there
+    under-covers, a plain "no private interval covers" and not a name."""
+    target = 1.0
+    ref = pd.concat([rows("ols", "hc3", 100, [(0.5, 1.5)] * 40), rows("ols", iv.SUPER, 100, [(0.0, 4.0)] * 40)])
+    narrow_biased = rows("adassp", "delta", 100, [(target + 0.1, target + 1.1)] * 40, target=target)  # 1 wide
+    wide = rows("ssp", "delta", 100, [(0.0, 2.0)] * 40, target=target)  # 2 wide: 0.5x the superpopulation width
+    wider = rows("precond_gd", "blocks", 100, [(-1.0, 3.0)] * 40, target=target)  # 4 wide: 1x
+    text = iv.verdict(iv.summarize(pd.concat([narrow_biased, wide, wider]), ref))
+    assert "m = 100" in text and "is ssp (route delta): 0.5×" in text and "1 of the 3" in text, text
+    none = iv.verdict(iv.summarize(narrow_biased, ref))
+    assert none.startswith("At m = 100 no private interval covers every coefficient") and "adassp (delta) 0.00" in none
+    assert iv.verdict(iv.summarize(pd.DataFrame(columns=iv.TIDY), ref)).startswith("No method")
