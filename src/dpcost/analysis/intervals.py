@@ -14,6 +14,7 @@ training rows where some are held out), and m rows are a sample without replacem
 from __future__ import annotations
 
 import json
+import math
 import warnings
 from collections.abc import Mapping, Sequence
 
@@ -230,6 +231,15 @@ def pooled(summary: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def theory_floor(d: int, epsilon: float, delta: float, m) -> np.ndarray:
+    """√(1 + d·log(1/δ)/(m·ε²)): the width a private interval needs over the non-private one by the minimax rate of
+    private OLS (Cai, Wang & Zhang 2021: E‖β̂ − β‖² ≍ σ²(d/m + d²log(1/δ)/(m²ε²)), so each coordinate's variance
+    grows by the factor 1 + d·log(1/δ)/(mε²) and its interval's width by the square root), with the rate's unknown
+    constant set to 1: an order of magnitude, not a bound (1.002 at m = 20,000, d = 8, ε = 1, δ = 1e-5)."""
+    m = np.asarray(m, dtype=float)
+    return np.sqrt(1 + d * math.log(1 / delta) / (m * epsilon**2))
+
+
 def verdict(summary: pd.DataFrame) -> str:
     """The sentence a reader of inference.csv sees first: at the largest m, the narrowest private interval with no
     under-covering coefficient (its median width over the superpopulation OLS interval's, and its coverage), or, when
@@ -241,9 +251,9 @@ def verdict(summary: pd.DataFrame) -> str:
         return "No method of this analysis has a private interval procedure."
     m = private.m.max()
     at = private[private.m == m]
-    col, yardstick = "width_ratio_super", "the superpopulation OLS interval's"
+    col, yardstick = "width_ratio_super", "the superpopulation OLS interval"
     if not at[col].notna().any():
-        col, yardstick = "width_ratio", "OLS's (finite-population correction)"
+        col, yardstick = "width_ratio", "OLS's interval with the finite-population correction"
     covering = at[~at.undercovers.astype(bool) & at[col].notna()]
     level = f"{float(at.level.iloc[0]):.0%}"
     if covering.empty:

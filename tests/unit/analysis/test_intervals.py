@@ -184,9 +184,12 @@ def test_the_width_panel_divides_by_the_superpopulation_interval(tmp_path, monke
         inference_figure(iv.summarize(ssp, ref), [str(tmp_path / "f.png")], title="t", xlabel="m", epsilon=0.5,
                          delta=1e-5, calibration="tight", tuning="fixed")  # fmt: skip
         width_ax = figs[0].axes[1]
-        drawn = [y for line in width_ax.get_lines() if len(line.get_xdata()) == 1 and line.get_xdata()[0] == 100
-                 for y in line.get_ydata()]  # fmt: skip
+        lines = [line for line in width_ax.get_lines() if list(line.get_xdata()) == [100]]
+        drawn = [y for line in lines if line.get_label() != module.FLOOR_LABEL for y in line.get_ydata()]
         assert drawn == [pytest.approx(expected)] and words in width_ax.get_ylabel(), (drawn, width_ax.get_ylabel())
+        # theory's floor beside it: √(1 + d log(1/δ)/(m ε²)) at d = 1 coefficient, m = 100, ε = 0.5, δ = 1e-5
+        (floor,) = [line.get_ydata()[0] for line in lines if line.get_label() == module.FLOOR_LABEL]
+        assert floor == pytest.approx(np.sqrt(1 + np.log(1e5) / (100 * 0.25)))
 
 
 def test_the_verdict_names_the_narrowest_covering_interval_or_says_none_covers():

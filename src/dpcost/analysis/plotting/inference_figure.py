@@ -19,6 +19,7 @@ OLS = ("ols", "hc3")  # the reference curve of the coverage panels
 # a curve with a coverage below 0.90 by more than 2 s.e. at some m (inference.csv's ``undercovers``): hollow markers
 # at those m, and this in its legend entry — never silently
 UNDERCOVERS = "[undercovers: bias]"
+FLOOR_LABEL = "theory's floor on the width: sqrt(1 + d log(1/delta)/(m eps^2)), the minimax rate with constant 1"
 
 
 def _refused(summary: pd.DataFrame) -> dict[str, str]:
@@ -54,7 +55,8 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
                      calibration: str, tuning: str) -> None:  # fmt: skip
     """Left: coverage against m (the mean over coefficients of each coefficient's coverage), the nominal level
     dashed, in the band ± 2 Monte Carlo s.e. that a procedure of exact coverage stays in; the OLS (HC3, FPC)
-    reference in grey. Right: the median over coefficients of the width over the superpopulation OLS (HC3) interval's
+    reference in grey. Right: theory's floor (:func:`~dpcost.analysis.intervals.theory_floor`, dotted) and the median
+    over coefficients of the width over the superpopulation OLS (HC3) interval's
     (``width_ratio_super``; log scale; 1: as narrow as OLS). Not over the FPC'd interval's (``width_ratio``): the
     correction √(1 − m/n) shrinks OLS's interval ×0.18 at m = 20,000 of 20,640, so every ratio over it climbs
     there for a reason unrelated to privacy; a summary without superpopulation rows falls back to it, said on the
@@ -62,9 +64,12 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
     markers are hollow, and its legend entry says :data:`UNDERCOVERS`; where the procedure made no interval at
     some m (refused: the blocks route's blocks too small) its entry names those m. ``summary``: inference.csv
     (:func:`dpcost.analysis.intervals.summarize`)."""
-    from ..intervals import pooled
+    from ...dp.delta import resolve_delta
+    from ..intervals import pooled, theory_floor
 
     cells = pooled(summary)
+    d = int(summary.coefficient.nunique()) if "coefficient" in summary else 0
+    ms = np.unique(cells.m.dropna()).astype(int)
     refused = _refused(summary)
     private = cells[cells.method != "ols"]
     ref = cells[(cells.method == OLS[0]) & (cells.route == OLS[1])]
@@ -92,6 +97,12 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
                 handles += line
                 seen.add("ols")
         width_ax.axhline(1.0, color="#777777", lw=2.2, alpha=0.7)
+        if d and len(ms):  # what theory says privacy must cost, beside what the methods cost
+            floor = [float(theory_floor(d, epsilon, resolve_delta(delta, m), m)) for m in ms]
+            line = width_ax.plot(ms, floor, color="black", ls=":", lw=1.6, label=FLOOR_LABEL, zorder=4)
+            if "floor" not in seen:
+                handles += line
+                seen.add("floor")
         for name in names:
             df = private[private.method == name].sort_values("m")
             style = dict(method_style(name), ms=5)
