@@ -190,6 +190,15 @@ def test_the_width_panel_divides_by_the_superpopulation_interval(tmp_path, monke
         # theory's floor beside it: √(1 + d log(1/δ)/(m ε²)) at d = 1 coefficient, m = 100, ε = 0.5, δ = 1e-5
         (floor,) = [line.get_ydata()[0] for line in lines if line.get_label() == module.FLOOR_LABEL]
         assert floor == pytest.approx(np.sqrt(1 + np.log(1e5) / (100 * 0.25)))
+    # an interval that under-covers is drawn apart: its width curve faded, the covering one's not
+    figs.clear()
+    biased = rows("adassp", "delta", 100, [(1.1, 2.1)] * 40, target=1.0)
+    inference_figure(iv.summarize(pd.concat([ssp, biased]), ref), [str(tmp_path / "f.png")], title="t", xlabel="m",
+                     epsilon=0.5, delta=1e-5, calibration="tight", tuning="fixed")  # fmt: skip
+    alphas = sorted((line.get_alpha() or 1.0) for line in figs[0].axes[1].get_lines()
+                    if line.get_linestyle() != "None" and line.get_label() != module.FLOOR_LABEL
+                    and list(line.get_xdata()) == [100])  # fmt: skip
+    assert alphas == [module.FADED, 1.0], alphas
 
 
 def test_the_verdict_names_the_narrowest_covering_interval_or_says_none_covers():

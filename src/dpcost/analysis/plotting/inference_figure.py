@@ -19,6 +19,7 @@ OLS = ("ols", "hc3")  # the reference curve of the coverage panels
 # a curve with a coverage below 0.90 by more than 2 s.e. at some m (inference.csv's ``undercovers``): hollow markers
 # at those m, and this in its legend entry — never silently
 UNDERCOVERS = "[undercovers: bias]"
+FADED = 0.35  # the alpha of an under-covering curve's width: drawn apart from the intervals that cover
 FLOOR_LABEL = "theory's floor on the width: sqrt(1 + d log(1/delta)/(m eps^2)), the minimax rate with constant 1"
 
 
@@ -114,7 +115,9 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
             for ax, col in ((cov_ax, "coverage"), (width_ax, width_col)):  # hollow where it under-covers
                 ax.plot(bad.m, bad[col], ls="none", marker=style["marker"], color=style["color"], mfc="white", ms=6,
                         zorder=5)  # fmt: skip
-            width_ax.plot(df.m, df[width_col], **style)
+            # a width is only a cost where the interval covers: an under-covering curve is faded there, so the eye
+            # compares the widths of valid intervals
+            width_ax.plot(df.m, df[width_col], **(dict(style, alpha=FADED) if len(bad) else style))
             if name not in seen:
                 handles += line
                 seen.add(name)
@@ -131,9 +134,11 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
                   reps=repetitions(cells.n_reps) if len(cells) else 0)  # fmt: skip
     read = (f"How to read: a curve inside the grey band sits at the nominal {level:g} (the band: ±2 Monte Carlo s.e. "
             f"over {reps} repetitions); below it the intervals under-cover. Coverage is averaged over the "
-            f"coefficients, the width ratio their median, over the {yardstick} interval; the target is OLS on "
+            f"coefficients, the width ratio their median, over the {yardstick} interval; dotted black: theory's "
+            "floor on that ratio, what privacy must cost (the minimax rate, constant 1); the target is OLS on "
             f"every row the subsamples are drawn from. Hollow markers, {UNDERCOVERS}: some coefficient covers below "
-            "0.90 by more than 2 s.e. at that m; its interval is centred on a biased estimate (inference.csv: "
+            "0.90 by more than 2 s.e. at that m (its width curve is faded: not the width of a valid interval); its "
+            "interval is centred on a biased estimate (inference.csv: "
             "mean_bias beside mean_half_width)." + (" [no interval at m = …]: the procedure refused there "
                                                     "(inference.csv's note says why: blocks too small)."
                                                     if refused else ""))  # fmt: skip
