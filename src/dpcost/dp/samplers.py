@@ -287,7 +287,12 @@ class GridNoise:
         value = np.asarray(value, dtype=float)
         if self.exact:
             box = _BOX * self.step
-            value = np.clip(value, -box, box)
+            if np.count_nonzero(np.abs(value) <= box) < value.size:  # NaN, ±inf or past the box: one pass to ask
+                if np.isnan(value).any():
+                    raise PrivacyError(
+                        "a value to be released is NaN: the computation before the noise broke (e.g. inf - inf)"
+                    )
+                value = np.clip(value, -box, box)
         if _tracer is not None:  # a sensitivity audit (tracing) sees the value before the noise
             return _tracer.grid(self, value, lambda: self._release(value))
         return self._release(value)
@@ -295,10 +300,7 @@ class GridNoise:
     def _release(self, value: np.ndarray) -> np.ndarray:
         if not self.exact:
             return value + self.step * self.steps
-        k = value / self.step
-        if np.isnan(k).any():
-            raise PrivacyError("a value to be released is NaN: the computation before the noise broke (e.g. inf - inf)")
-        return self.step * (np.rint(k) + self.steps)
+        return self.step * (np.rint(value / self.step) + self.steps)  # value inside the box (add)
 
 
 # ---- tracing: the hook of a sensitivity audit (dpcost.dp.sensitivity) -------------------------------------------
