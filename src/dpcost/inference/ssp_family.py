@@ -6,8 +6,7 @@ the share 1 − f of the budget — its draws exactly those of the estimator at 
 estimate — and S̃ = Σ clip_R(y_i − x_i'θ̂)² + noise at the share f. σ̂² = (S̃ − tr(Ĝ V_noise))/(n − d), the
 residuals' share of the estimate's own noise taken out. The interval is post-processing of (G̃, b̃, λ, S̃), the
 public noise scales and n, which is public under replace-one only: add/remove neighbours are refused (where σ̂²'s
-floor binds it is σ_S/(n − d), which names n).
-
+floor binds it is σ_S/(n − d), which names n). The two routes:
 
 * ``bootstrap``: the parametric bootstrap of Ferrando, Wang & Sheldon (AISTATS 2022, §4, OLS), re-simulating
   the sampling and the mechanism from the released values: Ĝ = G̃ with its eigenvalues floored at σ_G (a PSD
