@@ -155,8 +155,8 @@ def main() -> None:
             print(f"{a.design}, m = {m}, eps = {eps}, {a.reps} reps; a/lambda median {np.median(ratio):.2f}")
             print(f"{'':12s} {'cover':>6s} {'width':>7s} {'naive':>6s} {'width':>6s} {'err/se':>7s}")
             for j, name in enumerate(names):
-                print(f"{name:12s} {np.mean(cov, 0)[j]:6.2f} {np.median(width, 0)[j]:7.2f} "
-                      f"{np.mean(naive, 0)[j]:6.2f} {np.median(width_naive, 0)[j]:6.2f} {np.mean(err, 0)[j]:7.2f}")  # fmt: skip
+                c = (np.mean(cov, 0)[j], np.median(width, 0)[j], np.mean(naive, 0)[j], np.median(width_naive, 0)[j])
+                print(f"{name:12s} {c[0]:6.2f} {c[1]:7.2f} {c[2]:6.2f} {c[3]:6.2f} {np.mean(err, 0)[j]:7.2f}")
 
 
 if __name__ == "__main__":
