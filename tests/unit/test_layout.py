@@ -22,6 +22,7 @@ ALLOWED = {
     "config": {"dp", "estimators", "data", "attacks", "analysis", "simulation", "inference", "run_record"},
     "startup": {"dp", "estimators", "data", "attacks", "analysis", "simulation", "inference", "config"},
     "jobs": {"dp", "estimators", "data", "attacks", "analysis", "simulation", "config", "inference"},
+    "run": {"dp", "estimators", "data", "attacks", "analysis", "simulation", "inference", "config"},
     "run_record": set(),  # read by the workflow before its config (workflow/rules/run_record.smk)
 }
 

@@ -26,6 +26,7 @@ def _fail(message, prefix="config error: "):
 try:
     from dpcost.startup import start
     from dpcost.errors import DPCostError
+    from dpcost.run.data_check import check_preparations
 except ImportError as exc:
     _fail(f"a dependency is missing ({exc}); install them with: pip install -e .")
 
@@ -108,6 +109,25 @@ def check_data():
 
 if workflow.is_main_process and config["download"]["check_sources"]:
     check_data()
+
+
+def check_tables():
+    """Before any job, and before a dry run's plan: every downloaded table the targets read prepared as its job
+    would (dpcost.run.data_check): a bad edit stops here, before Snakemake deletes the outputs it
+    would rerun."""
+    asked = _command_line()
+    if asked is None:
+        return
+    targets, runs = asked
+    if runs or workflow.output_settings.dryrun:
+        try:
+            check_preparations(RUN, targets)
+        except DPCostError as exc:
+            _fail(str(exc))
+
+
+if workflow.is_main_process:
+    check_tables()
 
 
 def say_work():

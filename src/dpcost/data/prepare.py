@@ -247,6 +247,25 @@ def prepare(table: pd.DataFrame, preparation: Mapping, *, name: str, max_m: int,
     return out, meta
 
 
+def read_used(path: str, preparation: dict) -> pd.DataFrame:
+    """The raw table's columns the preparation uses (the response and the listed covariates), or all of them when
+    the covariates are not listed or one is not in the file (prepare then names it, with the file's columns)."""
+    import pyarrow.parquet as pq
+
+    if not preparation.get("covariates"):
+        return pd.read_parquet(path)
+    used = [preparation["response"], *preparation["covariates"]]
+    present = set(pq.read_schema(path).names)
+    return pd.read_parquet(path, columns=used) if set(used) <= present else pd.read_parquet(path)
+
+
+def prepare_file(path: str, preparation: Mapping, *, name: str, max_m: int, rng: np.random.Generator
+                 ) -> tuple[pd.DataFrame, dict]:  # fmt: skip
+    """:func:`prepare` of the raw table at ``path`` (its used columns, :func:`read_used`): what the preprocess job runs
+    and what the run checks at start-up before any job (:mod:`dpcost.run.data_check`)."""
+    return prepare(read_used(path, preparation), dict(preparation), name=name, max_m=max_m, rng=rng)
+
+
 def ols_sampling_variance(X: np.ndarray, y: np.ndarray, beta: np.ndarray) -> float:
     """tr Var(β̂) of the OLS fit β̂ = ``beta`` of (X, y), estimated by the heteroscedasticity-robust sandwich (HC0,
     White 1980): tr[(X'X)⁻¹ (Σ e_i² x_i x_i') (X'X)⁻¹], e = y − Xβ̂. The error of the full-data fit as an estimate

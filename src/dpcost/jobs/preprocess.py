@@ -8,28 +8,16 @@ import pandas as pd
 from ..analysis.datasets import snp_logistic_record
 from ..analysis.streams import rng_for
 from ..data import snp
-from ..data.prepare import prepare
+from ..data.prepare import prepare_file
 from . import Job, read_json, write_json_atomic, write_table_atomic
-
-
-def read_used(path: str, preparation: dict) -> pd.DataFrame:
-    """The raw table's columns the preparation uses (the response and the listed covariates), or all of them when
-    the covariates are not listed or one is not in the file (prepare then names it, with the file's columns)."""
-    import pyarrow.parquet as pq
-
-    if not preparation.get("covariates"):
-        return pd.read_parquet(path)
-    used = [preparation["response"], *preparation["covariates"]]
-    present = set(pq.read_schema(path).names)
-    return pd.read_parquet(path, columns=used) if set(used) <= present else pd.read_parquet(path)
 
 
 def preprocess_table(job: Job) -> None:
     """A ``kind: table`` analysis (:func:`dpcost.data.prepare.prepare`): the table (``output.table``) and its record
     with the download's (``output.meta``). Arguments: preparation (the block's keys that prepare reads), max_m, seed."""
     a = job.args
-    out, meta = prepare(read_used(job.input["table"], a["preparation"]), dict(a["preparation"]), name=job.dataset,
-                        max_m=a["max_m"], rng=rng_for(a["seed"], job.dataset, "test split"))  # fmt: skip
+    out, meta = prepare_file(job.input["table"], a["preparation"], name=job.dataset, max_m=a["max_m"],
+                             rng=rng_for(a["seed"], job.dataset, "test split"))  # fmt: skip
     meta["source"] = read_json(job.input["manifest"])
     write_table_atomic(job.output["table"], out)
     write_json_atomic(job.output["meta"], meta)
