@@ -1,5 +1,6 @@
 import os
 import sys
+import time
 from pathlib import Path
 
 from snakemake.utils import validate
@@ -17,6 +18,9 @@ if _SRC is not None and _SRC.is_dir():
     )
 
 
+_STARTED = time.time()  # a failed run's closing lines read the job logs written since
+
+
 def _fail(message, prefix="config error: "):
     # One clear message and a non-zero exit; a traceback would bury the key the user has to fix.
     print(f"{prefix}{message}", file=sys.stderr)
@@ -27,6 +31,7 @@ try:
     from dpcost.startup import start
     from dpcost.errors import DPCostError
     from dpcost.run.data_check import check_preparations
+    from dpcost.run.closing import job_errors
 except ImportError as exc:
     _fail(f"a dependency is missing ({exc}); install them with: pip install -e .")
 
@@ -166,6 +171,10 @@ def closing_summary(ok):
         return
     try:
         text = RUN.summary(asked[0], ok=ok, command=sys.argv[1:], workdir=os.getcwd())
+        # a failed run ends on the failing jobs' own lines, not on Snakemake's shutdown
+        failed = [] if ok else job_errors(_STARTED)
+        if failed:
+            text += "\n" + "\n".join(f"dpcost: job failed: {line}" for line in failed)
     except Exception as exc:
         text = f"dpcost: no closing summary ({type(exc).__name__}: {exc})"
     print(f"\n{text}", file=sys.stderr)
