@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .analysis import datasets, intervals
-from .analysis.checks import check_setup, delta_warning
+from .analysis.checks import check_setup
 from .analysis.tuning import TuningSpec, looks_at_data, searches_decoys
 from .data import availability, libsvm
 from .dp.privacy import Privacy
@@ -266,61 +265,6 @@ class RunConfig:
                 else:
                     out.append(f"(Leaving them out is no way round: every analysis of `{key}` needs one of them.)")
         return out
-
-    # ---- what a run says at its end (workflow/Snakefile: onsuccess, onerror) ---------------------------------------
-
-    def warnings_of(self, targets: Sequence[str]) -> list[str]:
-        """Every warning of a run of ``targets``, each in one line: δ ≥ 1/n (each analysis's and the benchmark's, at
-        every m it applies to), tables without a content checksum (read, not verified), peer libraries missing under
-        ``peers: auto`` (their methods left out), ``on_invalid: warn`` and the float-unsafe sampler (releases that
-        are not proven private). The jobs say these in their logs, among a run's many lines; this lists them once."""
-        own, benched, _ = self.asked(targets)
-        out = []
-        for name in own:
-            if name in self.analyses and (said := delta_warning(self.privacy(name), self.config[name]["m"], why=False)):
-                out.append(f"{name}: {said}")
-        for name in benched:
-            if said := delta_warning(self.benchmark_privacy(name), self.config[name]["m"], why=False):
-                out.append(f"benchmark, {name}: {said}")
-        for name in dict.fromkeys([*own, *benched]):
-            if name in self.tables and not self.config[name].get("content_sha256"):
-                out.append(f"{name}: no content_sha256, so the table is read but not verified (pin the digest that "
-                           f"resources/{name}/download.json records as {name}.content_sha256)")  # fmt: skip
-        for name in own:
-            if name in self.analyses and self.config[name].get("peers", "never") == "auto":
-                peers = {k: m.peer for k, m in methods_of(datasets.get(name).family).items() if m.peer}
-                usable = peers_available()
-                lost = [k for k, lib in peers.items() if not usable[lib]]
-                if lost:
-                    libs = sorted({peers[k] for k in lost})
-                    out.append(f"{name}: peers auto, but {', '.join(libs)} not usable: {', '.join(lost)} left out "
-                               "(pip install -e '.[peers]')")  # fmt: skip
-        if self.config.get("on_invalid") == "warn" and (own or benched):
-            out.append("on_invalid: warn: a paper calibration outside its proven range runs, not proven private (a "
-                       "PRIVACY WARNING in its job's log; proven: false in the ledger and summary.csv)")  # fmt: skip
-        if self.config.get("sampler") == "float-unsafe":
-            out.append("sampler: float-unsafe: numpy's floating-point noise, NOT private on a computer (for speed "
-                       "comparisons only)")  # fmt: skip
-        return out
-
-    def summary(self, targets: Sequence[str], *, ok: bool, command: Sequence[str], workdir: Path | str) -> str:
-        """The few lines a run ends with: where its results are, every warning (:meth:`warnings_of`), and the
-        command that builds the report; ``command``: the ``snakemake`` arguments of the run, ``ok``: whether every job
-        completed."""
-        own, benched, simulation = self.asked(targets)
-        folders = [f"{n}/" for n in own if n in self.analyses or n in self.libsvm]
-        folders += ["benchmark/"] * bool(benched) + ["simulation/"] * simulation
-        results = f"{Path(workdir) / 'results'}/" + (f" ({', '.join(folders)})" if folders else "")
-        if ok:
-            lines = [f"dpcost: the run completed. Results: {results}"]
-        else:
-            lines = [f"dpcost: the run stopped: a job failed (its error above, its log under logs/). What completed "
-                     f"stays in {results}; the same command resumes from there."]  # fmt: skip
-        warnings = self.warnings_of(targets)
-        lines += [f"Warnings ({len(warnings)}):", *(f"  {w}" for w in warnings)] if warnings else ["Warnings: none."]
-        report = shlex.join(["snakemake", *command, "--report", "results/report.html"])
-        lines.append(f"Report: {report}" if ok else f"Report, once the run completes: {report}")
-        return "\n".join(lines)
 
 
 def resolve(config: Mapping, *, run_checks: bool = True) -> RunConfig:

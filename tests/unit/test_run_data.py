@@ -2,6 +2,7 @@
 ask for, which are already made, and the one message naming every data set that cannot be had."""
 
 import copy
+import json
 import os
 
 import pytest
@@ -10,6 +11,7 @@ from snakemake.utils import update_config, validate
 
 from dpcost.config import resolve, with_defaults
 from dpcost.errors import DownloadError
+from dpcost.run.closing import summary, warnings_of
 
 from support import REPO, free_port
 
@@ -137,15 +139,15 @@ def test_the_targets_say_what_a_run_makes():
 
 def test_the_warnings_of_a_run_name_every_m_each_applies_to(monkeypatch):
     run = _run()
-    warnings = run.warnings_of([])
+    warnings = warnings_of(run, [])
     assert [w.split(":")[0] for w in warnings] == ["housing", "snp", "snp_logistic"]  # the papers' delta, each
     grid = DEFAULT["housing"]["m"]
     assert warnings[0].startswith("housing: PRIVACY WARNING: delta=10/n^1.1 is >= 1/n at every m (0.00234 at n=2000, ")
     assert all(f"at n={m}" in warnings[0] for m in grid) and warnings[0].endswith("0.000186 at n=20000)")
-    assert run.warnings_of(["simulation"]) == run.warnings_of(["results/config_used.yaml"]) == []
+    assert warnings_of(run, ["simulation"]) == warnings_of(run, ["results/config_used.yaml"]) == []
     # peers missing under peers: auto, named with the methods left out
-    monkeypatch.setattr("dpcost.config.peers_available", lambda: {"diffprivlib": False, "opendp": True})
-    lost = [w for w in run.warnings_of(["results/housing/summary.csv"]) if "peers" in w]
+    monkeypatch.setattr("dpcost.run.closing.peers_available", lambda: {"diffprivlib": False, "opendp": True})
+    lost = [w for w in warnings_of(run, ["results/housing/summary.csv"]) if "peers" in w]
     assert len(lost) == 1 and lost[0].startswith("housing: peers auto, but diffprivlib not usable: ")
     assert lost[0].endswith("left out (pip install -e '.[peers]')")
 
@@ -155,33 +157,51 @@ def test_the_benchmark_warns_of_unverified_tables_and_no_delta(monkeypatch):
     bench = copy.deepcopy(BENCHMARK)
     bench["benchmark"]["datasets"] = ["housing", "cps1988", "wages"]
     run = _run(bench, {"wages": wages})
-    assert run.warnings_of(["benchmark"]) == [
+    assert warnings_of(run, ["benchmark"]) == [
         "wages: no content_sha256, so the table is read but not verified (pin the digest that "
         "resources/wages/download.json records as wages.content_sha256)"
     ]  # the benchmark's delta is below 1/n at every m, housing's included; the tables of the preset are pinned
     paper = _run(bench, {"wages": wages, "benchmark": {**bench["benchmark"], "delta": "10/n^1.1"}})
-    said = [w for w in paper.warnings_of(["benchmark"]) if "PRIVACY" in w]
+    said = [w for w in warnings_of(paper, ["benchmark"]) if "PRIVACY" in w]
     assert [w.split(":")[0] for w in said] == ["benchmark, housing", "benchmark, cps1988", "benchmark, wages"]
     # settings that make releases unproven are warnings of every run that releases anything
     unsafe = _run({"on_invalid": "warn", "sampler": "float-unsafe", "datasets": ["housing"]})
-    kinds = [w.split(":")[0] for w in unsafe.warnings_of([])]
+    kinds = [w.split(":")[0] for w in warnings_of(unsafe, [])]
     assert kinds == ["housing", "on_invalid", "sampler"]
 
 
 def test_the_summary_says_where_the_results_are_every_warning_and_the_report_command(tmp_path):
     run = _run({"datasets": ["housing", "snp", "snp_logistic"]})
     command = ["--configfile", "config/config.yaml", "my offline.yaml", "--cores", "2"]
-    done = run.summary([], ok=True, command=command, workdir=tmp_path).splitlines()
+    done = summary(run, [], ok=True, command=command, workdir=tmp_path).splitlines()
     assert done[0] == f"dpcost: the run completed. Results: {tmp_path}/results/ (housing/, snp/, snp_logistic/)"
     assert done[1] == "Warnings (3):"
     assert [w.split(":")[0] for w in done[2:5]] == ["  housing", "  snp", "  snp_logistic"]
     assert done[5] == ("Report: snakemake --configfile config/config.yaml 'my offline.yaml' --cores 2 --report "
                        "results/report.html")  # fmt: skip
     assert len(done) == 6
-    failed = run.summary(["simulation"], ok=False, command=["simulation"], workdir=tmp_path).splitlines()
+    failed = summary(run, ["simulation"], ok=False, command=["simulation"], workdir=tmp_path).splitlines()
     assert failed == [
         f"dpcost: the run stopped: a job failed (its error above, its log under logs/). What completed stays in "
         f"{tmp_path}/results/ (simulation/); the same command resumes from there.",
         "Warnings: none.",
         "Report, once the run completes: snakemake simulation --report results/report.html",
     ]
+    # a failed job's own line comes last (dpcost.run.closing.job_errors reads it from the job's log)
+    line = "estimate: wages.m: too large (logs/wages/estimate.log)"
+    last = summary(run, ["simulation"], ok=False, command=["simulation"], workdir=tmp_path, errors=[line])
+    assert last.splitlines()[-1] == f"dpcost: job failed: {line}"
+
+
+def test_rows_dropped_for_missing_values_are_a_closing_warning(in_tmp):
+    table = {"kind": "table", "sources": [{"path": "w.csv"}], "response": "wage", "m": [100]}
+    run = _run({"datasets": ["wages"], "wages": table})
+    assert not [w for w in warnings_of(run, []) if "dropped" in w]  # no record yet: the job's log says it
+    (in_tmp / "results/wages").mkdir(parents=True)
+    record = {"rows_read": 3294, "rows_dropped_missing": 165, "n": 3129}
+    (in_tmp / "results/wages/preprocessing.json").write_text(json.dumps(record))
+    assert [w for w in warnings_of(run, []) if "dropped" in w] == [
+        "wages: 165 of 3,294 rows (5.0%) dropped for a missing value in a used column "
+        "(results/wages/preprocessing.json: rows_dropped_missing)"
+    ]
+    assert not [w for w in warnings_of(run, ["simulation"]) if "dropped" in w]

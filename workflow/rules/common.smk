@@ -31,7 +31,7 @@ try:
     from dpcost.startup import start
     from dpcost.errors import DPCostError
     from dpcost.run.data_check import check_preparations
-    from dpcost.run.closing import job_errors
+    from dpcost.run.closing import job_errors, summary
 except ImportError as exc:
     _fail(f"a dependency is missing ({exc}); install them with: pip install -e .")
 
@@ -163,18 +163,22 @@ if workflow.is_main_process:
 
 def closing_summary(ok):
     # The few lines a run ends with (onsuccess, onerror in the Snakefile): where the results
-    # are, every warning of the run, the report command (dpcost.config.RunConfig.summary).
+    # are, every warning of the run, the report command (dpcost.run.closing.summary).
     # Said by the process that ran the jobs, from its command line. A closing message must
     # never turn a run's result into a traceback: one that cannot be made says so, in a line.
     asked = _command_line()
     if not workflow.is_main_process or asked is None:
         return
     try:
-        text = RUN.summary(asked[0], ok=ok, command=sys.argv[1:], workdir=os.getcwd())
-        # a failed run ends on the failing jobs' own lines, not on Snakemake's shutdown
-        failed = [] if ok else job_errors(_STARTED)
-        if failed:
-            text += "\n" + "\n".join(f"dpcost: job failed: {line}" for line in failed)
+        errors = [] if ok else job_errors(_STARTED)
+        text = summary(
+            RUN,
+            asked[0],
+            ok=ok,
+            command=sys.argv[1:],
+            workdir=os.getcwd(),
+            errors=errors,
+        )
     except Exception as exc:
         text = f"dpcost: no closing summary ({type(exc).__name__}: {exc})"
     print(f"\n{text}", file=sys.stderr)

@@ -1,14 +1,83 @@
-"""The last lines of a run that failed: the one-line error of every job that failed, read from the job logs
-(:func:`dpcost.jobs.run` writes each as one ERROR record), so the run ends on the line the user has to act on
-rather than on Snakemake's shutdown."""
+"""What a run says at its end (workflow/Snakefile: onsuccess, onerror): where its results are, every warning once,
+the report command, and — when a job failed — the failing jobs' own one-line errors, read from their logs
+(:func:`dpcost.jobs.run` writes each as one ERROR record), last, so the run's closing block ends on the line the
+user has to act on rather than on the summary."""
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
+from collections.abc import Sequence
 from pathlib import Path
+
+from ..analysis import datasets
+from ..analysis.checks import delta_warning
+from ..config import RunConfig
+from ..estimators.peers import available as peers_available
+from ..estimators.registry import methods_of
 
 # a job log's ERROR record: "<date> <time> ERROR <rule>: <message>" (dpcost.jobs.run's format)
 _ERROR = re.compile(r"^\S+ \S+ ERROR (\S+): (.*)$")
+
+
+def warnings_of(run: RunConfig, targets: Sequence[str]) -> list[str]:
+    """Every warning of a run of ``targets``, each in one line: δ ≥ 1/n (each analysis's and the benchmark's, at
+    every m it applies to), tables without a content checksum (read, not verified), rows a table's preparation dropped
+    for missing values (from its record, once made), peer libraries missing under
+    ``peers: auto`` (their methods left out), ``on_invalid: warn`` and the float-unsafe sampler (releases that
+    are not proven private). The jobs say these in their logs, among a run's many lines; this lists them once."""
+    own, benched, _ = run.asked(targets)
+    out = []
+    for name in own:
+        if name in run.analyses and (said := delta_warning(run.privacy(name), run.config[name]["m"], why=False)):
+            out.append(f"{name}: {said}")
+    for name in benched:
+        if said := delta_warning(run.benchmark_privacy(name), run.config[name]["m"], why=False):
+            out.append(f"benchmark, {name}: {said}")
+    for name in dict.fromkeys([*own, *benched]):
+        if name in run.tables and not run.config[name].get("content_sha256"):
+            out.append(f"{name}: no content_sha256, so the table is read but not verified (pin the digest that "
+                       f"resources/{name}/download.json records as {name}.content_sha256)")  # fmt: skip
+    for name in own:
+        if name in run.analyses and run.config[name].get("peers", "never") == "auto":
+            peers = {k: m.peer for k, m in methods_of(datasets.get(name).family).items() if m.peer}
+            usable = peers_available()
+            lost = [k for k, lib in peers.items() if not usable[lib]]
+            if lost:
+                libs = sorted({peers[k] for k in lost})
+                out.append(f"{name}: peers auto, but {', '.join(libs)} not usable: {', '.join(lost)} left out "
+                           "(pip install -e '.[peers]')")  # fmt: skip
+    out += _dropped_rows([n for n in dict.fromkeys([*own, *benched]) if n in run.tables])
+    if run.config.get("on_invalid") == "warn" and (own or benched):
+        out.append("on_invalid: warn: a paper calibration outside its proven range runs, not proven private (a "
+                   "PRIVACY WARNING in its job's log; proven: false in the ledger and summary.csv)")  # fmt: skip
+    if run.config.get("sampler") == "float-unsafe":
+        out.append("sampler: float-unsafe: numpy's floating-point noise, NOT private on a computer (for speed "
+                   "comparisons only)")  # fmt: skip
+    return out
+
+
+def summary(run: RunConfig, targets: Sequence[str], *, ok: bool, command: Sequence[str], workdir: Path | str,
+            errors: Sequence[str] = ()) -> str:  # fmt: skip
+    """The few lines a run ends with: where its results are, every warning (:func:`warnings_of`), the command that
+    builds the report, and last, when a job failed, each failing job's own line (``errors``: :func:`job_errors`);
+    ``command``: the ``snakemake`` arguments of the run, ``ok``: whether every job completed."""
+    own, benched, simulation = run.asked(targets)
+    folders = [f"{n}/" for n in own if n in run.analyses or n in run.libsvm]
+    folders += ["benchmark/"] * bool(benched) + ["simulation/"] * simulation
+    results = f"{Path(workdir) / 'results'}/" + (f" ({', '.join(folders)})" if folders else "")
+    if ok:
+        lines = [f"dpcost: the run completed. Results: {results}"]
+    else:
+        lines = [f"dpcost: the run stopped: a job failed (its error above, its log under logs/). What completed "
+                 f"stays in {results}; the same command resumes from there."]  # fmt: skip
+    warnings = warnings_of(run, targets)
+    lines += [f"Warnings ({len(warnings)}):", *(f"  {w}" for w in warnings)] if warnings else ["Warnings: none."]
+    report = shlex.join(["snakemake", *command, "--report", "results/report.html"])
+    lines.append(f"Report: {report}" if ok else f"Report, once the run completes: {report}")
+    lines += [f"dpcost: job failed: {line}" for line in errors]
+    return "\n".join(lines)
 
 
 def job_errors(since: float, logs: Path | str = "logs") -> list[str]:
@@ -27,4 +96,21 @@ def job_errors(since: float, logs: Path | str = "logs") -> list[str]:
             if match := _ERROR.match(line):
                 out.append(f"{match.group(1)}: {match.group(2)} ({path})")
                 break
+    return out
+
+
+def _dropped_rows(tables: Sequence[str]) -> list[str]:
+    """One warning per table whose preparation dropped rows for a missing value, from its record
+    (results/<name>/preprocessing.json, once the preprocess job made it)."""
+    out = []
+    for name in tables:
+        path = Path("results") / name / "preprocessing.json"
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):  # not made yet, or being replaced: the job's log says it
+            continue
+        dropped, read = record.get("rows_dropped_missing", 0), record.get("rows_read")
+        if dropped and read:
+            out.append(f"{name}: {dropped:,} of {read:,} rows ({dropped / read:.1%}) dropped for a missing value in a "
+                       f"used column ({path}: rows_dropped_missing)")  # fmt: skip
     return out
