@@ -188,7 +188,7 @@ def test_the_benchmark_draws_its_own_noise_and_subsamples(run):
     [
         ({"response": "wagge"}, "wages.response: the table has no column 'wagge'; did you mean 'wage'?"),
         ({"m": [500, 3292]}, "wages.m: the largest m is 3292 but the table has 3294 complete rows"),
-        ({"content_sha256": "0" * 64}, "does not match the expected 0000"),
+        ({"content_sha256": "0" * 64}, "the pinned one: if it changed on purpose, pin the new digest (wages.content"),
     ],
 )
 def test_a_bad_table_stops_with_one_line(tmp_path, wages_csv, change, expected):

