@@ -85,6 +85,9 @@ def prepare(table: pd.DataFrame, preparation: Mapping, *, name: str, max_m: int,
     used = [response, *covariates]
     missing = table[used].isna()
     empty = [str(c) for c in used if missing[c].all()]
+    if empty and empty[0] == response:
+        raise DataError(f"{name}.response: column {response!r} has no value in any of the {len(table)} rows; choose "
+                        f"another response")  # fmt: skip
     if empty:
         raise DataError(f"{name}: column {empty[0]!r} has no value in any of the {len(table)} rows; leave it out"
                         + (" (list the covariates to use)" if not preparation.get("covariates") else ""))  # fmt: skip

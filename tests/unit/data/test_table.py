@@ -211,6 +211,11 @@ def test_the_held_out_split_is_the_seed_s_and_of_the_asked_size():
             PREPARATION,
             r"wages: column 'sex' has no value in any of the 200 rows; leave it out",
         ),
+        (
+            lambda d: d.assign(wage=np.nan),
+            PREPARATION,
+            r"wages\.response: column 'wage' has no value in any of the 200 rows; choose another response$",
+        ),
     ],
 )
 def test_bad_tables_and_keys_are_one_line_naming_the_data_set_and_key(change, preparation, message):
