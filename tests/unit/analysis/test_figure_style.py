@@ -157,6 +157,18 @@ def test_the_attack_figure_says_when_nothing_is_traceable(tmp_path, figures):
     # 0.53 is not, however small the repetitions' own spread (0.001 here)
     assert plotting.untraceable(_attack_summary(["ols"], auc=0.52))
     assert not plotting.untraceable(_attack_summary(["ols"], auc=0.53))
+    assert "within 2.50 s.e. of 0.5, a 5 % family-wise allowance over the 4 points" in nothing  # z of 4 points
+
+
+def test_many_points_of_pure_guessing_do_not_flip_the_verdict():
+    # 180 (method, m) points at no leak (the review's case: 8 of 180 beyond 2 s.e.): each AUC guessing's own draw
+    s = pd.concat([_attack_summary(["ols"], reps=5)] * 90, ignore_index=True)
+    null_se = np.sqrt((2 * 200 + 1) / (12 * 200**2) / 5)
+    s["auc"] = 0.5 + null_se * np.random.default_rng(7).standard_normal(len(s))
+    assert (np.abs(s.auc - 0.5) > 2 * null_se).sum() >= 5  # the 2-s.e. rule would call this traceable
+    assert plotting.untraceable(s)
+    s.loc[0, "auc"] = 0.5 + 4 * null_se  # one point beyond the family-wise allowance (z = 3.62) is a finding
+    assert not plotting.untraceable(s)
 
 
 def test_a_spike_of_a_few_repetitions_is_named():

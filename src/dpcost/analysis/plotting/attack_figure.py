@@ -12,14 +12,23 @@ from .layout import finish, log_m_axis, plt
 from .style import caption, legend_label, method_style, repetitions
 
 
+def reach_z(points: int) -> float:
+    """The z a mean AUC must pass to be told apart from guessing when ``points`` (method, m) points are tested at
+    once: Bonferroni's two-sided 5 % family-wise level, Φ⁻¹(1 − 0.025/points) — 2.24 for 2 points, 3.62 for 180
+    (at 2 s.e. each, 180 points of pure guessing put about 8 beyond by chance, and the verdict would flip)."""
+    from scipy import special  # here: slow to import
+
+    return float(special.ndtri(1 - 0.025 / max(int(points), 1)))
+
+
 def untraceable(summary: pd.DataFrame) -> bool:
     """True when no method, the non-private ones included, is told apart from guessing at any m: every mean AUC
-    within 2 standard errors of 0.5, the standard error being the larger of the repetitions' and the one guessing
-    gives (Mann–Whitney's null variance (n₁ + n₂ + 1)/(12 n₁ n₂), n₁ = n₂ = n_candidates, over n_reps repetitions:
-    with 2 repetitions their own spread is no estimate)."""
+    within :func:`reach_z` (of the number of points) standard errors of 0.5, the standard error being the larger of
+    the repetitions' and the one guessing gives (Mann–Whitney's null variance (n₁ + n₂ + 1)/(12 n₁ n₂),
+    n₁ = n₂ = n_candidates, over n_reps repetitions: with 2 repetitions their own spread is no estimate)."""
     k = summary["n_candidates"].astype(float)
     null_se = np.sqrt((2 * k + 1) / (12 * k**2) / summary["n_reps"])
-    reach = 2 * np.maximum(summary["auc_se"].fillna(0), null_se)
+    reach = reach_z(len(summary)) * np.maximum(summary["auc_se"].fillna(0), null_se)
     return bool(((summary["auc"] - 0.5).abs() <= reach).all())
 
 
@@ -53,13 +62,15 @@ def attack_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str, xl
     axes[1].set_ylim(-0.02, 1.02)
     read = ("How to read: a curve above 'guessing' means the attack tells members of the subsample from other "
             "records; a private curve can never rise above the grey ceiling.")  # fmt: skip
+    at = (f"AUC within {reach_z(len(summary)):.2f} s.e. of 0.5, a 5 % family-wise allowance over the "
+          f"{len(summary)} points")  # fmt: skip
     if untraceable(summary) and targeted:
-        read += (" Here every method, the non-private one included, sits at guessing (AUC within 2 s.e. of 0.5): an "
-                 "average over rows, which hides the rows that stand out. " + targeted)  # fmt: skip
+        read += (f" Here every method, the non-private one included, sits at guessing ({at}): an average over rows, "
+                 "which hides the rows that stand out. " + targeted)  # fmt: skip
     elif untraceable(summary):
-        read += (" Here every method, the non-private one included, sits at guessing (AUC within 2 s.e. of 0.5): "
-                 "the attack cannot see these estimates at these m, so the figure shows no leak and proves no "
-                 "privacy; the guarantee is the ledger's.")  # fmt: skip
+        read += (f" Here every method, the non-private one included, sits at guessing ({at}): the attack cannot see "
+                 "these estimates at these m, so the figure shows no leak and proves no privacy; the guarantee is "
+                 "the ledger's.")  # fmt: skip
     how = caption(epsilon=epsilon, delta=delta, calibration=calibration, tuning=tuning,
                   reps=repetitions(summary["n_reps"]))  # fmt: skip
     finish(fig, paths, title=title, caption=[read, how + " Bars: ±2 s.e. over repetitions."],
