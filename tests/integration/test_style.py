@@ -9,7 +9,7 @@ import pytest
 
 from support import QUICK_TIMEOUT, REPO
 
-SNAKE_FILES = ["workflow/Snakefile", "workflow/rules"]
+SNAKE_FILES = ["Snakefile", "workflow/Snakefile", "workflow/rules"]
 
 
 def _tool(name: str) -> str:
@@ -40,8 +40,23 @@ def test_snakefmt():
     assert res.returncode == 0, res.stdout + res.stderr
 
 
-def test_snakemake_lint_is_clean():
-    res = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--lint"], cwd=REPO, capture_output=True, text=True, timeout=QUICK_TIMEOUT
-    )
+@pytest.mark.parametrize("snakefile", [[], ["-s", "workflow/Snakefile"]], ids=["root", "workflow"])
+def test_snakemake_lint_is_clean(snakefile):
+    res = subprocess.run([sys.executable, "-m", "snakemake", *snakefile, "--lint"], cwd=REPO, capture_output=True,
+                         text=True, timeout=QUICK_TIMEOUT)  # fmt: skip
     assert res.returncode == 0 and "Congratulations" in res.stdout + res.stderr, res.stdout + res.stderr
+
+
+def test_the_root_snakefile_plans_the_workflows_default_target(tmp_path):
+    # both conventions: `snakemake` from the root (Snakefile, an include) and the catalog's workflow/Snakefile plan
+    # the same jobs, the root's `default` rule (whose input is `all`'s) standing for the workflow's `all`
+    def jobs(snakefile):
+        res = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / snakefile), "-n", "--cores", "1",
+                              "--directory", str(tmp_path), "--configfile", str(REPO / "config/config.yaml")],
+                             capture_output=True, text=True, timeout=QUICK_TIMEOUT)  # fmt: skip
+        assert res.returncode == 0, res.stderr[-2000:]
+        table = res.stdout.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+        return dict(line.split()[:2] for line in table.splitlines()[3:] if line.strip() and line.split()[0] != "total")
+
+    root, workflow = jobs("Snakefile"), jobs("workflow/Snakefile")
+    assert root.pop("default") == workflow.pop("all") == "1" and root == workflow and len(root) > 20

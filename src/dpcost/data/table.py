@@ -91,7 +91,7 @@ def check_source(source: Mapping, where: str, reader: Reader | None = None) -> d
     fmt = source.get("format") or format_of(source.get("member") or where_from)
     if fmt not in FORMATS[:3]:
         raise DataError(f"{where}: cannot tell the format of {where_from!r}; add format: one of {FORMATS[:3]}")
-    if source.get("sep") is not None and (fmt == "parquet" or len(source["sep"]) != 1 or source["sep"] in "\r\n\""):
+    if source.get("sep") is not None and (fmt == "parquet" or len(source["sep"]) != 1 or source["sep"] in '\r\n"'):
         raise DataError(f"{where}: sep is the one character between a csv or tsv file's fields (e.g. ';'), not "
                         f"{source['sep']!r} for a {fmt} file")  # fmt: skip
     if "url" in source and not source.get("filename"):
