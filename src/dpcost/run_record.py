@@ -42,12 +42,17 @@ class Given:
         the ``--config`` values)."""
         start = base if isinstance(base, Mapping) and not replace else {}
         merged = laid_over(start, overwrite)
-        digest = hashlib.sha256(json.dumps(merged, sort_keys=True, default=str).encode()).hexdigest()
-        return cls(tuple(str(p) for p in configfiles), tuple(str(a) for a in config_args or ()), digest)
+        return cls(tuple(str(p) for p in configfiles), tuple(str(a) for a in config_args or ()), config_sha256(merged))
 
     def flags(self) -> list[str]:
         return [*(["--configfile", *self.configfiles] if self.configfiles else []),
                 *(["--config", *self.config_args] if self.config_args else [])]  # fmt: skip
+
+
+def config_sha256(config: Mapping) -> str:
+    """The sha256 of a configuration (its JSON with sorted keys): what names it in results/run.json and what the
+    config snapshot job's params hold, so that a changed key reruns it without printing the whole config."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def laid_over(base: Mapping, block: Mapping) -> dict:

@@ -37,6 +37,10 @@ def test_the_documented_offline_config_reads_scikit_learns_copy(tmp_path):
     assert manifest["format"] == "parquet" and manifest["path"] == str(HOUSING_PARQUET)
     meta = json.loads((tmp_path / "results/housing/preprocessing.json").read_text())
     assert meta["source"]["content_sha256"] == CONTENT_SHA256 and meta["source"]["path"] == str(HOUSING_PARQUET)
+    # one key changed: the snapshot reruns, and the dry run's reason is a line, not the ~30 KB config it once printed
+    res = run_workflow(tmp_path, {**cfg, "reps": 7}, "results/config_used.yaml", "--dry-run")
+    assert res.returncode == 0 and "config_snapshot" in res.stdout, res.stdout[-2000:]
+    assert max(map(len, (res.stdout + res.stderr).splitlines())) < 1000
 
 
 # ---- the start-up check: every data set the targets need, once, before any job ----------------------------------

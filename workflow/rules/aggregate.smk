@@ -114,7 +114,9 @@ rule config_snapshot:
     conda:
         "../envs/dpcost.yaml"
     params:
-        config=config,
+        # the whole config is the job's to write: its digest reruns the job when any key changes, and a dry run's
+        # reason is this one line, not the config
+        config_sha256=config_sha256(config),
     script:
         "../scripts/aggregate.py"
 

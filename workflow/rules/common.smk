@@ -32,6 +32,7 @@ try:
     from dpcost.errors import DPCostError
     from dpcost.run.data_check import check_preparations
     from dpcost.run.closing import job_errors, summary
+    from dpcost.run_record import config_sha256
 except ImportError as exc:
     _fail(f"a dependency is missing ({exc}); install them with: pip install -e .")
 

@@ -26,8 +26,9 @@ from ..errors import DPCostError
 @dataclass(frozen=True)
 class Job:
     """What a rule hands its job: named ``input`` and ``output`` (a path, or a list of paths), ``args`` (the rule's
-    params: the keys of its ``job`` param, a dict :mod:`dpcost.config` resolved, and any other param), ``wildcards``
-    and the ``log`` path."""
+    params: the keys of its ``job`` param, a dict :mod:`dpcost.config` resolved, and any other param), ``wildcards``,
+    the ``log`` path and the run's whole ``config`` (read by the config snapshot alone: every other job reads its
+    params, so that a changed key reruns only the jobs that read it)."""
 
     rule: str
     input: Mapping[str, Any] = field(default_factory=dict)
@@ -35,6 +36,7 @@ class Job:
     args: Mapping[str, Any] = field(default_factory=dict)
     wildcards: Mapping[str, str] = field(default_factory=dict)
     log: str | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, snakemake) -> Job:
@@ -51,6 +53,7 @@ class Job:
             args={**params.pop("job", {}), **params},
             wildcards=dict(snakemake.wildcards.items()),
             log=snakemake.log[0] if snakemake.log else None,
+            config=dict(getattr(snakemake, "config", None) or {}),
         )
 
     @property

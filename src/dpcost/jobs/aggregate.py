@@ -107,8 +107,9 @@ def compare(job: Job) -> None:
 
 
 def config_snapshot(job: Job) -> None:
-    """The merged, validated configuration of this run (``args["config"]``), next to its results."""
+    """The merged, validated configuration of this run (the job's ``config``; its params hold only its sha256,
+    ``args["config_sha256"]``), next to its results."""
     import yaml
 
     with open(job.output["config"], "w") as fh:
-        yaml.safe_dump(dict(job.args["config"]), fh, sort_keys=False, allow_unicode=True)
+        yaml.safe_dump(dict(job.config), fh, sort_keys=False, allow_unicode=True)
