@@ -148,7 +148,7 @@ def main() -> None:
     X, y, names, _ = housing_design()
     Xi = np.c_[np.ones(len(y)), X]
     h = leverage(X)
-    targets, kinds = pick_targets(X, args.k, rng_for(args.seed, "housing", "targeted", "targets"))
+    targets, kinds = pick_targets(X, args.k, args.k, rng_for(args.seed, "housing", "targeted", "targets"))
     print(f"housing: n = {len(y)}, covariates {names}; mean leverage {h.mean():.5f}")
     print("targets:", ", ".join(f"{t} ({k}, h = {h[t]:.4f})" for t, k in zip(targets, kinds, strict=True)))
     block = housing_block()

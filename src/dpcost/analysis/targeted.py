@@ -25,7 +25,16 @@ import numpy as np
 import pandas as pd
 
 from ..attacks.reconstruction import reconstruct_by_matching, reconstruct_ols, relative_error
-from ..attacks.targeted import Releases, leverage, lira, ols_releases, one_by_one, shadow_rows, subsample_grams
+from ..attacks.targeted import (
+    Releases,
+    leverage,
+    lira,
+    ols_releases,
+    one_by_one,
+    pick_targets,
+    shadow_rows,
+    subsample_grams,
+)
 from ..dp.privacy import Privacy
 from ..errors import ConfigError, DataError
 from ..estimators.base import clip_rows, clipped_table
@@ -67,17 +76,6 @@ def with_intercept(X) -> np.ndarray:
     """(1, x) for every row (module docstring: why)."""
     X = np.asarray(X, dtype=float)
     return np.column_stack([np.ones(len(X)), X])
-
-
-def choose_targets(X, k_top: int, k_random: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """(row indices, kinds): the ``k_top`` rows of highest leverage of ``X`` (descending; kind "top") and
-    ``k_random`` drawn uniformly from the others (ascending; kind "random")."""
-    h = leverage(X)
-    if k_top < 0 or k_random < 0 or k_top + k_random < 1 or k_top + k_random > h.size // 2:
-        raise ConfigError(f"targeted: need 1 <= k_top + k_random <= {h.size // 2}, got {k_top} + {k_random}")
-    order = np.argsort(-h, kind="stable")
-    rand = np.sort(rng.choice(order[k_top:], size=k_random, replace=False))
-    return np.r_[order[:k_top], rand].astype(int), np.array(["top"] * k_top + ["random"] * k_random)
 
 
 def _fit(method: Method, tuning: Mapping, params: Mapping, privacy):
@@ -180,9 +178,9 @@ def run_targeted(
     reconstruct_private: bool = True,
 ) -> pd.DataFrame:
     """One method's rows of targeted.csv (:data:`COLUMNS`): at every m of ``targeted_m`` and every target
-    (:func:`choose_targets` on the design with its intercept, the same for every method), the LiRA test
-    (:func:`dpcost.attacks.targeted.lira`: ``shadows`` per side fit it, ``test_releases`` per side score it) and
-    the informed reconstruction (OLS: closed form; a private method: the matching attack against its noiseless
+    (:func:`~dpcost.attacks.targeted.pick_targets` on the design with its intercept, the same for every method), the
+    LiRA test (:func:`dpcost.attacks.targeted.lira`: ``shadows`` per side fit it, ``test_releases`` per side score
+    it) and the informed reconstruction (OLS: closed form; a private method: the matching attack against its noiseless
     counterpart, ``reconstruction_nfev`` iterations per start; ``reconstruct_private`` False leaves it out —
     it costs about as much as the test — with ``rel_error`` NaN and ``reconstruction`` "not run"). ``tuning_by_m``:
     the method's constants at each m. ``Xi``: the design with its intercept column, :func:`with_intercept`'s (what the
@@ -192,7 +190,7 @@ def run_targeted(
         raise ValueError("run_targeted reads the design with its intercept column first (with_intercept(X))")
     n = len(y)
     h = leverage(Xi)
-    targets, kinds = choose_targets(Xi, k_top, k_random, rng_for(seed, dataset, "targeted", "targets"))
+    targets, kinds = pick_targets(Xi, k_top, k_random, rng_for(seed, dataset, "targeted", "targets"))
     rng_of = functools.partial(rng_for, seed, dataset)
     rows = []
     with warnings.catch_warnings():

@@ -74,16 +74,16 @@ def leverage(X) -> np.ndarray:
     return np.einsum("ij,ij->i", q, q)
 
 
-def pick_targets(X, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """(row indices, kinds): the k rows of highest leverage (:func:`leverage`, descending) and k rows drawn uniformly
-    from the others; kinds "top" and "random"."""
+def pick_targets(X, k_top: int, k_random: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(row indices, kinds): the ``k_top`` rows of highest leverage (:func:`leverage`, descending; kind "top") and
+    ``k_random`` drawn uniformly from the others (ascending; kind "random") — the one target picker of the targeted
+    attacks, the workflow's (:mod:`dpcost.analysis.targeted`) and the benchmark's."""
     h = leverage(X)
-    if not 1 <= k <= h.size // 2:
-        raise ConfigError(f"k must be between 1 and {h.size // 2}, got {k}")
+    if k_top < 0 or k_random < 0 or k_top + k_random < 1 or k_top + k_random > h.size // 2:
+        raise ConfigError(f"targeted: need 1 <= k_top + k_random <= {h.size // 2}, got {k_top} + {k_random}")
     order = np.argsort(-h, kind="stable")
-    top = order[:k]
-    random = np.sort(rng.choice(order[k:], size=k, replace=False))
-    return np.r_[top, random], np.array(["top"] * k + ["random"] * k)
+    rand = np.sort(rng.choice(order[k_top:], size=k_random, replace=False))
+    return np.r_[order[:k_top], rand].astype(int), np.array(["top"] * k_top + ["random"] * k_random)
 
 
 def shadow_rows(n: int, m: int, target: int, member: bool, rng: np.random.Generator) -> np.ndarray:

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from dpcost.analysis import targeted as tg
+from dpcost.attacks.targeted import pick_targets
 from dpcost.dp.privacy import Privacy
 from dpcost.errors import ConfigError
 from dpcost.estimators.registry import methods_of
@@ -31,13 +32,13 @@ def test_options_keep_the_listed_methods_the_analysis_runs_and_refuse_the_unknow
     assert tg.options({**block, "methods": ["ssp", "ols"]}, ["adassp"], PRIVATE, [200]) is None
 
 
-def test_choose_targets_takes_the_heaviest_rows_then_random_others():
+def test_the_targets_are_the_heaviest_rows_then_random_others():
     X = np.random.default_rng(0).normal(size=(200, 3))
     X[17] *= 40
-    rows, kinds = tg.choose_targets(X, 2, 3, np.random.default_rng(1))
+    rows, kinds = pick_targets(X, 2, 3, np.random.default_rng(1))
     assert rows[0] == 17 and list(kinds) == ["top"] * 2 + ["random"] * 3 and len(set(rows)) == 5
     with pytest.raises(ConfigError):
-        tg.choose_targets(X, 0, 0, np.random.default_rng(1))
+        pick_targets(X, 0, 0, np.random.default_rng(1))
 
 
 def _table(auc, se, ceiling, eps_lb, epsilon):

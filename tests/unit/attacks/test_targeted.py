@@ -77,12 +77,12 @@ def test_leverage_and_targets():
     h = leverage(X)
     np.testing.assert_allclose(h, np.einsum("ij,jk,ik->i", X, np.linalg.inv(X.T @ X), X), rtol=1e-10)
     assert h.sum() == pytest.approx(D)
-    rows, kinds = pick_targets(X, 3, np.random.default_rng(0))
+    rows, kinds = pick_targets(X, 3, 3, np.random.default_rng(0))
     assert rows[0] == 0 and h[0] > 10 * h.mean()
     assert list(kinds) == ["top"] * 3 + ["random"] * 3
     assert len(set(rows)) == 6 and min(h[rows[:3]]) >= max(h[rows[3:]])
     with pytest.raises(ConfigError):
-        pick_targets(X, 0, np.random.default_rng(0))
+        pick_targets(X, 0, 0, np.random.default_rng(0))
 
 
 @pytest.mark.parametrize("design", ["population", "ill-conditioned", "rank-deficient"])
