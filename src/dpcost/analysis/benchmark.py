@@ -47,6 +47,15 @@ def held_out(design: RegressionDesign, fraction: float, rng: np.random.Generator
                                    y_test=design.y[test])  # fmt: skip
 
 
+def training(analysis, inputs: Mapping[str, str], params: Mapping, test_fraction: float, seed: int):
+    """(the benchmark's view of a data set, its training design): the design with its held-out rows set aside by
+    :func:`held_out` (drawn once per data set from the seed: every benchmark job of the data set sets aside the same
+    rows) and the analysis renamed ``benchmark:<data set>`` loading it, so its streams are the benchmark's own."""
+    full = analysis.load(inputs, dict(params))
+    design = held_out(full, test_fraction, rng_for(seed, analysis.name, "benchmark test split"))
+    return dataclasses.replace(analysis, name=f"benchmark:{analysis.name}", load=lambda inputs, params: design), design
+
+
 def m_of(grid: Sequence[int], n_train: int, small_m: int | None = None) -> list[int]:
     """The benchmark's m of a data set: the largest grid point the training rows can serve (4 rows stay outside, as
     the score attack's analysis needs), and ``small_m`` below it when given."""
@@ -62,9 +71,7 @@ def run_benchmark(analysis, method: Method, inputs: Mapping[str, str], spec: Tun
                   seed: int, privacy: Privacy) -> tuple[pd.DataFrame, dict]:  # fmt: skip
     """One (data set, method) job: the tidy rows (method, epsilon, m, rep, error, r2) and the record (tuning and plans
     per ε, the m run, the split's sizes)."""
-    full = analysis.load(inputs, dict(params))
-    design = held_out(full, test_fraction, rng_for(seed, analysis.name, "benchmark test split"))
-    bench = dataclasses.replace(analysis, name=f"benchmark:{analysis.name}", load=lambda inputs, params: design)
+    bench, design = training(analysis, inputs, params, test_fraction, seed)
     m_grid = m_of(grid, len(design.y), small_m)
     table, record = privacy_map.run_map(bench, method, inputs, spec, epsilons=epsilons, m_grid=m_grid, reps=reps,
                                         params=dict(params), seed=seed, privacy=privacy)  # fmt: skip
@@ -151,10 +158,8 @@ def run_benchmark_intervals(analysis, method: Method, inputs: Mapping[str, str],
     m of its cells, on its subsamples (the identity ``benchmark:<data set>``, training rows only, with each ε's
     tuning as :func:`run_benchmark` chooses it), and the OLS reference on the same subsamples: the tidy rows with
     ``epsilon`` (NaN: the reference) and the record (plans and refusals per ε)."""
-    full = analysis.load(inputs, dict(params))
-    design = held_out(full, test_fraction, rng_for(seed, analysis.name, "benchmark test split"))
-    name = f"benchmark:{analysis.name}"
-    bench = dataclasses.replace(analysis, name=name, load=lambda inputs, params: design)
+    bench, design = training(analysis, inputs, params, test_fraction, seed)
+    name = bench.name
     m_grid = m_of(grid, len(design.y), small_m)
     with open(inputs["meta"]) as fh:
         names = json.load(fh)["covariates"]
@@ -223,10 +228,8 @@ def run_benchmark_targeted(analysis, method: Method, inputs: Mapping[str, str], 
     sits on the fitted plane moves the fit little)."""
     from . import targeted
 
-    full = analysis.load(inputs, dict(params))
-    design = held_out(full, test_fraction, rng_for(seed, analysis.name, "benchmark test split"))
-    name = f"benchmark:{analysis.name}"
-    bench = dataclasses.replace(analysis, name=name, load=lambda inputs, params: design)
+    bench, design = training(analysis, inputs, params, test_fraction, seed)
+    name = bench.name
     m = max(m_of(grid, len(design.y)))
     keys = ("k_top", "k_random", "shadows", "test_releases", "reconstruction_nfev", "alpha")
     tables = []
