@@ -8,6 +8,7 @@ import json
 import logging
 import time
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -16,27 +17,39 @@ from ..analysis import tuning as tuning_mod
 from ..analysis.attack import ScoreAttack
 from ..analysis.engine import run_grid
 from ..errors import DPCostError
+from ..estimators.method import Method
 from ..estimators.registry import methods_of
 from . import Job, read_json, write_json_atomic, write_table_atomic
 
 log = logging.getLogger("estimate")
 
 
-def tuned(job: Job, m_grid):
-    """(analysis, the registry's method, its tuning record, its runner, base tuning and tuning by m). The record is
-    the tune job's (``input.tuning``) where the method's tuning looks at data; otherwise made here from the config's
-    constants (``args["tuning_spec"]``, without reading data), as that tune job would have: a job fewer per method."""
+class Tuned(NamedTuple):
+    """A method of an analysis with its constants at every m (:func:`tuned`)."""
+
+    analysis: Any  # the analysis descriptor (dpcost.analysis.datasets)
+    method: Method  # the registry's entry
+    record: dict  # the tuning record (the tune job's, or made here)
+    runner: Any  # how the engine runs it (dpcost.analysis.tuning.runner)
+    tuning: dict | None  # the base tuning
+    by_m: dict | None  # the constants at each m; None under tuning_mode private (chosen inside every release)
+
+
+def tuned(job: Job, m_grid) -> Tuned:
+    """The job's method with its tuning record and constants. The record is the tune job's (``input.tuning``) where
+    the method's tuning looks at data; otherwise made here from the config's constants (``args["tuning_spec"]``,
+    without reading data), as that tune job would have: a job fewer per method."""
     analysis = datasets.get(job.dataset)
-    spec = methods_of(analysis.family)[job.method]
+    method = methods_of(analysis.family)[job.method]
     if "tuning" in job.input:
         record = read_json(job.input["tuning"])
     else:
-        made = tuning_mod.tune(analysis, spec, {}, tuning_mod.TuningSpec(**job.args["tuning_spec"]),
+        made = tuning_mod.tune(analysis, method, {}, tuning_mod.TuningSpec(**job.args["tuning_spec"]),
                                params=dict(job.args["params"]), m_grid=m_grid, seed=job.args["seed"],
                                privacy=job.privacy())  # fmt: skip
         made.pop("table")
         record = json.loads(json.dumps(made))  # as a tune job's file reads back
-    return (analysis, spec, record, *tuning_mod.runner(spec, record, m_grid))
+    return Tuned(analysis, method, record, *tuning_mod.runner(method, record, m_grid))
 
 
 def estimate(job: Job) -> None:
@@ -49,7 +62,8 @@ def estimate(job: Job) -> None:
     ``input.part_plans`` and ``input.part_attacks``) it joins them instead — each (m, rep) has its own streams, so every
     file is the same bit for bit."""
     a = job.args
-    analysis, spec, record, runner, tuning, by_m = tuned(job, a["m"])
+    t = tuned(job, a["m"])
+    analysis, method, record, runner, tuning, by_m = t.analysis, t.method, t.record, t.runner, t.tuning, t.by_m
     params = dict(a["params"])
     t0 = time.perf_counter()
     parts = job.input.get("parts", [])
@@ -70,8 +84,8 @@ def estimate(job: Job) -> None:
     write_json_atomic(job.output["plans"], {
         "dataset": job.dataset,
         "method": job.method,
-        "label": spec.label,
-        "private": spec.private,
+        "label": method.label,
+        "private": method.private,
         "privacy": job.privacy().to_dict(),
         "tuning": {k: v for k, v in record.items() if k != "candidates"},
         "params": params,
@@ -95,8 +109,8 @@ def estimate_part(job: Job) -> None:
     """One part of a split estimate job: the rows of the m of ``args["part"]`` (of the m grid, whose tuning record
     it reads) to ``output.table``, their plans to ``output.plans`` and the score attack's statistics of its m, scored
     as in :func:`estimate`, to ``output.attack``, for :func:`estimate` to join."""
-    analysis, _, _, runner, tuning, by_m = tuned(job, job.args["m"])
-    table, plans, attacked = _scored(job, analysis, runner, tuning, by_m, job.args["part"])
+    t = tuned(job, job.args["m"])
+    table, plans, attacked = _scored(job, t.analysis, t.runner, t.tuning, t.by_m, job.args["part"])
     write_table_atomic(job.output["table"], table)
     write_json_atomic(job.output["plans"], plans)
     write_table_atomic(job.output["attack"], attacked)

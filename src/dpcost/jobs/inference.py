@@ -30,9 +30,10 @@ def inference_method(job: Job) -> None:
     job, level, route, share, inference_reps. The constants are the tune job's choice at each m; under tuning_mode
     private there are none to use, and the record says so."""
     a = job.args
-    analysis, spec, record, _, _, by_m = tuned(job, a["m"])
+    t = tuned(job, a["m"])
+    analysis, record, by_m = t.analysis, t.record, t.by_m
     meta = read_json(job.input["meta"])
-    head = {"dataset": job.dataset, "method": job.method, "label": spec.label, "private": True,
+    head = {"dataset": job.dataset, "method": job.method, "label": t.method.label, "private": True,
             "privacy": job.privacy().to_dict(), "tuning": {k: v for k, v in record.items() if k != "candidates"},
             "params": dict(a["params"]), "route": a["route"], "level": a["level"], "share": a["share"]}  # fmt: skip
     if by_m is None:

@@ -21,7 +21,8 @@ def targeted_method(job: Job) -> None:
     estimate job and the ``targeted`` block's (:func:`~dpcost.analysis.targeted.options`). The constants are the
     tune job's at each m; under tuning_mode private there are none to attack with, and the table is empty."""
     a = job.args
-    analysis, spec, _, _, _, by_m = tuned(job, a["m"])
+    t = tuned(job, a["m"])
+    analysis, method, by_m = t.analysis, t.method, t.by_m
     if by_m is None:
         log.warning("%s: tuning_mode private chooses constants inside every release: not attacked", job.method)
         write_table_atomic(job.output["table"], pd.DataFrame(columns=tg.COLUMNS))
@@ -32,7 +33,7 @@ def targeted_method(job: Job) -> None:
     del design
     t0 = time.perf_counter()
     keys = ("seed", "targeted_m", "k_top", "k_random", "shadows", "test_releases", "reconstruction_nfev", "alpha")
-    table = tg.run_targeted(Xi, y, spec, tuning_by_m=by_m, params=dict(a["params"]), privacy=job.privacy(),
+    table = tg.run_targeted(Xi, y, method, tuning_by_m=by_m, params=dict(a["params"]), privacy=job.privacy(),
                             dataset=job.dataset, **{k: a[k] for k in keys})  # fmt: skip
     log.info("%s: %d targets x m in %.2f s", job.method, len(table), time.perf_counter() - t0)
     write_table_atomic(job.output["table"], table)
