@@ -37,7 +37,8 @@ def privacy_map(job: Job) -> None:
     analysis = datasets.get(job.dataset)
     errors = pd.concat([pd.read_parquet(t) for t in job.input["tables"]], ignore_index=True)
     private = {k: m.private for k, m in methods_of(analysis.family).items()}
-    variance = read_json(job.input["meta"]).get("truth_sampling_variance")
+    meta = read_json(job.input["meta"])
+    variance = meta.get("truth_sampling_variance")
     summary, ratios = pmap.summarize_map(errors, private, variance)
     if ratios.empty:
         raise DPCostError(f"{job.dataset}.map: needs at least one private and one non-private method")
@@ -47,4 +48,5 @@ def privacy_map(job: Job) -> None:
     pmap.needed_table(pmap.epsilon_needed(ratios)).to_csv(out["needed"], index=False)
     privacy_map_figure(ratios, [out["png"], out["pdf"]], title=analysis.title.split(":")[0],
                        delta=job.args["privacy"]["delta"], calibration=job.args["calibration"],
-                       tuning=job.args["tuning_mode"], reps=repetitions(summary["n_reps"]))  # fmt: skip
+                       tuning=job.args["tuning_mode"], reps=repetitions(summary["n_reps"]),
+                       d=len(meta.get("covariates") or []) or None)  # fmt: skip

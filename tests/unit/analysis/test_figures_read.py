@@ -99,7 +99,7 @@ def draw_every_figure(tmp, ms, epsilons) -> None:
                            title="California housing: score attack on the released estimates", xlabel=HOUSING.xlabel,
                            **KW)  # fmt: skip
     plotting.privacy_map_figure(map_ratios(ms, epsilons), [tmp / "p.png"], title="California housing", delta="10/n^1.1",
-                                calibration="tight", tuning="decoy", reps=20)  # fmt: skip
+                                calibration="tight", tuning="decoy", reps=20, d=5)  # fmt: skip
     bench = bench_summary(epsilons=tuple(epsilons[:2]))
     plotting.benchmark_figure(bench, [tmp / "b.png"], delta="10/n^1.1", calibration="tight", tuning="decoy", reps=20)
     plotting.benchmark_heatmap(bench, [tmp / "bh.png"], delta="10/n^1.1", calibration="tight", tuning="decoy", reps=20)

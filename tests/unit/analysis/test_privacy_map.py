@@ -95,3 +95,39 @@ def test_the_map_ratio_is_of_superpopulation_rmses_and_skips_abstentions():
     assert summary.set_index(["method", "m"]).loc[("tukey_em", 100), "abstain_rate"] == 0.75
     _, papers = privacy_map.summarize_map(errors, private)  # without the variance: the papers' metric
     assert papers.set_index("m").loc[1000, "ratio"] == np.inf
+
+
+def test_the_map_draws_theorys_floor_dotted_beside_each_epsilons_costs(tmp_path, figures):
+    """privacy_map.png with d: beside the heat map, each ε's measured cost against m (solid, a marker of its own) and
+    under it, dotted in the same grey, theory's floor √(1 + d·log(1/δ(m))/(m ε²)) — the values of intervals.
+    theory_floor at the map's δ formula (planted: at ε = 0.1, m = 2,000, d = 5 and δ = 10/m^1.1 it is 1.586, at
+    ε = 4 it is 1.0005), named in the legend and the caption; without d the map is drawn alone, as before."""
+    from dpcost.analysis import plotting
+    from dpcost.analysis.plotting import heatmaps
+    from dpcost.analysis.plotting.layout import CAPTION
+
+    ms, epsilons = [2000, 5000, 20000], [0.1, 1.0, 4.0]
+    ratios = pd.DataFrame([(e, m, 1.5 + e / 10, "adassp") for e in epsilons for m in ms],
+                          columns=["epsilon", "m", "ratio", "best_private"])  # fmt: skip
+    kw = dict(title="t", delta="10/n^1.1", calibration="tight", tuning="decoy", reps=20)
+    plotting.privacy_map_figure(ratios, [tmp_path / "p.png"], d=5, **kw)
+    plotting.privacy_map_figure(ratios, [tmp_path / "q.png"], **kw)
+    fig, alone = figures
+    side = next(ax for ax in fig.axes if ax.get_ylabel() == "cost (× non-private)")
+    floors = [ln for ln in side.get_lines() if ln.get_label() == heatmaps.FLOOR_LABEL]
+    solid = [ln for ln in side.get_lines() if ln.get_label() != heatmaps.FLOOR_LABEL]
+    assert len(floors) == len(solid) == 3
+    for eps, floor, cost in zip(epsilons, floors, solid, strict=True):
+        assert floor.get_linestyle() == ":" and cost.get_linestyle() == "-"
+        assert floor.get_color() == cost.get_color()  # the same grey: a reader pairs them without colour
+        want = [np.sqrt(1 + 5 * math.log(m**1.1 / 10) / (m * eps**2)) for m in ms]
+        assert list(floor.get_xdata()) == ms and np.allclose(floor.get_ydata(), want, rtol=1e-12)
+        assert list(cost.get_ydata()) == pytest.approx([1.5 + eps / 10] * 3)
+    assert floors[0].get_ydata()[0] == pytest.approx(1.586, abs=1e-3)
+    assert floors[2].get_ydata()[0] == pytest.approx(1.0005, abs=1e-4)
+    assert len({ln.get_marker() for ln in solid}) == 3  # greyscale: each ε its own marker
+    legend = [t.get_text() for lg in fig.legends for t in lg.get_texts()]
+    assert heatmaps.FLOOR_LABEL in legend and "ε = 0.1, best private" in legend
+    caption = next(t.get_text() for t in fig.texts if t.get_gid() == CAPTION)
+    assert "floor" in caption.replace("\n", " ") and "d = 5" in caption
+    assert not any(ax.get_ylabel() == "cost (× non-private)" for ax in alone.axes) and not alone.legends

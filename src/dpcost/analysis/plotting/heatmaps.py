@@ -4,6 +4,7 @@ log scale whose colour bar is labelled in ratios (1×, 2×, 5×, …), as the ce
 
 from __future__ import annotations
 
+import itertools
 import textwrap
 from collections.abc import Sequence
 
@@ -11,8 +12,9 @@ import numpy as np
 import pandas as pd
 from matplotlib import ticker
 from matplotlib.colors import LogNorm
+from matplotlib.lines import Line2D
 
-from .layout import finish, plt
+from .layout import finish, log_axis, log_m_axis, plt
 from .style import caption, method_style
 
 
@@ -39,14 +41,21 @@ def _dark(im, r: float) -> bool:
 
 
 def privacy_map_figure(ratios: pd.DataFrame, paths: Sequence[str], *, title: str, delta, calibration: str,
-                       tuning: str, reps) -> None:  # fmt: skip
+                       tuning: str, reps, d: int | None = None) -> None:  # fmt: skip
     """Heat map of the best private method's error over the non-private error at each (m, ε), every cell labelled
     with the ratio and the method, and the method's marker (:func:`method_style`) in its corner (readable in
-    greyscale: the numbers carry the information, the shade repeats it). ``title``: the data set's name; ``reps``:
-    the map's repetitions."""
+    greyscale: the numbers carry the information, the shade repeats it). With ``d`` (the design's coefficients), a
+    panel beside it draws the same costs against m, one curve per ε, and theory's floor under each, dotted
+    (:func:`floor_panel`). ``title``: the data set's name; ``reps``: the map's repetitions."""
     table = ratios.pivot(index="epsilon", columns="m", values="ratio").sort_index()
     who = ratios.pivot(index="epsilon", columns="m", values="best_private").reindex_like(table)
-    fig, ax = plt.subplots(figsize=(1.6 + 1.35 * table.shape[1], 1.2 + 0.55 * table.shape[0]), dpi=150)
+    size = (1.6 + 1.35 * table.shape[1], 1.2 + 0.55 * table.shape[0])
+    if d:
+        size = (size[0] + FLOOR_PANEL_WIDTH, max(size[1], 3.2))
+        widths = [size[0] - FLOOR_PANEL_WIDTH, FLOOR_PANEL_WIDTH]
+        fig, (ax, side) = plt.subplots(1, 2, figsize=size, dpi=150, gridspec_kw={"width_ratios": widths})
+    else:
+        fig, ax = plt.subplots(figsize=size, dpi=150)
     im = ax.imshow(table.to_numpy(dtype=float), cmap="Greys", norm=ratio_norm(table.to_numpy()), aspect="auto",
                    origin="lower")  # fmt: skip
     for i in range(table.shape[0]):
@@ -75,7 +84,51 @@ def privacy_map_figure(ratios: pd.DataFrame, paths: Sequence[str], *, title: str
     if yardstick == "superpopulation RMSE":
         read += (" The RMSE counts the full-data fit's own sampling error, so the ratio does not explode as m "
                  "approaches the number of rows.")  # fmt: skip
-    finish(fig, paths, title=f"{title}: what privacy costs at each sample size and ε", caption=[read, how])
+    legend = None
+    if d:
+        legend = floor_panel(side, table, d, delta)
+        read += (f" Right: the same costs against m, one solid curve per ε (its grey and marker), and dotted in the "
+                 f"same grey {FLOOR_LABEL}, d = {d}: the minimax rate of private OLS (Cai, Wang & Zhang 2021) with "
+                 "its constant set to 1, an order of magnitude of what privacy itself costs, not a bound; the gap "
+                 "between a solid curve and its dotted one is what the mechanisms cost.")  # fmt: skip
+    finish(fig, paths, title=f"{title}: what privacy costs at each sample size and ε", caption=[read, how],
+           legend=legend)  # fmt: skip
+
+
+FLOOR_PANEL_WIDTH = 3.6  # inches: the map's panel of costs against m
+# what the map's dotted lines are (caption and legend): the RMSE ratio the minimax rate allows, constant 1
+FLOOR_LABEL = "theory's floor sqrt(1 + d log(1/δ)/(m ε²))"
+FLOOR_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">", "p")
+
+
+def floor_panel(ax, table: pd.DataFrame, d: int, delta) -> tuple[list, list[str]]:
+    """The map's costs (``table``: ε × m) against m on ``ax``, one solid curve per ε (a grey from light, small ε, to
+    black, and a marker of its own: greyscale tells them apart), and under each, dotted in its grey, theory's floor
+    √(1 + d·log(1/δ(m))/(m ε²)) (:func:`dpcost.analysis.intervals.theory_floor`: the minimax rate of private OLS,
+    constant 1, as an RMSE ratio). Returns the legend's (handles, labels): one per ε and one for the floor."""
+    from ...dp.delta import resolve_delta
+    from ..intervals import theory_floor
+
+    ms = np.asarray(table.columns, dtype=float)
+    greys = np.linspace(0.62, 0.0, len(table.index)) if len(table.index) > 1 else [0.0]
+    handles = []
+    for (eps, row), grey, marker in zip(table.iterrows(), greys, itertools.cycle(FLOOR_MARKERS), strict=False):
+        colour = str(round(float(grey), 3))
+        (line,) = ax.plot(ms, row.to_numpy(dtype=float), color=colour, marker=marker, ms=4.5, lw=1.4, mec="black",
+                          mew=0.4, label=f"ε = {eps:g}, best private")  # fmt: skip
+        floor = [float(theory_floor(d, float(eps), resolve_delta(delta, int(m)), int(m))) for m in ms]
+        ax.plot(ms, floor, color=colour, ls=":", lw=1.6, label=FLOOR_LABEL)
+        handles.append(line)
+    log_m_axis(ax)
+    ax.set_yscale("log")
+    log_axis(ax.yaxis)
+    ax.set_xlabel("subsample size m (records)")
+    ax.set_ylabel("cost (× non-private)")
+    ax.yaxis.set_label_position("right")  # away from the map's colour bar and its label
+    ax.yaxis.tick_right()
+    ax.grid(True, which="both", alpha=0.3)
+    handles.append(Line2D([], [], color="black", ls=":", lw=1.6, label=FLOOR_LABEL))  # the floor's entry, in black
+    return handles, [h.get_label() for h in handles]
 
 
 def benchmark_heatmap(summary: pd.DataFrame, paths: Sequence[str], *, delta, calibration: str, tuning: str,
