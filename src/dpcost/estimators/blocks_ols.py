@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dp.accountant import gaussian_epsilon  # noqa: F401 (kept beside gdp_mu for readers of the shares)
-from ..dp.mechanisms import check_positive, gaussian_sigma
+from ..dp.mechanisms import gaussian_sigma
 from ..dp.plan import PrivacyPlan, Release, grid_release
 from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, grid_scale
@@ -73,7 +73,7 @@ def rules(n: int, d: int) -> dict:
     return {"blocks": k, "B_X": B_X_PER_ROOT_D * math.sqrt(d), "B_Y": B_Y, "r": R_CENSOR, "r_centre": R_CENTRE}
 
 
-def _sigma(p: Privacy, sens: float, share: float, coords: int, name: str) -> Release:
+def share_release(p: Privacy, sens: float, share: float, coords: int, name: str) -> Release:
     """One Gaussian release at its share: tight, σ = Δ/(μ√f) (μ² adds over the releases: Gaussian DP, Dong, Roth &
     Su 2019, Cor. 3.3); paper, the analytic Gaussian at (fε, fδ), basic composition."""
     if p.calibration == "tight":
@@ -86,7 +86,12 @@ def _sigma(p: Privacy, sens: float, share: float, coords: int, name: str) -> Rel
                         sampler=p.sampler)  # fmt: skip
 
 
-def blocks_ols_plan(privacy: Privacy, n: int, d: int, *, shares: dict | None = None) -> PrivacyPlan:
+def blocks_ols_plan(privacy: Privacy, n: int, d: int) -> PrivacyPlan:
+    """The plan of :func:`blocks_ols`: :func:`plan_at` with the default :data:`SHARES`."""
+    return plan_at(privacy, n, d, SHARES)
+
+
+def plan_at(privacy: Privacy, n: int, d: int, shares: dict | None = None) -> PrivacyPlan:
     """The five Gaussian releases of :func:`blocks_ols`, their sensitivities under replace-one (module docstring;
     docs/proofs.md): Gram of clipped rows √2·B_X² (upper triangle), X'y 2·B_X·B_Y, residual sum B_Y², re-centring mean
     2·R1·√d/k and the estimate's mean 2r√d/k (both in units of the released s: one block moves, each coordinate of
@@ -103,19 +108,23 @@ def blocks_ols_plan(privacy: Privacy, n: int, d: int, *, shares: dict | None = N
         raise PrivacyError(f"blocks_ols needs at least 2(d + 1) = {2 * (d + 1)} rows, got {n}")
     root = math.sqrt(d)
     rels = (
-        _sigma(p, math.sqrt(2) * B_X**2, shares["gram"], d * (d + 1) // 2, "pilot X'X of clipped rows"),
-        _sigma(p, 2 * B_X * B_Y_, shares["xy"], d, "pilot X'y of clipped rows"),
-        _sigma(p, B_Y_**2, shares["rss"], 1, "pilot sum of squared residuals clipped to [-B_Y, B_Y]"),
-        _sigma(p, 2 * r1 * root / k, shares["centre"], d, "re-centring: mean of block estimates censored at +-R1 s"),
-        _sigma(p, 2 * r * root / k, shares["mean"], d, "estimate: mean of block estimates censored at +-r s"),
+        share_release(p, math.sqrt(2) * B_X**2, shares["gram"], d * (d + 1) // 2, "pilot X'X of clipped rows"),
+        share_release(p, 2 * B_X * B_Y_, shares["xy"], d, "pilot X'y of clipped rows"),
+        share_release(p, B_Y_**2, shares["rss"], 1, "pilot sum of squared residuals clipped to [-B_Y, B_Y]"),
+        share_release(
+            p, 2 * r1 * root / k, shares["centre"], d, "re-centring: mean of block estimates censored at +-R1 s"
+        ),
+        share_release(p, 2 * r * root / k, shares["mean"], d, "estimate: mean of block estimates censored at +-r s"),
     )
     if p.calibration == "tight":
         comp = (f"Gaussian DP: {len(rels)} Gaussian releases at mu*sqrt(share), shares {shares}; mu^2 adds, "
                 f"mu = {gdp_mu(p.epsilon, p.delta):.6g}")  # fmt: skip
     else:
         comp = f"basic composition of {len(rels)} analytic Gaussian releases at (share eps, share delta)"
-    assumption = (f"{k} disjoint blocks of about {n // k} rows, public random partition; pilot rows clipped to "
-                  f"||x|| <= {B_X:.4g}, |y| <= {B_Y_}; block estimates censored at centre +- {r} s (released s)")
+    assumption = (
+        f"{k} disjoint blocks of about {n // k} rows, public random partition; pilot rows clipped to "
+        f"||x|| <= {B_X:.4g}, |y| <= {B_Y_}; block estimates censored at centre +- {r} s (released s)"
+    )
     return PrivacyPlan("blocks_ols", p.epsilon, p.delta, p.calibration, comp, assumption, rels, p.relation,
                        {"blocks": k, "r": r, "r_centre": r1, "infl": INFL}, whole_mechanism=True,
                        whole_mechanism_why="Gaussian releases; the block fits, scale, censoring and sums in between "
@@ -184,7 +193,7 @@ def blocks_release(X, y, *, privacy: Privacy, rng: np.random.Generator, shares: 
     """Steps 1–5 of the module docstring; the draws from ``rng``: the permutation, then each release in order."""
     X, y = check_design(X, y)
     n, d = X.shape
-    plan = blocks_ols_plan(privacy, n, d, shares=shares)
+    plan = plan_at(privacy, n, d, shares)
     p = privacy.at(n)
     k = plan.parameters["blocks"]
     c = rules(n, d)

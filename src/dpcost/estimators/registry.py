@@ -107,7 +107,7 @@ METHODS: dict[str, Method] = {
            what="OLS on blocks, then a private Tukey-depth median of them"),
         _M("blocks_ols", "regression", "Blocks of unclipped OLS, censored private mean (after Evans et al. 2023)",
            blocks_ols.blocks_ols, blocks_ols.blocks_ols_plan, group="new", tuning_free=True,
-           what="jackknifed OLS on many blocks, censored around a private centre, averaged, plus noise"),
+           what="jackknifed OLS on many blocks, censored at a private centre, averaged, noised"),
         # sparse linear regression (the simulation study)
         _M("iht", "regression", "IHT (non-private)", sparse_regression.iht, support="returned", group="baseline",
            simulation_only=True, also=("sparse_learning",), what="iterative hard thresholding, no noise"),

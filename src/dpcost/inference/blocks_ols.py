@@ -28,7 +28,7 @@ from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise
 from ..errors import PrivacyError
 from ..estimators.base import check_design, require_replace
-from ..estimators.blocks_ols import SHARES, _sigma, blocks_release
+from ..estimators.blocks_ols import SHARES, blocks_release, share_release
 from .base import check_level, derived_rng, make_interval
 from .ssp_family import GAMMA, critical_value
 
@@ -53,7 +53,7 @@ def blocks_ols_interval(X, y, *, privacy: Privacy, rng: np.random.Generator, lev
     level = check_level(level)
     if bias not in BIASES:
         raise PrivacyError(f"bias must be one of {BIASES}, got {bias!r}")
-    require_replace(privacy, "blocks_ols's interval", "its block count and block sizes are functions of n")
+    require_replace(privacy, "blocks_ols's censored interval", "its block count and block sizes are functions of n")
     X, y = check_design(X, y)
     n, d = X.shape
     p = privacy.at(n)
@@ -61,8 +61,8 @@ def blocks_ols_interval(X, y, *, privacy: Privacy, rng: np.random.Generator, lev
     rel = blocks_release(X, y, privacy=p, rng=rng, shares=shares)
     k, r = rel.blocks, rel.plan.parameters["r"]
     root = math.sqrt(d)
-    var_rel = _sigma(p, r * r * root / k, share / 2, d, "interval: mean square of censored standardized blocks")
-    cnt_rel = _sigma(p, math.sqrt(2 * d) / k, share / 2, 2 * d, "interval: fractions censored below and above")
+    var_rel = share_release(p, r * r * root / k, share / 2, d, "interval: mean square of censored standardized blocks")
+    cnt_rel = share_release(p, math.sqrt(2 * d) / k, share / 2, 2 * d, "interval: fractions censored below and above")
     own = derived_rng(rng, "interval", "blocks_ols", "censored blocks", k, share)
     zc = np.clip(rel.z, -r, r)
     V = add_noise((zc * zc).mean(axis=0), "gaussian", var_rel.noise_scale, own, p.sampler)

@@ -8,7 +8,6 @@ import warnings
 
 import numpy as np
 import pytest
-from intervals_support import coverage_error, tolerance
 
 from dpcost.dp.privacy import Privacy
 from dpcost.errors import PrivacyError
@@ -17,6 +16,8 @@ from dpcost.estimators.boosted_adassp import gdp_mu
 from dpcost.estimators.registry import METHODS
 from dpcost.inference import blocks_ols as ib
 from dpcost.inference import interval
+
+from intervals_support import coverage_error, tolerance
 
 BETA = np.array([0.5, -0.3, 0.2])
 
