@@ -3,6 +3,7 @@ housing table: m rows sampled without replacement from the 20,640, target = full
 superpopulation HC3 interval of OLS on the same m rows (dpcost.inference.reference, no finite-population correction).
 
     PYTHONPATH=src:tests python benchmarks/inference_limit_blocks.py [--reps 100] [--m 20000] [--eps 1] [--delta 1e-5]
+        [--bias ignore|bound]
 
 Prints per ε: coverage per coefficient, median width over the HC3 width per coefficient, the median censored fraction,
 the share of intervals flagged, and seconds per interval.
@@ -30,6 +31,7 @@ def main():
     ap.add_argument("--m", type=int, default=20000)
     ap.add_argument("--eps", type=float, nargs="+", default=[1.0])
     ap.add_argument("--delta", type=float, default=1e-5)
+    ap.add_argument("--bias", choices=["ignore", "bound"], default="ignore", help="the censoring's bias (route option)")
     args = ap.parse_args()
     X, y, names, _ = housing_design()
     beta = np.linalg.lstsq(X, y, rcond=None)[0]
@@ -43,7 +45,7 @@ def main():
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                iv = interval("blocks_ols", Xm, ym, privacy=p, rng=np.random.default_rng([53, rep]))
+                iv = interval("blocks_ols", Xm, ym, privacy=p, rng=np.random.default_rng([53, rep]), bias=args.bias)
             secs.append(time.perf_counter() - t0)
             ref = ols_interval(Xm, ym, covariance="hc3")
             cov.append(iv.covers(beta))

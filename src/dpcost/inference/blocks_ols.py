@@ -34,13 +34,13 @@ from .ssp_family import GAMMA, critical_value
 
 SHARE = 0.1  # f: the interval's two releases together (half each), the estimate's five at 1 − f
 KAPPA = 1.0  # the mean excess of a censored block beyond its bound, in units of s (module docstring)
-FLAG_CENSORED = 0.1  # a censored fraction above this (a normal block at INFL = 1.5: 0.3 %) is flagged
+FLAG_CENSORED = 0.1  # a censored fraction above this (a normal block at r·INFL = 3.75: 0.02 %) is flagged
 # "bound" carries the censored fractions into an Armstrong–Kolesár interval; "ignore" (the default) uses them as a
 # diagnostic only. Why the default: at k = 400, d = 5, ε = 1 the fractions' noise sd is √(2d)/(k·μ√(f/2)) ≈ 0.13,
 # so the bound is ≈ 0.5·s ≈ 10 s.e. whatever the data (measured on housing: widths 3–10× HC3's, coverage 0.97–1.00);
-# with INFL = 1.5 a normal block is censored at 3 of its sd's (0.3 %), so the bias left is below 0.01 s.e.
+# with r = 3, INFL = 1.25 a normal block is censored beyond 3.75 of its sd's (0.02 %): the bias left is negligible
 BIAS, BIASES = "ignore", ("bound", "ignore")
-VAR_FLOOR = 0.05  # the between-block variance in units of s² never below this (s is INFL = 1.5 times the pilot's)
+VAR_FLOOR = 0.05  # the between-block variance in units of s² never below this (s is INFL = 1.25 times the pilot's)
 
 
 def blocks_ols_interval(X, y, *, privacy: Privacy, rng: np.random.Generator, level: float = 0.95,
