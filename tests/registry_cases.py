@@ -30,6 +30,7 @@ TUNING = {
     "precond_gd_adaptive": {},
     "hessian_mixing": {},
     "tukey_em": {},
+    "blocks_ols": {},
     "diffprivlib": dict(B_X=1.0, B_Y=2.0),
     "opendp_ssp": dict(B_X=1.0, B_Y=2.0),
     "sample_mean": {},
@@ -60,6 +61,7 @@ TUNING = {
 # sum of squares, sensitivity R²), with the residual clip R of the interval (R = B_Y by default; others make R a
 # bound of its own for the records to sit on); the blocks route adds none (test_sensitivity_fuzz.py checks the list)
 INTERVALS = {"ssp": {}, "adassp": {"R": 1.5}, "joint_ssp": {"R": 3.0}}
+INTERVALS["blocks_ols"] = {}  # its censored route: the blocks' mean square and censored fractions (no options)
 # keys TUNING gives although they have a default in code (None there: required by the squared loss of PARAMS)
 GIVEN_OPTIONAL = {"dp_ight": {"B_y", "radius"}}
 # the defaults in code, pinned: a changed default changes every result that relies on it

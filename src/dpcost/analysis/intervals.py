@@ -43,6 +43,8 @@ BIAS_NOTES = {
     "bootstrap": "basic bootstrap: the ridge's bias corrected to first order only; ignores clipping bias",
     "blocks": "blocks sized by the n_b*mu measured to cover on known truth (dpcost.inference.blocks); ignores the "
     "clipping and shrinkage bias that remains (not boundable from released values)",
+    "censored": "blocks of unclipped OLS (no row clipping); ignores the gap between the block-average functional "
+    "and full-data OLS (misspecification with heavy leverage) and, by default, the censoring's bias",
 }
 TIDY = ["method", "route", "m", "rep", "coefficient", "lower", "upper", "centre", "target", "level"]
 SUMMARY = ["method", "route", "private", "m", "coefficient", "level", "n_reps", "coverage", "coverage_se",
@@ -274,6 +276,9 @@ def split_text(route: str, share: float, calibration: str) -> str:
         return ("none: k blocks of the subsample, the estimator on each at the full (epsilon, delta), composed in "
                 "parallel (one record is in one block)")  # fmt: skip
     whole = "mu^2 (Gaussian DP)" if calibration == "tight" else "(epsilon, delta) (basic composition)"
+    if route == "censored":  # blocks_ols: its interval's two releases of the censored blocks
+        return (f"the estimate at 1 - {share:g} of {whole}, the censored blocks' mean square and censored fractions "
+                f"(the interval's extra releases) at {share:g}")  # fmt: skip
     return (
         f"the estimate at 1 - {share:g} of {whole}, the residual sum of squares (the interval's extra release) "
         f"at {share:g}"

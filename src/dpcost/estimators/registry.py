@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 from . import (
+    blocks_ols,
     boosted_adassp,
     btl,
     dp_ight,
@@ -104,6 +105,9 @@ METHODS: dict[str, Method] = {
         _M("tukey_em", "regression", f"TukeyEM (Amin et al. 2023, Alg. 2; {FLOAT})", tukey_em.tukey_em,
            tukey_em.tukey_em_plan, group="new", tuning_free=True,
            what="OLS on blocks, then a private Tukey-depth median of them"),
+        _M("blocks_ols", "regression", "Blocks of unclipped OLS, censored private mean (after Evans et al. 2023)",
+           blocks_ols.blocks_ols, blocks_ols.blocks_ols_plan, group="new", tuning_free=True,
+           what="jackknifed OLS on many blocks, censored at a private centre, averaged, noised"),
         # sparse linear regression (the simulation study)
         _M("iht", "regression", "IHT (non-private)", sparse_regression.iht, support="returned", group="baseline",
            simulation_only=True, also=("sparse_learning",), what="iterative hard thresholding, no noise"),

@@ -10,6 +10,7 @@ from ..dp.privacy import Privacy
 from ..errors import PrivacyError
 from .base import Interval
 from .blocks import blocks_interval
+from .blocks_ols import blocks_ols_interval
 from .ssp_family import ssp_family_interval
 
 # method → its routes, the default first. The SSP family's intervals read its released statistics
@@ -22,6 +23,7 @@ PROCEDURES: dict[str, tuple[str, ...]] = {
     "precond_gd": ("blocks",),
     "precond_gd_free": ("blocks",),
     "precond_gd_adaptive": ("blocks",),
+    "blocks_ols": ("censored",),
 }
 
 
@@ -52,6 +54,8 @@ def interval(
     route = PROCEDURES[method][0] if route is None else route
     if route not in PROCEDURES[method]:
         raise PrivacyError(f"{method} has the interval routes {PROCEDURES[method]}, not {route!r}")
+    if route == "censored":  # blocks of unclipped OLS (issue 52)
+        return blocks_ols_interval(X, y, privacy=privacy, rng=rng, level=level, **options)
     if route == "blocks":
         return blocks_interval(method, X, y, privacy=privacy, rng=rng, level=level, **options)
     return ssp_family_interval(method, X, y, privacy=privacy, rng=rng, level=level, route=route, **options)

@@ -77,7 +77,9 @@ def test_every_constant_at_any_scale_gives_one_outcome_on_both_neighbours(name, 
     assert outcome(run(case.D)) == outcome(run(case.neighbours[0])), (key, tuning[key])
 
 
-@pytest.mark.parametrize(("name", "route"), [(n, r) for n, routes in PROCEDURES.items() for r in routes])
+# blocks_ols's censored route has no public bound to set (its bounds are rules; extreme data: test_blocks_ols.py)
+@pytest.mark.parametrize(("name", "route"), [(n, r) for n, routes in PROCEDURES.items() for r in routes
+                                             if r != "censored"])  # fmt: skip
 @settings(**SETTINGS)
 @given(data=st.data())
 def test_every_interval_bound_at_any_scale_gives_one_outcome_on_both_neighbours(name, route, data):

@@ -53,4 +53,5 @@ CONSTANTS = {
     "precond_gd": {"B0": 3.5, "C": 6.0, "T": 3},
     "precond_gd_free": {},
     "precond_gd_adaptive": {},
+    "blocks_ols": {},
 }
