@@ -34,7 +34,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dp.accountant import gaussian_epsilon  # noqa: F401 (kept beside gdp_mu for readers of the shares)
 from ..dp.mechanisms import gaussian_sigma
 from ..dp.plan import PrivacyPlan, Release, grid_release
 from ..dp.privacy import Privacy
