@@ -206,6 +206,7 @@ RECIPES: dict[str, Recipe] = {
     "boosted_adassp": (OLS, lambda D: {}),
     "precond_gd_free": (OLS, lambda D: {}),
     "precond_gd_adaptive": (OLS, lambda D: {}),
+    "blocks_ols": (OLS, lambda D: {}),
     "hessian_mixing": (OLS, lambda D: {}),
     "tukey_em": (OLS, lambda D: {}),
     "dp_iht": (SPARSE_OLS, lambda D: {"R": theory_R(D.n), "C": 1.0, "c_x": math.sqrt(D.s / D.d), "eta0": D.d,
