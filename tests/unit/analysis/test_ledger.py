@@ -374,7 +374,7 @@ def test_table_of_the_run_grid_records(ledger):
 # the methods whose plans say their releases are their whole mechanism: a new estimator is placed deliberately
 WHOLE = {"noisy_gd", "dpsl_kt", "dp_ight", "two_stage", "noisy_truncated_ols", "ssp", "adassp", "joint_ssp",
          "precond_gd", "subsample_aggregate", "precond_gd_free", "precond_gd_adaptive", "boosted_adassp", "opendp_ssp",
-         "dp_mean", "dp_glm", "dp_btl", "dp_fourier", "dp_fourier_laplace"}  # fmt: skip
+         "dp_mean", "dp_glm", "dp_btl", "dp_fourier", "dp_fourier_laplace", "blocks_ols"}  # fmt: skip
 
 
 @pytest.mark.parametrize("calibration", ["tight", "paper"])
