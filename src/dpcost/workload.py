@@ -23,36 +23,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from .analysis import intervals
 from .analysis.targeted import from_sums
 from .analysis.targeted import options as targeted_options
 from .analysis.tuning import TuningSpec, looks_at_data, searches_decoys
-from .estimators.registry import methods_of
+from .estimators.registry import METHODS, methods_of
 
-# CPU seconds per row and repetition of one fit, measured on the flights table (d = 21, m = 10,000 ... 300,000,
-# 20 repetitions; 2-core AMD EPYC): a method's estimate job CPU less its start-up, over the rows it fitted.
-COST: dict[str, float] = {
-    "ols": 2.9e-7,
-    "ssp": 2.7e-7,
-    "adassp": 2.3e-7,
-    "joint_ssp": 1.7e-7,
-    "boosted_adassp": 2.2e-7,
-    "adaops": 4.0e-7,
-    "ops": 4.4e-7,
-    "objpert": 4.3e-7,
-    "noisy_gd": 4.2e-7,
-    "noisy_truncated_ols": 4.0e-7,
-    "hessian_mixing": 4.4e-7,
-    "sheffet_jl": 6.7e-7,
-    "precond_gd": 7.4e-7,
-    "precond_gd_free": 7.5e-7,
-    "precond_gd_adaptive": 6.9e-7,
-    "noisy_sgd": 2.5e-6,
-    "tukey_em": 4.7e-6,
-    "subsample_aggregate": 7.3e-6,
-    "blocks_ols": 2.0e-6,  # measured on housing (d = 5, m = 20,000): 0.035 s a fit, not on flights
-}
+# CPU seconds per row and repetition of one fit: each method's registry entry (Method.cost, where it was measured),
+# viewed here by method name
+COST: Mapping[str, float] = MappingProxyType({k: m.cost for k, m in METHODS.items() if m.cost is not None})
 # A targeted attack's release from sums (OLS's; analysis.targeted.from_sums: the SSP family, noisy GD)
 # costs about a quarter of a fit of its method: on flights (m = 10,000 and 300,000, the default block) each of those
 # five methods' targeted jobs took 38-45 s for 2,400 releases at each m, where COST counts 150-220 s.

@@ -115,3 +115,34 @@ def test_the_compute_jobs_do_not_import_matplotlib():
     code = f"import sys, {jobs}; print([m for m in sys.modules if 'matplotlib' in m])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]", out
+
+
+# dicts keyed by method names that are data, not facts about the methods: a paper's published table, in our names
+KEYED_BY_METHOD_ALLOWED = {("analysis/transfer.py", "PAPER")}
+
+
+def test_no_table_keyed_by_method_names_outside_the_registry():
+    """Every fact about a method (its interval routes and their constants, its cost, its truncation constant, whether
+    it is a reference) lives in its registry entry: no dict literal outside estimators/registry.py has two or more
+    registry method names as keys (a view computed from the registry is not a literal)."""
+    from dpcost.estimators.registry import METHODS
+
+    found = []
+    for path in FILES:
+        rel = path.relative_to(SRC).as_posix()
+        if rel == "estimators/registry.py":
+            continue
+        tree = ast.parse(path.read_text())
+        allowed = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and (rel, t.id) in KEYED_BY_METHOD_ALLOWED for t in node.targets)
+            for inner in ast.walk(node.value)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Dict) and id(node) not in allowed:
+                keys = [k.value for k in node.keys if isinstance(k, ast.Constant) and k.value in METHODS]
+                if len(keys) >= 2:
+                    found.append(f"{rel}:{node.lineno} {keys[:4]}")
+    assert not found, f"tables keyed by method names outside the registry: {found}"

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..dp.privacy import Privacy
+from ..estimators.registry import METHODS
 
 # a method that abstained (released its fallback) in at least this share of a cell's repetitions has no result there:
 # no ranking, best-of or win counts it (its error is still reported: the fallback is what it released)
@@ -120,7 +121,7 @@ def annotate(
 def compare(
     summary: pd.DataFrame,
     ours: Sequence[str],
-    references: Sequence[str] = ("adassp", "diffprivlib"),
+    references: Sequence[str] | None = None,
     missing: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Per m, each method's error divided by the best of ``ours`` — the private methods of this package, peers
@@ -129,7 +130,9 @@ def compare(
     superpopulation RMSE, where the summary has it). A reference that did not run leaves its column empty and the
     ``note`` column says why: ``missing[name]`` (e.g. "not installed"), or that it is not among the analysis's
     methods. The prediction and abstention columns and the setting columns of ``summary`` (:data:`SETTING`) are
-    kept."""
+    kept. ``references``: default, the methods whose registry entry says they are one (``Method.reference``)."""
+    if references is None:
+        references = tuple(k for k, m in METHODS.items() if m.reference)
     col = cost_column(summary)
     ran = set(summary["method"])
     usable = summary[~abstaining(summary)]

@@ -81,6 +81,20 @@ class Method:
     batch: Callable | None = None
     blocks: Callable | None = None
     what: str = ""
+    # Every other fact about the method, here and nowhere else (no table keyed by method names outside the registry):
+    # its private interval routes, the default first — "delta" and "bootstrap" read its ``statistics`` (the SSP
+    # family's released X'X, X'y and ridge), "blocks" runs it on k disjoint blocks (any private estimator), "censored"
+    # is blocks_ols's own (dpcost.inference); () when it has none
+    intervals: tuple[str, ...] = ()
+    statistics: Callable | None = None
+    # the blocks route's smallest n_b·μ at which its block estimates were measured to cover (dpcost.inference.blocks)
+    blocks_rows_mu: float | None = None
+    # CPU seconds per row fitted, measured (dpcost.workload); None: the workload's default for a method not measured
+    cost: float | None = None
+    # a yardstick of comparison.csv's ratio columns (dpcost.analysis.summaries.compare)
+    reference: bool = False
+    # the constant it truncates the data with, which the simulation study's R= variants replace (dpcost.simulation)
+    truncation: str | None = None
 
     @property
     def private(self) -> bool:

@@ -21,9 +21,6 @@ from ..errors import ConfigError, PrivacyError
 from .base import clip_design, require_replace
 from .ssp import symmetric_from_upper
 
-# the library each peer method needs
-LIBRARIES = {"diffprivlib": "diffprivlib", "opendp_ssp": "opendp"}
-
 
 def available() -> dict[str, bool]:
     """Which peer libraries are installed in a usable version (checked without importing them: scikit-learn takes a

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
+from types import MappingProxyType
 
 import numpy as np
 
@@ -44,16 +46,17 @@ from .base import check_level, derived_rng, make_interval
 # k: 10 blocks give the t-interval 9 degrees of freedom (t quantile 2.26 against 1.96: 15 % wider) while each
 # block keeps a tenth of the rows; fewer blocks widen the quantile fast (k = 5: 2.78), more shrink every block's n
 BLOCKS = 10
-# The smallest n_b·μ (rows of a block × the μ of its releases, module docstring) from which each estimator's blocks were
-# measured to cover on the known-truth design (d = 3, 300 reps a cell, Monte Carlo s.e. 0.013; n_b·μ: pooled coverage):
-# precond_gd 67–94: 0.87–0.93, 100–107: 0.94, 139–142: 0.95–0.96 (B0 = 3.5, C = 6, T = 3); precond_gd_adaptive
-# 188–242: 0.12–0.91, 268–284: 0.95 (its gradient histograms read as empty, so C_t falls to the grid's bottom edge, a
-# quarter of the median term: measured at 200 rows, ε = 1);
-# Boosted AdaSSP 13–18: 0.72–0.83, 28: 0.94, 40–67: 0.95–0.96; AdaSSP 13–107: 0.45–0.51, 268–1,480: 0.94–0.97;
-# joint SSP 13–107: 0.07–0.42, 268: 0.935, 402–1,480: 0.95–0.96 (their ridge shrinks small blocks); SSP and
-# precond_gd_free cover from 13, the smallest measured
-MIN_ROWS_MU = {"ssp": 13.0, "precond_gd_free": 13.0, "boosted_adassp": 50.0, "precond_gd": 150.0, "adassp": 300.0,
-               "precond_gd_adaptive": 300.0, "joint_ssp": 400.0}  # fmt: skip
+# The smallest n_b·μ (rows of a block × the μ of its releases, module docstring) from which each estimator's blocks
+# were measured to cover on the known-truth design (d = 3, 300 reps a cell, Monte Carlo s.e. 0.013; n_b·μ: pooled
+# coverage), each method's floor set in its registry entry (Method.blocks_rows_mu) from these: precond_gd 67–94:
+# 0.87–0.93, 100–107: 0.94, 139–142: 0.95–0.96 (B0 = 3.5, C = 6, T = 3); precond_gd_adaptive 188–242: 0.12–0.91,
+# 268–284: 0.95 (its gradient histograms read as empty, so C_t falls to the grid's bottom edge, a quarter of the median
+# term: measured at 200 rows, ε = 1); Boosted AdaSSP 13–18: 0.72–0.83, 28: 0.94, 40–67: 0.95–0.96; AdaSSP 13–107:
+# 0.45–0.51, 268–1,480: 0.94–0.97; joint SSP 13–107: 0.07–0.42, 268: 0.935, 402–1,480: 0.95–0.96 (their ridge shrinks
+# small blocks); SSP and precond_gd_free cover from 13, the smallest measured. Viewed here by method name:
+MIN_ROWS_MU: Mapping[str, float] = MappingProxyType(
+    {k: m.blocks_rows_mu for k, m in METHODS.items() if m.blocks_rows_mu is not None}
+)
 
 
 def blocks_interval(

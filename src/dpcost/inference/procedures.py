@@ -1,30 +1,29 @@
-"""The one list of interval procedures: method name → the routes it has, the first its default; and the entry
-point :func:`interval`. A method not listed has no private interval procedure, and asking for one is an error that
-names those that have one — never a non-private interval beside a private estimate."""
+"""The interval procedures by route, and the entry point :func:`interval`: which routes a method has is its registry
+entry's (``Method.intervals``, viewed here as :data:`PROCEDURES`). A method without one has no private interval
+procedure, and asking for one is an error that names those that have one — never a non-private interval beside a
+private estimate."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
 
 import numpy as np
 
 from ..dp.privacy import Privacy
 from ..errors import PrivacyError
+from ..estimators.registry import METHODS
 from .base import Interval
 from .blocks import blocks_interval
 from .blocks_ols import blocks_ols_interval
 from .ssp_family import ssp_family_interval
 
-# method → its routes, the default first. The SSP family's intervals read its released statistics
-# (ssp_family); every other method takes the generic blocks route, valid for any private estimator.
-PROCEDURES: dict[str, tuple[str, ...]] = {
-    "ssp": ("delta", "bootstrap", "blocks"),
-    "adassp": ("delta", "bootstrap", "blocks"),
-    "joint_ssp": ("delta", "bootstrap", "blocks"),
-    "boosted_adassp": ("blocks",),
-    "precond_gd": ("blocks",),
-    "precond_gd_free": ("blocks",),
-    "precond_gd_adaptive": ("blocks",),
-    "blocks_ols": ("censored",),
-}
+# method → its routes, the default first: a view of the registry, where each method's entry declares them
+# (Method.intervals). The SSP family's delta and bootstrap routes read its released statistics (ssp_family); the
+# generic blocks route is valid for any private estimator; censored is blocks_ols's own.
+PROCEDURES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {k: m.intervals for k, m in METHODS.items() if m.intervals}
+)
 
 
 def interval(

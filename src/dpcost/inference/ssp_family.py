@@ -43,17 +43,11 @@ import numpy as np
 from ..dp.privacy import Privacy
 from ..errors import PrivacyError
 from ..estimators.base import clip_design, require_replace
-from ..estimators.ssp import (
-    adassp_statistics,
-    joint_ssp_statistics,
-    noise_norm_bound,
-    solve_statistics,
-    ssp_statistics,
-)
+from ..estimators.registry import METHODS
+from ..estimators.ssp import noise_norm_bound, solve_statistics
 from .base import check_level, check_rows, derived_rng, make_interval
 from .budget import SHARE, residual_release, residual_sum_of_squares, sigma2_from, split
 
-STATISTICS = {"ssp": ssp_statistics, "adassp": adassp_statistics, "joint_ssp": joint_ssp_statistics}
 ROUTES = ("delta", "bootstrap")
 DRAWS = 1000  # bootstrap draws: the 2.5 % quantile from 1,000 draws has a relative sd of ≈ 3 % in its tail distance
 BIAS = ("bound", "ignore")
@@ -88,8 +82,10 @@ def ssp_family_interval(
     binds, σ̂² names n)."""
     from scipy import special  # here: slow to import; scipy.stats's quantiles are these functions, at 3x its import
 
-    if method not in STATISTICS:
-        raise PrivacyError(f"{method!r} is not in the SSP family {sorted(STATISTICS)}")
+    statistics = METHODS[method].statistics if method in METHODS else None
+    if statistics is None:  # the routes read the released statistics of the methods whose registry entry names them
+        family = sorted(k for k, m in METHODS.items() if m.statistics is not None)
+        raise PrivacyError(f"{method!r} is not in the SSP family {family}")
     if route not in ROUTES:
         raise PrivacyError(f"route must be one of {ROUTES}, got {route!r}")
     level = check_level(level)
@@ -110,7 +106,7 @@ def ssp_family_interval(
     sp = split(privacy, n, share)
     R, rel = residual_release(sp, constants["B_Y"] if R is None else R)
     own = derived_rng(rng, "interval", method, route, "residual sum of squares", R, share)
-    s = STATISTICS[method](X, y, privacy=sp.estimate, rng=rng, **constants)
+    s = statistics(X, y, privacy=sp.estimate, rng=rng, **constants)
     theta = solve_statistics(s)
     S = residual_sum_of_squares(Xc, yc, theta, R, rel, own, privacy.sampler)
     G_hat = _psd(s.G, s.sigma_G)
@@ -236,12 +232,13 @@ def _bootstrap(method, s, G_hat, theta, sigma2, B, rng) -> np.ndarray:
 
 
 def _ridge(method, s, G_hat, G_star, rng) -> np.ndarray:
-    """λ* of each simulated release by the method's own rule: 0 (SSP); AdaSSP's from a simulated noisy λ_min of Ĝ;
-    joint SSP's read off G* (:func:`~dpcost.estimators.ssp.ridge_from_noisy_gram`)."""
+    """λ* of each simulated release by the method's own rule, which its release records in ``s.extra``: none, no
+    ridge (SSP); a private λ_min (``sigma_min``: AdaSSP's), simulated from Ĝ; κ and ρ (joint SSP's), read off G*
+    (:func:`~dpcost.estimators.ssp.ridge_from_noisy_gram`)."""
     B, d = len(G_star), len(G_hat)
-    if method == "ssp":
+    if not s.extra:
         return np.zeros(B)
-    if method == "adassp":
+    if "sigma_min" in s.extra:
         e = s.extra
         noisy_min = np.linalg.eigvalsh(G_hat)[0] + e["sigma_min"] * rng.standard_normal(B)
         return np.maximum(0.0, e["bound"] - np.maximum(noisy_min - e["shift"], 0.0))

@@ -32,8 +32,6 @@ from .designs import FAMILY, FIXED_D, KT_LOSS, PROBLEMS, SETTING, SPARSE, analys
 from .sparsity import S_VARIANTS, TUNABLE, STuning
 
 R_VARIANTS = ("R=theory", "R=none", "R=dp_quantile")
-# the constant each paper estimator truncates with (the variants replace it)
-TRUNCATION = {"dp_mean": "R", "peeling": "R", "noisy_gd": "R", "dp_iht": "R"}
 # counts: evaluated as whole numbers (as is every key whose code default is an int, e.g. dp_fourier's alpha) — except
 # T of the nonparametric family, a truncation level there
 INT_KEYS = ("T", "r", "block_size", "passes", "batch", "K")
@@ -103,7 +101,7 @@ class Experiment:
                 raise ConfigError(f"{where}: {m} needs a sparsity s; use it in a sparse problem")
             if missing:
                 raise ConfigError(f"{where}: {m} needs {sorted(missing)}, which problem {problem} does not give")
-            own = variants if (m in TRUNCATION and r_vars) or (m in TUNABLE and s_vars) else ("",)
+            own = variants if (METHODS[m].truncation and r_vars) or (m in TUNABLE and s_vars) else ("",)
             curves += [Curve(m, v, e) for v in own for e in (eps if method.private else (None,))]
         own = dict(block.get("tuning") or {})
         stray = sorted(set(own) - {c.method for c in curves})

@@ -29,10 +29,10 @@ from ..analysis.streams import noise_rng
 from ..dp import quantiles
 from ..dp.privacy import Privacy
 from ..errors import ConfigError, DPCostError
-from ..estimators.registry import get
+from ..estimators.registry import METHODS, get
 from . import sparsity
 from .designs import FAMILY, KT_LOSS, Design, analysis_params, draw, error, plan_facts, public_features
-from .experiments import R_VARIANTS, TRUNCATION, Curve, Experiment, constants
+from .experiments import R_VARIANTS, Curve, Experiment, constants
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ def run_job(
                 continue
             rng = None
             if curve.variant in R_VARIANTS and method.private:
-                key = TRUNCATION[curve.method]
+                key = METHODS[curve.method].truncation  # the constant the R= variants replace
                 values = _truncated_values(exp.problem, data)
                 if curve.variant == "R=theory":
                     tun[key] = evaluate(theory_R, n=n, d=d, sigma=design.sigma)
