@@ -1,7 +1,8 @@
 """A new estimator is its module and one registry line; the workflow runs as a Snakemake module from another
 directory. One run shows both: a copy of the checkout gets docs/development.md's example estimator (its module and
-its registry line, taken from that page) and nothing else, and the small configuration runs it end to end — ledger,
-summary, figure — from a fresh directory whose Snakefile only imports the copy's workflow as a module."""
+its registry line, interval route included, taken from that page) and nothing else, and the small configuration runs
+it end to end — ledger, summary, figure, intervals — from a fresh directory whose Snakefile only imports the copy's
+workflow as a module."""
 
 import json
 import os
@@ -94,10 +95,13 @@ def run(housing_archives, tmp_path_factory):
                 "tuning_mode": "fixed",
                 "m": M,
                 "map": {"epsilon": [1.0], "m": [2000], "reps": 1, "methods": ["ols", name]},
+                # its interval route, declared in its registry line: its intervals alone, on 2 repetitions
+                "inference": {"enabled": True, "reps": 2, "methods": [name]},
             },
         }
         (deploy / "override.yaml").write_text(yaml.safe_dump(override))
-        targets = [f"results/housing/{f}" for f in ("summary.csv", "privacy_ledger.json", "error_curves_all.pdf")]
+        targets = [f"results/housing/{f}" for f in ("summary.csv", "privacy_ledger.json", "error_curves_all.pdf",
+                                                     "inference.csv")]  # fmt: skip
         cmd = [sys.executable, "-m", "snakemake", *targets, "--cores", "2",
                "--configfile", str(checkout / ".test/config.yaml"), "override.yaml"]  # fmt: skip
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -135,3 +139,14 @@ def test_the_new_estimator_is_in_the_summary_ledger_and_figure(run):
     # the module ran in the deployment's directory and imported the copy's code, not the checkout under test
     assert not (deploy / "workflow").exists() and (deploy / "logs/housing/download.log").exists()
     assert (checkout / "src/dpcost/estimators" / f"{name}.py").exists()
+
+
+def test_the_new_estimators_interval_route_runs_from_its_registry_line(run):
+    _, deploy, name, _ = run
+    out = deploy / "results/housing"
+    rows = pd.read_csv(out / "inference.csv")
+    mine = rows[rows.method == name]
+    assert set(mine.route) == {"blocks"} and set(mine.m) == set(M) and (mine.n_reps == 2).all()
+    assert mine.coverage.between(0, 1).all() and (mine.mean_width > 0).all()
+    ledger = json.loads((out / "privacy_ledger.json").read_text())
+    assert name in json.dumps(ledger["intervals"])
