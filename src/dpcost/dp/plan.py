@@ -21,9 +21,9 @@ import numbers
 from dataclasses import asdict, dataclass, field
 
 from ..errors import PrivacyError
-from .mechanisms import check_positive
+from .mechanisms import check_positive, gaussian_sigma
 from .privacy import Privacy
-from .samplers import GRID_BITS, check_sampler, describe, rounding_steps
+from .samplers import GRID_BITS, check_sampler, describe, grid_scale, rounding_steps
 
 # what a release is
 KINDS = {
@@ -189,6 +189,23 @@ class PrivacyPlan:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def share_release(privacy: Privacy, sensitivity: float, share: float, coordinates: int, name: str) -> Release:
+    """One Gaussian release of ℓ2 sensitivity Δ at its ``share`` of a whole (ε, δ) budget, on the noise grid:
+    ``tight``, σ = Δ/(μ√f) with μ the Gaussian-DP parameter exactly equivalent to (ε, δ), so the μ² of releases at
+    shares summing to 1 add up to μ² (Dong, Roth & Su 2019, Cor. 3.3); ``paper``, the analytic Gaussian at (fε, fδ)
+    (Balle & Wang 2018), the shares composing by basic composition."""
+    p, f = privacy, share
+    if p.calibration == "tight":
+        mu = 1 / gaussian_sigma(1.0, p.epsilon, p.delta, "analytic")  # dpcost.estimators.boosted_adassp.gdp_mu
+        sigma, budget = sensitivity / (mu * math.sqrt(f)), (None, None)
+    else:
+        budget = (f * p.epsilon, f * p.delta)
+        sigma = gaussian_sigma(sensitivity, *budget, "analytic")
+    sigma = grid_scale(sigma, sensitivity, coordinates, "l2", "gaussian", p.sampler)
+    return grid_release("gaussian", f"gaussian: {name}", sensitivity, "l2", sigma, 1, *budget,
+                        coordinates=coordinates, sampler=p.sampler)  # fmt: skip
 
 
 def add_remove_budget(epsilon: float, delta: float) -> tuple[float, float]:

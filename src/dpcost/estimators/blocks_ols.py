@@ -34,10 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dp.mechanisms import gaussian_sigma
-from ..dp.plan import PrivacyPlan, Release, grid_release
+from ..dp.plan import PrivacyPlan, share_release
 from ..dp.privacy import Privacy
-from ..dp.samplers import add_noise, grid_scale
+from ..dp.samplers import add_noise
 from ..errors import PrivacyError
 from .base import check_design, clip_design, require_replace, take_rows
 from .boosted_adassp import gdp_mu
@@ -77,19 +76,6 @@ def rules(n: int, d: int) -> dict:
     rows = max(ROWS_PER_D * d, MIN_ROWS)
     k = max(2, min(MAX_BLOCKS, n // rows))
     return {"blocks": k, "B_X": B_X_PER_ROOT_D * math.sqrt(d), "B_Y": B_Y, "r": R_CENSOR, "r_centre": R_CENTRE}
-
-
-def share_release(p: Privacy, sens: float, share: float, coords: int, name: str) -> Release:
-    """One Gaussian release at its share: tight, σ = Δ/(μ√f) (μ² adds over the releases: Gaussian DP, Dong, Roth &
-    Su 2019, Cor. 3.3); paper, the analytic Gaussian at (fε, fδ), basic composition."""
-    if p.calibration == "tight":
-        sigma, budget = sens / (gdp_mu(p.epsilon, p.delta) * math.sqrt(share)), (None, None)
-    else:
-        budget = (share * p.epsilon, share * p.delta)
-        sigma = gaussian_sigma(sens, *budget, "analytic")
-    sigma = grid_scale(sigma, sens, coords, "l2", "gaussian", p.sampler)
-    return grid_release("gaussian", f"gaussian: {name}", sens, "l2", sigma, 1, *budget, coordinates=coords,
-                        sampler=p.sampler)  # fmt: skip
 
 
 def blocks_ols_plan(privacy: Privacy, n: int, d: int) -> PrivacyPlan:

@@ -24,11 +24,12 @@ import warnings
 
 import numpy as np
 
+from ..dp.plan import share_release
 from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise
 from ..errors import PrivacyError
 from ..estimators.base import check_design, require_replace
-from ..estimators.blocks_ols import SHARES, blocks_release, share_release
+from ..estimators.blocks_ols import SHARES, blocks_release
 from .base import check_level, derived_rng, make_interval
 from .ssp_family import GAMMA, critical_value
 

@@ -16,10 +16,10 @@ import math
 import numpy as np
 
 from ..dp.accountant import gaussian_epsilon
-from ..dp.mechanisms import check_positive, gaussian_sigma
-from ..dp.plan import PrivacyPlan, Release, grid_release
+from ..dp.mechanisms import check_positive
+from ..dp.plan import PrivacyPlan, Release, share_release
 from ..dp.privacy import Privacy
-from ..dp.samplers import add_noise, grid_scale
+from ..dp.samplers import add_noise
 from ..errors import PrivacyError
 from ..estimators.boosted_adassp import gdp_mu
 
@@ -48,15 +48,7 @@ class Split:
 
     def gaussian_release(self, name: str, sensitivity: float, coordinates: int = 1) -> Release:
         """One Gaussian release of ℓ2 sensitivity Δ in the interval's part of the budget, on the noise grid."""
-        p, f = self.whole, self.share
-        if p.calibration == "tight":
-            sigma, budget = sensitivity / (gdp_mu(p.epsilon, p.delta) * math.sqrt(f)), (None, None)
-        else:
-            budget = (f * p.epsilon, f * p.delta)
-            sigma = gaussian_sigma(sensitivity, *budget, "analytic")
-        sigma = grid_scale(sigma, sensitivity, coordinates, "l2", "gaussian", p.sampler)
-        return grid_release("gaussian", f"gaussian: {name}", sensitivity, "l2", sigma, 1, *budget,
-                            coordinates=coordinates, sampler=p.sampler)  # fmt: skip
+        return share_release(self.whole, sensitivity, self.share, coordinates, name)
 
     def plan(self, method: str, est: PrivacyPlan, extra: tuple[Release, ...], assumption: str) -> PrivacyPlan:
         """One plan for the estimate's releases and the interval's: the method's (ε, δ), both compositions said."""
