@@ -65,13 +65,14 @@ def config_error(override: dict, *, small: bool = False, data: Path | None = Non
     ``override`` merged over it as Snakemake merges --configfile files: ``config error: ...``, or "" when the config
     passes; with ``data`` (the run's directory, where its downloads would be) the check of the data the default
     target needs follows, whose message starts ``missing data: ``. The Snakefile's own checks (dpcost.startup.start
-    and RunConfig.check_data, workflow/rules/common.smk), in this process: a Snakemake start (3 s or more) is kept
-    for one case of each kind of error (test_config.py, test_offline.py)."""
+    and dpcost.run.data_check.check_data, workflow/rules/common.smk), in this process: a Snakemake start (3 s or
+    more) is kept for one case of each kind of error (test_config.py, test_offline.py)."""
     import os
 
     from snakemake.utils import update_config, validate
 
     from dpcost.errors import DPCostError
+    from dpcost.run.data_check import check_data
     from dpcost.startup import start
 
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
@@ -86,7 +87,7 @@ def config_error(override: dict, *, small: bool = False, data: Path | None = Non
     here = os.getcwd()
     os.chdir(data)  # the downloads made, and the copies in resources/*/manual, are the run directory's
     try:
-        run.check_data([])
+        check_data(run, [])
     except DPCostError as exc:
         return str(exc)
     finally:

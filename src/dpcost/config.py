@@ -16,9 +16,9 @@ from pathlib import Path
 from .analysis import datasets, intervals
 from .analysis.checks import check_setup
 from .analysis.tuning import TuningSpec, looks_at_data, searches_decoys
-from .data import availability, libsvm
+from .data import libsvm
 from .dp.privacy import Privacy
-from .errors import ConfigError, DownloadError, DPCostError
+from .errors import ConfigError, DPCostError
 from .estimators.peers import available as peers_available
 from .estimators.registry import methods_of
 from .run_record import laid_over
@@ -207,64 +207,6 @@ class RunConfig:
         """The data set whose download an analysis reads: its own, or that of the analysis whose data it reuses."""
         base = datasets.ANALYSES[name].base if name in datasets.ANALYSES else None
         return base[0] if base else name
-
-    def download_outputs(self, data: str) -> tuple[str, ...]:
-        """What the download job of a data set writes (workflow/rules/download.smk, libsvm.smk): when these are there,
-        the run needs no network for it."""
-        if data in self.libsvm:
-            return (f"resources/{data}/download.json",)
-        if data == "snp":
-            return ("resources/snp/manifest.json",)
-        return (f"resources/{data}/raw.parquet", f"resources/{data}/download.json")
-
-    def downloads_needed(self, targets: Sequence[str]) -> tuple[str, ...]:
-        """The data sets the targets need whose download has not been made (its outputs are not there)."""
-        data = dict.fromkeys(self.data_of(name) for name in self.analyses_of(targets))
-        return tuple(d for d in data if not all(Path(p).is_file() for p in self.download_outputs(d)))
-
-    def wanted(self, data: str) -> availability.Wanted | None:
-        """A data set with no copy on this machine and what to ask the network (None: a copy is here)."""
-        manual = f"resources/{data}/manual"
-        if data in self.libsvm:
-            return availability.libsvm_wanted(data, self.config[data]["sources"], manual)
-        if data == "snp":
-            return availability.snp_wanted(self.config["snp"]["matrix_url"], self.config["snp"]["accession"], manual)
-        block = self.config[data]
-        return availability.table_wanted(data, block["sources"], manual, block.get("reader"))
-
-    def check_data(self, targets: Sequence[str], **ask) -> None:
-        """Stop the run before any job when data the targets need can be had neither from this machine nor from the
-        network: one :class:`~dpcost.errors.DownloadError` naming every such data set, why, and what fixes it.
-        Downloads already made are not asked about (a rerun touches no network); ``ask``: the time-out of
-        :func:`dpcost.data.availability.unreachable` (and its ``get``, for tests)."""
-        wanted = [w for d in self.downloads_needed(targets) if (w := self.wanted(d)) is not None]
-        failing = availability.unreachable(wanted, **ask)
-        if not failing:
-            return
-        lines = [f"missing data: the targets need {len(failing)} data set{'s' * (len(failing) > 1)} that can be "
-                 "neither found on this machine nor downloaded (checked at start-up, before any job ran):"]  # fmt: skip
-        lines += [f"  {w.name}: {failing[w.name]}. Fix: {w.fix}" for w in wanted if w.name in failing]
-        lines += self._leave_out(set(failing), targets)
-        lines.append('Without internet: docs/usage.md, "Running without internet" (copies in these folders, or an '
-                     "offline config with `path:` sources). This check: `download.check_sources`.")  # fmt: skip
-        raise DownloadError("\n".join(lines))
-
-    def _leave_out(self, missing: set[str], targets: Sequence[str]) -> list[str]:
-        """How to run without the missing data: the lists the targets read, without the analyses that need them."""
-        out = []
-        lists = [("datasets", list(self.config["datasets"]), not targets or "all" in targets)]
-        if self.benchmark:
-            lists.append(("benchmark.datasets", list(self.benchmark["datasets"]),
-                          bool({"benchmark", "benchmark_summary"} & set(targets))))  # fmt: skip
-        for key, names, read in lists:
-            lost = [n for n in names if self.data_of(n) in missing]
-            if read and lost:
-                rest = [n for n in names if n not in lost]
-                if rest:
-                    out.append(f"Or run without {', '.join(lost)}: `{key}: [{', '.join(rest)}]`")
-                else:
-                    out.append(f"(Leaving them out is no way round: every analysis of `{key}` needs one of them.)")
-        return out
 
 
 def resolve(config: Mapping, *, run_checks: bool = True) -> RunConfig:

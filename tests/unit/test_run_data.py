@@ -1,4 +1,4 @@
-"""The data a run's targets need, checked at start-up (dpcost.config.RunConfig.check_data): which downloads the targets
+"""The data a run's targets need, checked at start-up (dpcost.run.data_check.check_data): which downloads the targets
 ask for, which are already made, and the one message naming every data set that cannot be had."""
 
 import copy
@@ -12,6 +12,7 @@ from snakemake.utils import update_config, validate
 from dpcost.config import resolve, with_defaults
 from dpcost.errors import DownloadError
 from dpcost.run.closing import summary, warnings_of
+from dpcost.run.data_check import check_data, download_outputs, downloads_needed
 
 from support import REPO, free_port
 
@@ -57,12 +58,12 @@ def test_targets_name_the_analyses_they_need():
 
 def test_a_download_already_made_is_not_needed(in_tmp):
     run = _run()
-    assert run.downloads_needed([]) == ("housing", "snp")  # snp_logistic reads snp's download
+    assert downloads_needed(run, []) == ("housing", "snp")  # snp_logistic reads snp's download
     (in_tmp / "resources/housing").mkdir(parents=True)
     (in_tmp / "resources/housing/raw.parquet").write_bytes(b"")
-    assert run.downloads_needed([]) == ("housing", "snp")  # half a download's outputs is not a download
+    assert downloads_needed(run, []) == ("housing", "snp")  # half a download's outputs is not a download
     (in_tmp / "resources/housing/download.json").write_text("{}")
-    assert run.downloads_needed([]) == ("snp",) and run.downloads_needed(["simulation"]) == ()
+    assert downloads_needed(run, []) == ("snp",) and downloads_needed(run, ["simulation"]) == ()
 
 
 def test_the_download_outputs_are_the_rules(in_tmp):
@@ -70,7 +71,7 @@ def test_the_download_outputs_are_the_rules(in_tmp):
     rules = (REPO / "workflow/rules/download.smk").read_text() + (REPO / "workflow/rules/libsvm.smk").read_text()
     run = _run({"datasets": ["housing", "snp", "e2006"]})
     for data in ("housing", "snp", "e2006"):
-        for path in run.download_outputs(data):
+        for path in download_outputs(run, data):
             in_rule = path if data == "snp" else path.replace(f"/{data}/", "/{dataset}/")
             assert f'"{in_rule}"' in rules, path
 
@@ -83,7 +84,7 @@ def test_one_message_names_every_missing_data_set_and_the_fix(in_tmp):
         "snp": {"matrix_url": f"{closed}/matrix/"},
     })  # fmt: skip
     with pytest.raises(DownloadError) as info:
-        run.check_data([])
+        check_data(run, [])
     lines = str(info.value).splitlines()
     assert lines[0].startswith("missing data: the targets need 2 data sets that can be neither found on this machine")
     assert lines[1].startswith(f"  housing: {closed}/houses.zip, {closed}/files/5976036: ConnectionError: Connection")
@@ -95,7 +96,7 @@ def test_one_message_names_every_missing_data_set_and_the_fix(in_tmp):
     (in_tmp / "resources/snp/manual").mkdir(parents=True)
     (in_tmp / "resources/snp/manual/GSE106818_series_matrix.txt.gz").write_bytes(b"")
     with pytest.raises(DownloadError) as info:
-        run.check_data([])
+        check_data(run, [])
     msg = str(info.value)
     assert "need 1 data set " in msg and "  snp:" not in msg
     assert "Or run without housing: `datasets: [snp, snp_logistic]`" in msg
@@ -106,15 +107,15 @@ def test_the_benchmark_offline_names_housing_alone_when_its_tables_are_packaged(
     closed = f"http://127.0.0.1:{free_port()}"
     run = _run(BENCHMARK, {"housing": {"sources": [{"url": f"{closed}/houses.zip", "format": "statlib"}]}})
     with pytest.raises(DownloadError) as info:
-        run.check_data(["benchmark"])
+        check_data(run, ["benchmark"])
     lines = str(info.value).splitlines()
     assert "need 1 data set " in lines[0] and lines[1].startswith("  housing: ")
     rest = [n for n in BENCHMARK["benchmark"]["datasets"] if n != "housing"]
     assert lines[2] == f"Or run without housing: `benchmark.datasets: [{', '.join(rest)}]`"
-    run.check_data(["simulation"])  # the simulation study needs no data: nothing is asked
+    check_data(run, ["simulation"])  # the simulation study needs no data: nothing is asked
     # with housing on this machine (a path: source), the benchmark needs no network
     (in_tmp / "h.parquet").write_bytes(b"")
-    _run(BENCHMARK, {"housing": {"sources": [{"path": "h.parquet"}]}}).check_data(["benchmark"])
+    check_data(_run(BENCHMARK, {"housing": {"sources": [{"path": "h.parquet"}]}}), ["benchmark"])
 
 
 def test_nothing_is_asked_when_every_download_is_made(in_tmp):
@@ -123,7 +124,7 @@ def test_nothing_is_asked_when_every_download_is_made(in_tmp):
     (in_tmp / "resources/housing").mkdir(parents=True)
     for name in ("raw.parquet", "download.json"):
         (in_tmp / "resources/housing" / name).write_bytes(b"")
-    run.check_data([], get=lambda *a, **k: asked.append(a))
+    check_data(run, [], get=lambda *a, **k: asked.append(a))
     assert asked == []
 
 

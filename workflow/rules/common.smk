@@ -30,7 +30,7 @@ def _fail(message, prefix="config error: "):
 try:
     from dpcost.startup import start
     from dpcost.errors import DPCostError
-    from dpcost.run.data_check import check_preparations
+    from dpcost.run.data_check import check_data, check_preparations, downloads_needed
     from dpcost.run.closing import job_errors, summary
     from dpcost.run_record import config_sha256
 except ImportError as exc:
@@ -92,9 +92,9 @@ def _command_line():
     return sorted(args.targets or []), runs and not workflow.output_settings.dryrun
 
 
-def check_data():
+def check_sources():
     """Before any job: every data set the targets need and have not downloaded can be had (a copy here, or a source
-    that answers), or one message names every one that cannot, and the fix (dpcost.config.RunConfig.check_data). A dry
+    that answers), or one message names every one that cannot, and the fix (dpcost.run.data_check.check_data). A dry
     run asks nothing and says so."""
     asked = _command_line()
     if asked is None:
@@ -102,11 +102,11 @@ def check_data():
     targets, runs = asked
     if runs:
         try:
-            RUN.check_data(targets)
+            check_data(RUN, targets)
         except DPCostError as exc:
             _fail(str(exc), prefix="")
-    elif workflow.output_settings.dryrun and RUN.downloads_needed(targets):
-        needed = ", ".join(RUN.downloads_needed(targets))
+    elif workflow.output_settings.dryrun and downloads_needed(RUN, targets):
+        needed = ", ".join(downloads_needed(RUN, targets))
         print(
             f"dry run: whether {needed} can be downloaded is checked when the run starts",
             file=sys.stderr,
@@ -114,7 +114,7 @@ def check_data():
 
 
 if workflow.is_main_process and config["download"]["check_sources"]:
-    check_data()
+    check_sources()
 
 
 def check_tables():
