@@ -34,6 +34,7 @@ import pandas as pd
 from ..dp.privacy import Privacy
 from ..errors import ConfigError, DPCostError
 from ..estimators.knowledge_transfer import operator_norm
+from ..estimators.registry import METHODS as REGISTRY
 from ..estimators.registry import get, methods_of
 from .engine import plan_record, unwarned
 from .formula import evaluate, evaluate_int
@@ -47,33 +48,20 @@ METHODS = tuple(methods_of("sparse_learning", simulation=True))  # the registry'
 COLUMNS = ["dataset", "method", "private", "proven", "epsilon", "delta", "trial", "metric", "value", "support",
            "seconds"]  # fmt: skip
 
-# Wang & Gu (2020), Tables 2 and 3: mean (sd) over 10 trials, δ = 1e-5, in our method names. Their "DPSL-KT" is
-# Alg. 1 as printed (our dpsl_kt_paper); our provable dpsl_kt has no counterpart there. Their "Two stage" is KST's
-# objective perturbation after a private support; ours (two_stage) replaces both stages' mechanics (its module).
-PAPER = {
-    "e2006": {
-        "table": "Table 2",
-        "epsilon": (0.8, 1.5, 2.5, 3.5, 4.5),
-        "rows": {
-            "iht": [(0.8541, None)] * 5,
-            "frank_wolfe_lasso": [(4.471, 0.239), (2.004, 0.155), (1.535, 0.140), (1.206, 0.095), (1.099, 0.082)],
-            "two_stage": [(4.022, 0.159), (1.803, 0.141), (1.326, 0.093), (1.107, 0.103), (1.053, 0.069)],
-            "dp_ight": [(3.731, 0.207), (1.687, 0.126), (1.304, 0.035), (1.067, 0.051), (0.968, 0.062)],
-            "dpsl_kt_paper": [(1.227, 0.110), (1.178, 0.056), (1.065, 0.054), (0.971, 0.031), (0.952, 0.010)],
-        },
-    },
-    "rcv1": {
-        "table": "Table 3",
-        "epsilon": (2.0, 4.0, 6.0, 8.0),
-        "rows": {
-            "iht": [(0.0645, None)] * 4,
-            "frank_wolfe_lasso": [(0.1381, 0.0045), (0.1134, 0.0041), (0.0978, 0.0032), (0.0882, 0.0033)],
-            "two_stage": [(0.1272, 0.0044), (0.1061, 0.0038), (0.0949, 0.0035), (0.0866, 0.0031)],
-            "dp_ight": [(0.1179, 0.0035), (0.1026, 0.0036), (0.0922, 0.0032), (0.0824, 0.0029)],
-            "dpsl_kt_paper": [(0.1105, 0.0038), (0.0974, 0.0035), (0.0885, 0.0029), (0.0787, 0.0031)],
-        },
-    },
-}
+# Wang & Gu (2020), Tables 2 and 3: which table and at which ε, per data set; each method's mean (sd) over their 10
+# trials is its registry entry's (Method.published, in our method names). Their "DPSL-KT" is Alg. 1 as printed (our
+# dpsl_kt_paper); our provable dpsl_kt has no counterpart there. Their "Two stage" is KST's objective perturbation
+# after a private support; ours (two_stage) replaces both stages' mechanics (its module).
+PAPER_TABLES = {"e2006": {"table": "Table 2", "epsilon": (0.8, 1.5, 2.5, 3.5, 4.5)},
+                "rcv1": {"table": "Table 3", "epsilon": (2.0, 4.0, 6.0, 8.0)}}  # fmt: skip
+
+
+def published(dataset: str) -> dict:
+    """The paper's table of ``dataset``: {table, epsilon, rows: {method: [(mean, sd) per ε]}}, the rows read from the
+    registry (empty for a data set the paper has no table of)."""
+    head = PAPER_TABLES.get(dataset, {"epsilon": (), "table": ""})
+    rows = {k: list(m.published[dataset]) for k, m in REGISTRY.items() if dataset in (m.published or {})}
+    return {**head, "rows": rows}
 
 
 @dataclass(frozen=True)
@@ -199,7 +187,7 @@ def peak_memory_mb() -> float:
 def table(errors: pd.DataFrame, dataset: str, labels: Mapping[str, str]) -> pd.DataFrame:
     """One row per (method, ε): our mean and sd over the trials beside the paper's (NaN where it has none). A
     non-private method's one fit is repeated at every ε of the grid, as in the paper's tables."""
-    paper = PAPER.get(dataset, {"epsilon": (), "rows": {}, "table": ""})
+    paper = published(dataset)
     eps = sorted(set(errors.epsilon.dropna()) | set(paper["epsilon"]))
     out = []
     for method, g in errors.groupby("method", sort=False):

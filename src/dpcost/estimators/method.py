@@ -95,6 +95,8 @@ class Method:
     reference: bool = False
     # the constant it truncates the data with, which the simulation study's R= variants replace (dpcost.simulation)
     truncation: str | None = None
+    # what a paper published for it, {data set: ((mean, sd) per ε of the paper's table)} (dpcost.analysis.transfer)
+    published: Mapping | None = None
 
     @property
     def private(self) -> bool:
