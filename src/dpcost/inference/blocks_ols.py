@@ -19,6 +19,7 @@ known-truth coverage test and benchmarks/inference_limit_blocks.py measure it).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -86,12 +87,10 @@ def blocks_ols_interval(X, y, *, privacy: Privacy, rng: np.random.Generator, lev
                       f"{np.flatnonzero(flagged).tolist()} above {FLAG_CENSORED}): the block estimates are not "
                       f"nearly normal at this block size, and the bias bound rests on KAPPA = {KAPPA}",
                       RuntimeWarning, stacklevel=2)  # fmt: skip
-    plan = rel.plan
-    from dataclasses import replace
-
-    plan = replace(plan, method="blocks_ols+interval", releases=plan.releases + (var_rel, cnt_rel),
-                   composition=plan.composition + f"; the interval's two releases at {share:g} of the budget",
-                   parameters={**plan.parameters, "interval_share": share})  # fmt: skip
+    est = rel.plan
+    plan = dataclasses.replace(est, method="blocks_ols+interval", releases=est.releases + (var_rel, cnt_rel),
+                               composition=est.composition + f"; the interval's two releases at {share:g} of the "
+                               "budget", parameters={**est.parameters, "interval_share": share})  # fmt: skip
     return make_interval(rel.estimate - half, rel.estimate + half, rel.estimate, level=level, method="blocks_ols",
                          route="censored", quantile=f"bias-aware: |N(B/se, 1)| at {level + GAMMA:g}", plan=plan,
                          details={"se": se, "blocks": k, "bias_bound": bound, "censored": censored,
