@@ -141,6 +141,12 @@ def test_bias_undercoverage_and_the_superpopulation_yardstick_are_in_every_row(t
     assert s.loc[("ols", iv.SUPER), "note"] == iv.SUPER_NOTE
     # the planted bug: a threshold at the nominal level instead of 0.90 - 2 s.e. would flag the 0.85 row
     assert iv.undercovers(0.85, 0.056) == np.False_ and (0.85 < 0.95) is True
+    # the s.e. is the null's, of a coverage of 0.90 (√(0.09/reps)): at 4 repetitions a coefficient covered twice is
+    # flagged (0.50 < 0.60), where the observed s.e. (0.25) let it pass as covering; three times (0.75) is not
+    null = np.sqrt(iv.FLOOR * (1 - iv.FLOOR) / 4)
+    assert iv.undercovers(0.5, null) and not iv.undercovers(0.75, null)
+    assert not iv.undercovers(0.5, np.sqrt(0.5 * 0.5 / 4))  # the observed s.e.: the old rule's miss
+    assert (s.undercovers == iv.undercovers(s.coverage, np.sqrt(0.09 / s.n_reps))).all()
     p = iv.pooled(s.reset_index())
     assert p.set_index("method").loc["adassp", "undercovers"] and not p.set_index("method").loc["ssp", "undercovers"]
     # the figure marks the under-covering curve in its legend
