@@ -27,9 +27,22 @@ from .engine import Draw, releases
 
 STATISTIC_COLUMNS = ("method", "m", "rep", "member", "statistic")
 SUMMARY_COLUMNS = (
-    "method", "m", "n_reps", "n_candidates", "auc", "auc_se", "tpr_fpr01", "tpr_fpr01_se", "tpr_fpr05",
-    "tpr_fpr05_se", "epsilon_lb", "auc_ceiling", "delta", "epsilon", "private",
-)  # fmt: skip
+    "method",
+    "m",
+    "n_reps",
+    "n_candidates",
+    "auc",
+    "auc_se",
+    "tpr_fpr01",
+    "tpr_fpr01_se",
+    "tpr_fpr05",
+    "tpr_fpr05_se",
+    "epsilon_lb",
+    "auc_ceiling",
+    "delta",
+    "epsilon",
+    "private",
+)
 
 
 def attack_statistics(estimate: np.ndarray, support, members: np.ndarray, nonmembers: np.ndarray, theta: np.ndarray):
@@ -65,8 +78,15 @@ class ScoreAttack:
 
     def table(self) -> pd.DataFrame:
         cat = np.concatenate
-        return pd.DataFrame({"method": self.name, "m": cat(self._ms), "rep": cat(self._reps),
-                             "member": cat(self._members), "statistic": cat(self._stats)})  # fmt: skip
+        return pd.DataFrame(
+            {
+                "method": self.name,
+                "m": cat(self._ms),
+                "rep": cat(self._reps),
+                "member": cat(self._members),
+                "statistic": cat(self._stats),
+            }
+        )
 
 
 def run_attack(design, method: Method, *, seed: int, dataset: str, cap: int, **grid) -> pd.DataFrame:
@@ -111,7 +131,20 @@ def summarise_attack(
         delta = privacy.at(int(m)).delta
         eps_lb = attack_epsilon_lower_bound(statistic[member], statistic[~member], delta, alpha=alpha, seed=int(m))
         is_private = bool(private[method])
-        rows.append((method, int(m), len(per_rep), int(member.sum()) // len(per_rep), *auc, *t01, *t05, eps_lb,
-                     dp_auc_ceiling(privacy.epsilon, delta), delta, privacy.epsilon if is_private else np.nan,
-                     is_private))  # fmt: skip
+        rows.append(
+            (
+                method,
+                int(m),
+                len(per_rep),
+                int(member.sum()) // len(per_rep),
+                *auc,
+                *t01,
+                *t05,
+                eps_lb,
+                dp_auc_ceiling(privacy.epsilon, delta),
+                delta,
+                privacy.epsilon if is_private else np.nan,
+                is_private,
+            )
+        )
     return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))

@@ -43,8 +43,9 @@ def held_out(design: RegressionDesign, fraction: float, rng: np.random.Generator
     test[rng.permutation(n)[: int(round(fraction * n))]] = True
     if test.sum() < 2:
         raise DataError(f"test_fraction {fraction} leaves {int(test.sum())} held-out rows of {n}; need at least 2")
-    return HeldOutRegressionDesign(design.X[~test], design.y[~test], design.truth, X_test=design.X[test],
-                                   y_test=design.y[test])  # fmt: skip
+    return HeldOutRegressionDesign(
+        design.X[~test], design.y[~test], design.truth, X_test=design.X[test], y_test=design.y[test]
+    )
 
 
 def training(analysis, inputs: Mapping[str, str], params: Mapping, test_fraction: float, seed: int):
@@ -66,20 +67,48 @@ def m_of(grid: Sequence[int], n_train: int, small_m: int | None = None) -> list[
     return sorted({top, *([small_m] if small_m and small_m < top else [])})
 
 
-def run_benchmark(analysis, method: Method, inputs: Mapping[str, str], spec: TuningSpec, *, epsilons: Sequence[float],
-                  grid: Sequence[int], small_m: int | None, reps: int, test_fraction: float, params: Mapping,
-                  seed: int, privacy: Privacy) -> tuple[pd.DataFrame, dict]:  # fmt: skip
+def run_benchmark(
+    analysis,
+    method: Method,
+    inputs: Mapping[str, str],
+    spec: TuningSpec,
+    *,
+    epsilons: Sequence[float],
+    grid: Sequence[int],
+    small_m: int | None,
+    reps: int,
+    test_fraction: float,
+    params: Mapping,
+    seed: int,
+    privacy: Privacy,
+) -> tuple[pd.DataFrame, dict]:
     """One (data set, method) job: the tidy rows (method, epsilon, m, rep, error, r2) and the record (tuning and plans
     per ε, the m run, the split's sizes)."""
     bench, design = training(analysis, inputs, params, test_fraction, seed)
     m_grid = m_of(grid, len(design.y), small_m)
-    table, record = privacy_map.run_map(bench, method, inputs, spec, epsilons=epsilons, m_grid=m_grid, reps=reps,
-                                        params=dict(params), seed=seed, privacy=privacy)  # fmt: skip
+    table, record = privacy_map.run_map(
+        bench,
+        method,
+        inputs,
+        spec,
+        epsilons=epsilons,
+        m_grid=m_grid,
+        reps=reps,
+        params=dict(params),
+        seed=seed,
+        privacy=privacy,
+    )
     with open(inputs["meta"]) as fh:
         variance = json.load(fh)["truth_sampling_variance"]
-    record |= {"dataset": analysis.name, "m": m_grid, "n_train": len(design.y), "n_test": len(design.y_test),
-               "d": design.d, "truth_norm": float(np.linalg.norm(design.truth)),
-               "truth_sampling_variance": variance}  # fmt: skip
+    record |= {
+        "dataset": analysis.name,
+        "m": m_grid,
+        "n_train": len(design.y),
+        "n_test": len(design.y_test),
+        "d": design.d,
+        "truth_norm": float(np.linalg.norm(design.truth)),
+        "truth_sampling_variance": variance,
+    }
     return table.assign(dataset=analysis.name), record
 
 
@@ -101,21 +130,22 @@ def summarize(errors: pd.DataFrame, records: Sequence[Mapping], methods: Mapping
     keys = [errors.dataset, errors.method, errors.epsilon.fillna(-1.0), errors.m]  # NaN ε: the non-private rows
     g = errors.groupby(keys)
     rel = (errors["error"] / errors["dataset"].map(norms)).groupby(keys)
-    out = pd.DataFrame({
-        "n_reps": g.size(),
-        "error": rel.mean(),
-        "error_se": rel.std(ddof=1) / np.sqrt(g.size()),
-        "sp_rmse": np.sqrt((errors["error"] ** 2).groupby(keys).mean()),  # the data set's τ² added below
-        "r2": g["r2"].mean(),
-        "r2_se": g["r2"].std(ddof=1) / np.sqrt(g.size()),
-        "rmse": g["rmse"].mean() if "rmse" in errors else np.nan,
-        "abstain_rate": g["abstained"].mean() if "abstained" in errors else 0.0,
-    }).reset_index()  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "n_reps": g.size(),
+            "error": rel.mean(),
+            "error_se": rel.std(ddof=1) / np.sqrt(g.size()),
+            "sp_rmse": np.sqrt((errors["error"] ** 2).groupby(keys).mean()),  # the data set's τ² added below
+            "r2": g["r2"].mean(),
+            "r2_se": g["r2"].std(ddof=1) / np.sqrt(g.size()),
+            "rmse": g["rmse"].mean() if "rmse" in errors else np.nan,
+            "abstain_rate": g["abstained"].mean() if "abstained" in errors else 0.0,
+        }
+    ).reset_index()
     out["epsilon"] = out["epsilon"].where(out["epsilon"] >= 0)
     out["sp_rmse"] = np.sqrt(out["sp_rmse"] ** 2 + out["dataset"].map(variances))
     ols = out[out.method == "ols"].set_index(["dataset", "m"])["sp_rmse"]
-    out["ratio_to_ols"] = [e / ols.get((d, m), np.nan)
-                           for d, m, e in zip(out.dataset, out.m, out.sp_rmse, strict=True)]  # fmt: skip
+    out["ratio_to_ols"] = [e / ols.get((d, m), np.nan) for d, m, e in zip(out.dataset, out.m, out.sp_rmse, strict=True)]
     out["private"] = out.method.map(lambda k: methods[k].private)
     out["proven"] = [proven[(d, k)] for d, k in zip(out.dataset, out.method, strict=True)]
     # the mode each (data set, method) ran under (a tuning-free method: none, whatever the benchmark's mode)
@@ -139,21 +169,44 @@ def wins(summary: pd.DataFrame) -> pd.DataFrame:
         out = abstaining(g)
         near = g[~out & (g.ratio_to_ols <= WITHIN)].dataset
         fit = g[~out & (g.r2 > 0)].dataset
-        rows.append({
-            "method": method, "epsilon": eps, "datasets": g.dataset.nunique(), "proven": bool(g.proven.all()),
-            "best": len(won), f"within_{WITHIN:g}x_ols": len(near), "r2_positive": len(fit),
-            "median_ratio_to_ols": float(g[~out].ratio_to_ols.median()), "median_r2": float(g[~out].r2.median()),
-            "abstained": int(out.sum()),
-            "best_on": ";".join(sorted(won)), f"within_{WITHIN:g}x_on": ";".join(sorted(near)),
-            "abstained_on": ";".join(sorted(g[out].dataset)),
-        })  # fmt: skip
+        rows.append(
+            {
+                "method": method,
+                "epsilon": eps,
+                "datasets": g.dataset.nunique(),
+                "proven": bool(g.proven.all()),
+                "best": len(won),
+                f"within_{WITHIN:g}x_ols": len(near),
+                "r2_positive": len(fit),
+                "median_ratio_to_ols": float(g[~out].ratio_to_ols.median()),
+                "median_r2": float(g[~out].r2.median()),
+                "abstained": int(out.sum()),
+                "best_on": ";".join(sorted(won)),
+                f"within_{WITHIN:g}x_on": ";".join(sorted(near)),
+                "abstained_on": ";".join(sorted(g[out].dataset)),
+            }
+        )
     return pd.DataFrame(rows).sort_values(["epsilon", "best", "median_ratio_to_ols"], ascending=[True, False, True])
 
 
-def run_benchmark_intervals(analysis, method: Method, inputs: Mapping[str, str], spec: TuningSpec, *,
-                            epsilons: Sequence[float], grid: Sequence[int], small_m: int | None, reps: int,
-                            test_fraction: float, params: Mapping, seed: int, privacy: Privacy, level: float,
-                            route: str, share: float) -> tuple[pd.DataFrame, dict]:  # fmt: skip
+def run_benchmark_intervals(
+    analysis,
+    method: Method,
+    inputs: Mapping[str, str],
+    spec: TuningSpec,
+    *,
+    epsilons: Sequence[float],
+    grid: Sequence[int],
+    small_m: int | None,
+    reps: int,
+    test_fraction: float,
+    params: Mapping,
+    seed: int,
+    privacy: Privacy,
+    level: float,
+    route: str,
+    share: float,
+) -> tuple[pd.DataFrame, dict]:
     """One (data set, method) of the benchmark's private intervals (:mod:`dpcost.analysis.intervals`) at each ε and
     m of its cells, on its subsamples (the identity ``benchmark:<data set>``, training rows only, with each ε's
     tuning as :func:`run_benchmark` chooses it), and the OLS reference on the same subsamples: the tidy rows with
@@ -165,8 +218,17 @@ def run_benchmark_intervals(analysis, method: Method, inputs: Mapping[str, str],
         names = json.load(fh)["covariates"]
     kw = dict(m_grid=m_grid, reps=reps, seed=seed, dataset=name, level=level, names=names)
     tables = [run_reference(design, **kw).assign(epsilon=np.nan)]
-    record = {"dataset": analysis.name, "method": method.name, "route": route, "level": level, "share": share,
-              "m": m_grid, "plans": {}, "refused": {}, "why": None}  # fmt: skip
+    record = {
+        "dataset": analysis.name,
+        "method": method.name,
+        "route": route,
+        "level": level,
+        "share": share,
+        "m": m_grid,
+        "plans": {},
+        "refused": {},
+        "why": None,
+    }
     for eps in epsilons:
         p = dataclasses.replace(privacy, epsilon=float(eps))
         try:
@@ -175,8 +237,9 @@ def run_benchmark_intervals(analysis, method: Method, inputs: Mapping[str, str],
                 record["why"] = PRIVATE_TUNING
                 break
             _, _, by_m = tuning_steps.runner(method, tuned, m_grid)
-            table, plans, refused = run_intervals(design, method.name, tuning_by_m=by_m, privacy=p, route=route,
-                                                  share=share, **kw)  # fmt: skip
+            table, plans, refused = run_intervals(
+                design, method.name, tuning_by_m=by_m, privacy=p, route=route, share=share, **kw
+            )
         except DPCostError as exc:  # a calibration refused at this ε
             record["refused"][f"epsilon = {eps}"] = str(exc)
             continue
@@ -201,21 +264,40 @@ def summarize_intervals(per_rep: pd.DataFrame, records: Sequence[Mapping], metho
             cells = pooled(intervals.summarize(g.drop(columns=["dataset", "epsilon"]), ref))
             parts.append(cells[cells.method != "ols"].assign(dataset=dataset, epsilon=eps))
     out = pd.concat(parts, ignore_index=True)
-    notes = {(r["dataset"], r["method"]): r["why"] or "; ".join(f"{k}: {w}" for k, w in r["refused"].items())
-             for r in records}  # fmt: skip
-    out["note"] = ["; ".join(t for t in (notes.get((d, k), "") if k != "ols" else "", intervals.note(k, r)) if t)
-                   for d, k, r in zip(out.dataset, out.method, out.route, strict=True)]  # fmt: skip
+    notes = {
+        (r["dataset"], r["method"]): r["why"] or "; ".join(f"{k}: {w}" for k, w in r["refused"].items())
+        for r in records
+    }
+    out["note"] = [
+        "; ".join(t for t in (notes.get((d, k), "") if k != "ols" else "", intervals.note(k, r)) if t)
+        for d, k, r in zip(out.dataset, out.method, out.route, strict=True)
+    ]
     ran = {(r["dataset"], r["method"]) for r in records}
-    missing = [{"dataset": d, "method": k, "note": intervals.NO_PROCEDURE} for d in sorted(set(out.dataset))
-               for k in methods if k != "ols" and (d, k) not in ran]  # fmt: skip
+    missing = [
+        {"dataset": d, "method": k, "note": intervals.NO_PROCEDURE}
+        for d in sorted(set(out.dataset))
+        for k in methods
+        if k != "ols" and (d, k) not in ran
+    ]
     out = pd.concat([out, pd.DataFrame(missing)], ignore_index=True) if missing else out
     first = ["dataset", "method", "route", "epsilon", "m"]
     return out[first + [c for c in out.columns if c not in first]].sort_values(first).reset_index(drop=True)
 
 
-def run_benchmark_targeted(analysis, method: Method, inputs: Mapping[str, str], spec: TuningSpec, *,
-                           epsilons: Sequence[float], grid: Sequence[int], test_fraction: float, params: Mapping,
-                           seed: int, privacy: Privacy, options: Mapping) -> pd.DataFrame:  # fmt: skip
+def run_benchmark_targeted(
+    analysis,
+    method: Method,
+    inputs: Mapping[str, str],
+    spec: TuningSpec,
+    *,
+    epsilons: Sequence[float],
+    grid: Sequence[int],
+    test_fraction: float,
+    params: Mapping,
+    seed: int,
+    privacy: Privacy,
+    options: Mapping,
+) -> pd.DataFrame:
     """One (data set, method) of the benchmark's targeted attacks (:func:`dpcost.analysis.targeted.run_targeted`):
     the training rows are the population, the attack runs at the data set's largest benchmark m (:func:`m_of`), at
     every ε of the benchmark (OLS once), with each ε's constants as :func:`run_benchmark` chooses them and the
@@ -242,9 +324,21 @@ def run_benchmark_targeted(analysis, method: Method, inputs: Mapping[str, str], 
             _, _, by_m = tuning_steps.runner(method, tuned, [m])
             kw = {k: options[k] for k in keys}
             Xi = targeted.with_intercept(design.X)
-            tables.append(targeted.run_targeted(Xi, design.y, method, tuning_by_m=by_m, params=dict(params),
-                                                privacy=p, seed=seed, dataset=name, targeted_m=[m],
-                                                reconstruct_private=False, **kw))  # fmt: skip
+            tables.append(
+                targeted.run_targeted(
+                    Xi,
+                    design.y,
+                    method,
+                    tuning_by_m=by_m,
+                    params=dict(params),
+                    privacy=p,
+                    seed=seed,
+                    dataset=name,
+                    targeted_m=[m],
+                    reconstruct_private=False,
+                    **kw,
+                )
+            )
         except DPCostError as exc:  # a calibration refused at this ε
             log.warning("%s at epsilon=%s refused: %s", method.name, eps, exc)
     n, d = design.X.shape
@@ -252,8 +346,9 @@ def run_benchmark_targeted(analysis, method: Method, inputs: Mapping[str, str], 
     resid = design.y - Xi @ np.linalg.lstsq(Xi, design.y, rcond=None)[0]
     z = resid / np.sqrt(resid @ resid / (n - d - 1))
     out = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=list(targeted.COLUMNS))
-    return out.assign(dataset=analysis.name, n_rows=n, mean_leverage=(d + 1) / n,
-                      residual_z=z[out.target.to_numpy(dtype=int)])  # fmt: skip
+    return out.assign(
+        dataset=analysis.name, n_rows=n, mean_leverage=(d + 1) / n, residual_z=z[out.target.to_numpy(dtype=int)]
+    )
 
 
 def summarize_targeted(table: pd.DataFrame) -> pd.DataFrame:
@@ -274,9 +369,31 @@ def summarize_targeted(table: pd.DataFrame) -> pd.DataFrame:
     out = top.join(rand, on=keys).join(every.rename("all_within"), on=keys)
     out["ols_rel_error"] = [ols.get((ds, tg), np.nan) for ds, tg in zip(out.dataset, out.target, strict=True)]
     out["leverage_ratio"] = out.leverage / out.mean_leverage
-    cols = ["dataset", "method", "epsilon", "delta", "m", "n_rows", "target", "leverage", "mean_leverage",
-            "leverage_ratio", "residual_z", "ols_rel_error", "auc", "auc_se", "tpr_fpr0001", "tpr_fpr001", "epsilon_lb",
-            "auc_ceiling", "tpr_ceiling0001", "tpr_ceiling001", "within", "auc_random", "all_within"]  # fmt: skip
+    cols = [
+        "dataset",
+        "method",
+        "epsilon",
+        "delta",
+        "m",
+        "n_rows",
+        "target",
+        "leverage",
+        "mean_leverage",
+        "leverage_ratio",
+        "residual_z",
+        "ols_rel_error",
+        "auc",
+        "auc_se",
+        "tpr_fpr0001",
+        "tpr_fpr001",
+        "epsilon_lb",
+        "auc_ceiling",
+        "tpr_ceiling0001",
+        "tpr_ceiling001",
+        "within",
+        "auc_random",
+        "all_within",
+    ]
     first = {c: {k: i for i, k in enumerate(dict.fromkeys(table[c]))} for c in ("dataset", "method")}
     out = out.sort_values(keys, key=lambda c: c.map(first[c.name]) if c.name in first else c)
     return out[cols].reset_index(drop=True)

@@ -21,8 +21,10 @@ def delta_warning(privacy: Privacy, m_grid: Sequence[int], *, why: bool = True) 
         return None
     where = "every m" if len(large) == len(m_grid) else f"{len(large)} of the {len(m_grid)} m"
     at = ", ".join(f"{d:.3g} at n={m}" for m, d in large)
-    reason = ("; a mechanism that publishes one random record in the clear satisfies (0, 1/n)-DP, so this delta "
-              "permits that kind of failure")  # fmt: skip
+    reason = (
+        "; a mechanism that publishes one random record in the clear satisfies (0, 1/n)-DP, so this delta "
+        "permits that kind of failure"
+    )
     return f"PRIVACY WARNING: delta={privacy.delta} is >= 1/n at {where} ({at}){reason if why else ''}"
 
 
@@ -84,8 +86,10 @@ def check_map(analysis: Analysis, cfg: Mapping, registry: Mapping, limit: int, w
     kinds = {registry[k].private for k in cfg["methods"]}
     if kinds != {True, False}:
         lacking = "non-private method (the reference the ratios divide by)" if True in kinds else "private method"
-        raise ConfigError(f"{where}.methods: needs at least one private and one non-private method; "
-                          f"{list(cfg['methods'])} has no {lacking}")  # fmt: skip
+        raise ConfigError(
+            f"{where}.methods: needs at least one private and one non-private method; "
+            f"{list(cfg['methods'])} has no {lacking}"
+        )
     for i, m in enumerate(cfg["m"]):
         if not 2 <= m <= limit:
             raise ConfigError(f"{where}.m.{i}: m={m} must lie between 2 and the {limit} {what}")

@@ -119,8 +119,9 @@ def decoy_search(
     so the hardest decoy does not decide alone); ``pooled`` averages it over m and its ``decoys.pool`` neighbours in
     the grid. The choice minimises ``pooled``. The same as :func:`decoy_choice` of the :func:`decoy_errors` of the
     parts of the m grid (the tune job split over parts does that)."""
-    errors = decoy_errors(design, method, cands, decoys, params=params, m_grid=m_grid, seed=seed, privacy=privacy,
-                          dataset=dataset)  # fmt: skip
+    errors = decoy_errors(
+        design, method, cands, decoys, params=params, m_grid=m_grid, seed=seed, privacy=privacy, dataset=dataset
+    )
     return decoy_choice(errors, method, cands, decoys, m_grid=m_grid, dataset=dataset)
 
 
@@ -183,8 +184,9 @@ def decoy_choice(
             mean=("error", "mean"), sd=("error", "std"), n=("error", "size"), score=("log", "mean")
         )
         for m, (mean, sd, count, score) in err.iterrows():
-            rows.append({"candidate": c, "m": int(m), "error": mean, "se": sd / math.sqrt(count), "score": score,
-                         **tuning})  # fmt: skip
+            rows.append(
+                {"candidate": c, "m": int(m), "error": mean, "se": sd / math.sqrt(count), "score": score, **tuning}
+            )
         log.info("%s: candidate %d/%d %s evaluated on %d decoys", method.name, c + 1, len(cands), tuning, n_decoys)
     if not rows:
         raise ConfigError(f"{dataset}.search.{method.name}: every candidate was refused (see the log)")
@@ -224,8 +226,9 @@ def _evaluate(method, cands, live, fakes, reps, params, m_grid, seed, privacy, d
             for j, m in enumerate(m_grid):
                 for rep in range(reps):
                     data = fake.draw(m, rep, seed=seed, dataset=name)
-                    stream = functools.partial(noise_rng, seed, name, method.name, m, rep, privacy=privacy,
-                                               params=params)  # fmt: skip
+                    stream = functools.partial(
+                        noise_rng, seed, name, method.name, m, rep, privacy=privacy, params=params
+                    )
                     fits = _fit_all(method, data, privacy.at(m), stream, {c: cands[c] for c in errors}, params, plans)
                     for c in [c for c in errors if c not in fits]:
                         del errors[c]
@@ -258,8 +261,14 @@ def _fit_all(method, data, privacy, stream, tunings, params, plans) -> dict:
     stream ``stream(tuning=...)``. A candidate whose run raises PrivacyError is logged as refused and left out:
     the batch is then rerun one candidate at a time from fresh streams, to find it."""
     try:
-        fits = method.estimate_batch(*data, privacy=privacy, rngs=[stream(tuning=t) for t in tunings.values()],
-                                     tunings=list(tunings.values()), params=params, plans=plans)  # fmt: skip
+        fits = method.estimate_batch(
+            *data,
+            privacy=privacy,
+            rngs=[stream(tuning=t) for t in tunings.values()],
+            tunings=list(tunings.values()),
+            params=params,
+            plans=plans,
+        )
         return dict(zip(tunings, fits, strict=True))
     except PrivacyError:
         pass  # some run refused: which one(s), below

@@ -223,8 +223,10 @@ class TwoGroupMeanDesign:
         return self.A.shape[1]
 
     def subsample(self, m: int, rep: int, *, seed: int, dataset: str) -> tuple[np.ndarray, np.ndarray]:
-        return (subsample_indices(len(self.A), m, seed=seed, dataset=dataset, rep=rep, group="A"),
-                subsample_indices(len(self.B), m, seed=seed, dataset=dataset, rep=rep, group="B"))  # fmt: skip
+        return (
+            subsample_indices(len(self.A), m, seed=seed, dataset=dataset, rep=rep, group="A"),
+            subsample_indices(len(self.B), m, seed=seed, dataset=dataset, rep=rep, group="B"),
+        )
 
     def draw_at(self, rows) -> tuple:
         ia, ib = rows
@@ -252,7 +254,11 @@ class TwoGroupMeanDesign:
             picks.append((G, inside, outside))
             panel.append(G[ref])
         p_hat = np.vstack(panel).mean(axis=0)
-        score = [(sign * gaussian_mean_score(G[inside].astype(float), p_hat),
-                  sign * gaussian_mean_score(G[outside].astype(float), p_hat))
-                 for sign, (G, inside, outside) in zip((1.0, -1.0), picks, strict=True)]  # fmt: skip
+        score = [
+            (
+                sign * gaussian_mean_score(G[inside].astype(float), p_hat),
+                sign * gaussian_mean_score(G[outside].astype(float), p_hat),
+            )
+            for sign, (G, inside, outside) in zip((1.0, -1.0), picks, strict=True)
+        ]
         return Candidates(np.vstack([a for a, _ in score]), np.vstack([b for _, b in score]), np.zeros(self.d))

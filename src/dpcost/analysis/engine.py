@@ -134,8 +134,18 @@ def run_grid(
         if method.private
     ]
     rows = []
-    for r in releases(design, method, tuning=tuning, params=params, m_grid=m_grid, reps=reps, seed=seed,
-                      privacy=privacy, dataset=dataset, tuning_by_m=by_m):  # fmt: skip
+    for r in releases(
+        design,
+        method,
+        tuning=tuning,
+        params=params,
+        m_grid=m_grid,
+        reps=reps,
+        seed=seed,
+        privacy=privacy,
+        dataset=dataset,
+        tuning_by_m=by_m,
+    ):
         eps_m, d_m = (privacy.epsilon, privacy.at(r.m).delta) if method.private else (np.nan, np.nan)
         scores = design.score(r.estimate, r.support, r.rows)
         rows.append((method.name, r.m, r.rep, eps_m, d_m, *scores, r.abstained is not None))

@@ -15,8 +15,13 @@ from collections.abc import Mapping
 
 from ..errors import ConfigError
 
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-        ast.Pow: operator.pow}  # fmt: skip
+_OPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+}
 _FUNCS = {"log": math.log, "sqrt": math.sqrt, "ceil": math.ceil, "floor": math.floor}
 VARIABLES = ("n", "d", "s", "sigma", "p", "alpha", "m", "L")
 

@@ -36,8 +36,10 @@ SUPER = "hc3_super"
 # repetitions (issue 38's target; a one-sided test of coverage >= FLOOR at about 2.3 %)
 FLOOR = 0.90
 REFERENCE_NOTE = "non-private reference, finite-population correction 1 - m/n"
-SUPER_NOTE = ("non-private superpopulation interval (HC3, no finite-population correction): the yardstick of "
-              "width_ratio_super; the full-data OLS is not its target")  # fmt: skip
+SUPER_NOTE = (
+    "non-private superpopulation interval (HC3, no finite-population correction): the yardstick of "
+    "width_ratio_super; the full-data OLS is not its target"
+)
 # what each private route's interval leaves out (the note column): the bias it cannot see
 BIAS_NOTES = {
     "delta": "bias-aware where the ridge is on (its bias bounded from released values, docs/proofs.md); ignores "
@@ -49,9 +51,28 @@ BIAS_NOTES = {
     "and full-data OLS (misspecification with heavy leverage) and, by default, the censoring's bias",
 }
 TIDY = ["method", "route", "m", "rep", "coefficient", "lower", "upper", "centre", "target", "level"]
-SUMMARY = ["method", "route", "private", "m", "coefficient", "level", "n_reps", "coverage", "coverage_se",
-           "undercovers", "mean_bias", "mean_half_width", "mean_width", "width_ratio", "width_ratio_super", "power",
-           "ols_power", "epsilon", "delta", "note"]  # fmt: skip
+SUMMARY = [
+    "method",
+    "route",
+    "private",
+    "m",
+    "coefficient",
+    "level",
+    "n_reps",
+    "coverage",
+    "coverage_se",
+    "undercovers",
+    "mean_bias",
+    "mean_half_width",
+    "mean_width",
+    "width_ratio",
+    "width_ratio_super",
+    "power",
+    "ols_power",
+    "epsilon",
+    "delta",
+    "note",
+]
 
 
 def runs(block: Mapping | None, methods: Sequence[str], where: str = "inference") -> list[str]:
@@ -63,12 +84,15 @@ def runs(block: Mapping | None, methods: Sequence[str], where: str = "inference"
     listed = block.get("methods")
     for name in listed or ():
         if name not in PROCEDURES:
-            raise ConfigError(f"{where}.methods: {name!r} has no private interval procedure; those that have one: "
-                              f"{sorted(PROCEDURES)}")  # fmt: skip
+            raise ConfigError(
+                f"{where}.methods: {name!r} has no private interval procedure; those that have one: "
+                f"{sorted(PROCEDURES)}"
+            )
     for name, route in (block.get("routes") or {}).items():
         if route not in PROCEDURES.get(name, ()):
-            raise ConfigError(f"{where}.routes.{name}: {route!r} is not a route of {name} "
-                              f"({PROCEDURES.get(name, 'no procedure')})")  # fmt: skip
+            raise ConfigError(
+                f"{where}.routes.{name}: {route!r} is not a route of {name} ({PROCEDURES.get(name, 'no procedure')})"
+            )
     return [k for k in methods if k in PROCEDURES and (listed is None or k in listed)]
 
 
@@ -76,8 +100,12 @@ def options(block: Mapping, method: str) -> dict:
     """The arguments of one method's interval job: level, route (the block's, or the method's default; None for a
     method without a procedure, e.g. the reference's "ols"), share and the repetitions (None: all)."""
     route = (block.get("routes") or {}).get(method, PROCEDURES.get(method, (None,))[0])
-    return {"level": float(block["level"]), "route": route, "share": float(block["share"]),
-            "inference_reps": block.get("reps")}  # fmt: skip
+    return {
+        "level": float(block["level"]),
+        "route": route,
+        "share": float(block["share"]),
+        "inference_reps": block.get("reps"),
+    }
 
 
 def why_not(methods: Sequence[str], private: Mapping[str, bool], ran: Sequence[str]) -> dict[str, str]:
@@ -85,12 +113,24 @@ def why_not(methods: Sequence[str], private: Mapping[str, bool], ran: Sequence[s
     return {k: (BASELINE if not private.get(k, True) else NO_PROCEDURE) for k in methods if k not in ran}
 
 
-def interval_rng(seed: int, dataset: str, method: str, m: int, rep: int, *, level: float, route: str, privacy,
-                 tuning: Mapping, share: float) -> np.random.Generator:  # fmt: skip
+def interval_rng(
+    seed: int,
+    dataset: str,
+    method: str,
+    m: int,
+    rep: int,
+    *,
+    level: float,
+    route: str,
+    privacy,
+    tuning: Mapping,
+    share: float,
+) -> np.random.Generator:
     """The noise stream of one interval release: "interval", the level and the route are part of its identity, so it
     never shares noise with the error curve's release of the same (method, m, rep) (:func:`~.streams.noise_rng`)."""
-    text = json.dumps({"privacy": privacy.to_dict(), "tuning": dict(tuning), "share": share}, sort_keys=True,
-                      default=repr)  # fmt: skip
+    text = json.dumps(
+        {"privacy": privacy.to_dict(), "tuning": dict(tuning), "share": share}, sort_keys=True, default=repr
+    )
     return rng_for(seed, dataset, "interval", method, m, rep, level, route, text)
 
 
@@ -99,9 +139,21 @@ def full_data_ols(design) -> np.ndarray:
     return np.linalg.lstsq(design.X, design.y, rcond=None)[0]
 
 
-def run_intervals(design, method: str, *, tuning_by_m: Mapping[int, Mapping], m_grid: Sequence[int], reps: int,
-                  seed: int, privacy, dataset: str, level: float, route: str, share: float,
-                  names: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[dict], dict[str, str]]:  # fmt: skip
+def run_intervals(
+    design,
+    method: str,
+    *,
+    tuning_by_m: Mapping[int, Mapping],
+    m_grid: Sequence[int],
+    reps: int,
+    seed: int,
+    privacy,
+    dataset: str,
+    level: float,
+    route: str,
+    share: float,
+    names: Sequence[str] | None = None,
+) -> tuple[pd.DataFrame, list[dict], dict[str, str]]:
     """The tidy rows (:data:`TIDY`, one per (m, rep, coefficient)), the plan of each m's release (one record per m,
     as :func:`dpcost.analysis.engine.plan_record`), and the m whose release the procedure refused, with why."""
     target = full_data_ols(design)
@@ -114,17 +166,30 @@ def run_intervals(design, method: str, *, tuning_by_m: Mapping[int, Mapping], m_
         try:
             for rep in range(reps):
                 X, y = design.draw_at(design.subsample(m, rep, seed=seed, dataset=dataset))
-                rng = interval_rng(seed, dataset, method, m, rep, level=level, route=route, privacy=privacy,
-                                   tuning=constants, share=share)  # fmt: skip
+                rng = interval_rng(
+                    seed,
+                    dataset,
+                    method,
+                    m,
+                    rep,
+                    level=level,
+                    route=route,
+                    privacy=privacy,
+                    tuning=constants,
+                    share=share,
+                )
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
-                    iv = interval(method, X, y, privacy=privacy, rng=rng, level=level, route=route, **constants,
-                                  **extra)  # fmt: skip
+                    iv = interval(
+                        method, X, y, privacy=privacy, rng=rng, level=level, route=route, **constants, **extra
+                    )
                 if plan_m is None:
                     said = sorted({str(w.message) for w in caught if "PRIVACY WARNING" in str(w.message)})
                     plan_m = {"m": int(m), **iv.plan.to_dict(), "warnings": said}
-                rows += [(method, route, int(m), rep, names[j], iv.lower[j], iv.upper[j], iv.centre[j], target[j],
-                          level) for j in range(design.d)]  # fmt: skip
+                rows += [
+                    (method, route, int(m), rep, names[j], iv.lower[j], iv.upper[j], iv.centre[j], target[j], level)
+                    for j in range(design.d)
+                ]
         except DPCostError as exc:  # e.g. too few rows for k blocks at the smallest m
             refused[str(m)] = str(exc)
             rows = [r for r in rows if r[2] != m]
@@ -133,8 +198,16 @@ def run_intervals(design, method: str, *, tuning_by_m: Mapping[int, Mapping], m_
     return pd.DataFrame(rows, columns=TIDY), plans, refused
 
 
-def run_reference(design, *, m_grid: Sequence[int], reps: int, seed: int, dataset: str, level: float,
-                  names: Sequence[str] | None = None) -> pd.DataFrame:  # fmt: skip
+def run_reference(
+    design,
+    *,
+    m_grid: Sequence[int],
+    reps: int,
+    seed: int,
+    dataset: str,
+    level: float,
+    names: Sequence[str] | None = None,
+) -> pd.DataFrame:
     """The non-private OLS intervals on the same subsamples (:data:`TIDY`, method "ols", route classical or hc3),
     with the finite-population correction for the n rows the subsamples are drawn from, and HC3 without it (route
     :data:`SUPER`, the superpopulation interval: the yardstick of ``width_ratio_super``)."""
@@ -147,8 +220,10 @@ def run_reference(design, *, m_grid: Sequence[int], reps: int, seed: int, datase
             X, y = design.draw_at(design.subsample(m, rep, seed=seed, dataset=dataset))
             for cov, route, population in (*((c, c, n) for c in REFERENCE), ("hc3", SUPER, None)):
                 iv = ols_interval(X, y, level=level, covariance=cov, population=population)
-                rows += [("ols", route, int(m), rep, names[j], iv.lower[j], iv.upper[j], iv.centre[j], target[j],
-                          level) for j in range(design.d)]  # fmt: skip
+                rows += [
+                    ("ols", route, int(m), rep, names[j], iv.lower[j], iv.upper[j], iv.centre[j], target[j], level)
+                    for j in range(design.d)
+                ]
     return pd.DataFrame(rows, columns=TIDY)
 
 
@@ -156,12 +231,21 @@ def _cells(t: pd.DataFrame) -> pd.DataFrame:
     """Per (method, route, m, coefficient): level, n_reps, coverage and its s.e., whether it under-covers, the mean
     bias of the centre (centre − target, an evaluation statistic: the target is not released), mean half-width and
     width, power."""
-    t = t.assign(covers=(t.lower <= t.target) & (t.target <= t.upper), width=t.upper - t.lower,
-                 excludes_zero=(t.lower > 0) | (t.upper < 0), error=t.centre - t.target)  # fmt: skip
+    t = t.assign(
+        covers=(t.lower <= t.target) & (t.target <= t.upper),
+        width=t.upper - t.lower,
+        excludes_zero=(t.lower > 0) | (t.upper < 0),
+        error=t.centre - t.target,
+    )
     g = t.groupby(["method", "route", "m", "coefficient"], sort=False)
-    out = g.agg(level=("level", "first"), n_reps=("rep", "nunique"), coverage=("covers", "mean"),
-                mean_bias=("error", "mean"), mean_width=("width", "mean"),
-                power=("excludes_zero", "mean")).reset_index()  # fmt: skip
+    out = g.agg(
+        level=("level", "first"),
+        n_reps=("rep", "nunique"),
+        coverage=("covers", "mean"),
+        mean_bias=("error", "mean"),
+        mean_width=("width", "mean"),
+        power=("excludes_zero", "mean"),
+    ).reset_index()
     out["coverage_se"] = np.sqrt(out.coverage * (1 - out.coverage) / out.n_reps)
     # the test's standard error is the null's, of a coverage of exactly FLOOR over n_reps: the observed one shrinks
     # with the coverage, so that at 4 repetitions a coefficient covered twice (0.50, s.e. 0.25) passed as covering
@@ -182,8 +266,13 @@ def ratio(width: pd.Series, base: np.ndarray) -> np.ndarray:
     return np.where(ok, width / np.where(ok, base, 1.0), np.nan)
 
 
-def summarize(per_rep: pd.DataFrame, reference: pd.DataFrame, *, why: Mapping[str, str] | None = None,
-              privacy: Mapping[str, tuple[float, float]] | None = None) -> pd.DataFrame:  # fmt: skip
+def summarize(
+    per_rep: pd.DataFrame,
+    reference: pd.DataFrame,
+    *,
+    why: Mapping[str, str] | None = None,
+    privacy: Mapping[str, tuple[float, float]] | None = None,
+) -> pd.DataFrame:
     """inference.csv: per method × route × m × coefficient (:data:`SUMMARY`) the coverage of the full-data OLS
     coefficient over repetitions and its standard error √(c(1 − c)/reps), ``undercovers`` (below 0.90 by more than 2
     s.e. of a coverage of 0.90, √(0.09/reps)), the mean bias of the centre over repetitions (``mean_bias``: centre −
@@ -208,8 +297,10 @@ def summarize(per_rep: pd.DataFrame, reference: pd.DataFrame, *, why: Mapping[st
     eps = [(privacy or {}).get((k, m), (np.nan, np.nan)) for k, m in zip(cells.method, cells.m, strict=True)]
     cells["epsilon"], cells["delta"] = [e for e, _ in eps], [d for _, d in eps]
     cells["note"] = [note(k, r) for k, r in zip(cells.method, cells.route, strict=True)]
-    notes = pd.DataFrame([{"method": k, "route": "", "private": k != "ols", "note": text}
-                          for k, text in (why or {}).items()], columns=SUMMARY)  # fmt: skip
+    notes = pd.DataFrame(
+        [{"method": k, "route": "", "private": k != "ols", "note": text} for k, text in (why or {}).items()],
+        columns=SUMMARY,
+    )
     out = cells[SUMMARY] if notes.empty else pd.concat([cells[SUMMARY], notes], ignore_index=True)
     return out.reset_index(drop=True)
 
@@ -229,10 +320,17 @@ def pooled(summary: pd.DataFrame) -> pd.DataFrame:
     rows = summary[summary.m.notna()].copy()
     rows["epsilon"] = rows["epsilon"].fillna(-1.0)
     g = rows.groupby(keys, sort=True)
-    out = g.agg(level=("level", "first"), n_reps=("n_reps", "min"), coverage=("coverage", "mean"),
-                min_coverage=("coverage", "min"), undercovers=("undercovers", "any"),
-                width_ratio=("width_ratio", "median"), width_ratio_super=("width_ratio_super", "median"),
-                power=("power", "mean"), ols_power=("ols_power", "mean")).reset_index()  # fmt: skip
+    out = g.agg(
+        level=("level", "first"),
+        n_reps=("n_reps", "min"),
+        coverage=("coverage", "mean"),
+        min_coverage=("coverage", "min"),
+        undercovers=("undercovers", "any"),
+        width_ratio=("width_ratio", "median"),
+        width_ratio_super=("width_ratio_super", "median"),
+        power=("power", "mean"),
+        ols_power=("ols_power", "mean"),
+    ).reset_index()
     out["epsilon"] = out["epsilon"].where(out["epsilon"] >= 0)
     return out
 
@@ -264,25 +362,33 @@ def verdict(summary: pd.DataFrame) -> str:
     level = f"{float(at.level.iloc[0]):.0%}"
     if covering.empty:
         low = ", ".join(f"{r.method} ({r.route}) {r.min_coverage:.2f}" for r in at.sort_values("method").itertuples())
-        return (f"At m = {int(m):,} no private interval covers every coefficient: each under-covers some coefficient "
-                f"(coverage below {FLOOR:.2f} by more than 2 s.e.; lowest coverage: {low}). Do not read them as "
-                f"{level} intervals: they are centred on a biased estimate.")  # fmt: skip
+        return (
+            f"At m = {int(m):,} no private interval covers every coefficient: each under-covers some coefficient "
+            f"(coverage below {FLOOR:.2f} by more than 2 s.e.; lowest coverage: {low}). Do not read them as "
+            f"{level} intervals: they are centred on a biased estimate."
+        )
     best = covering.loc[covering[col].idxmin()]
-    return (f"At m = {int(m):,} the narrowest private {level} interval that covers every coefficient is "
-            f"{best.method} (route {best.route}): {best[col]:.3g}× the width of {yardstick} (median over the "
-            f"coefficients), coverage {best.coverage:.2f} (lowest coefficient {best.min_coverage:.2f}); "
-            f"{len(at) - len(covering)} of the {len(at)} private intervals there under-cover.")  # fmt: skip
+    return (
+        f"At m = {int(m):,} the narrowest private {level} interval that covers every coefficient is "
+        f"{best.method} (route {best.route}): {best[col]:.3g}× the width of {yardstick} (median over the "
+        f"coefficients), coverage {best.coverage:.2f} (lowest coefficient {best.min_coverage:.2f}); "
+        f"{len(at) - len(covering)} of the {len(at)} private intervals there under-cover."
+    )
 
 
 def split_text(route: str, share: float, calibration: str) -> str:
     """How an interval's release shares the method's (ε, δ) (:mod:`dpcost.inference.budget`)."""
     if route == "blocks":
-        return ("none: k blocks of the subsample, the estimator on each at the full (epsilon, delta), composed in "
-                "parallel (one record is in one block)")  # fmt: skip
+        return (
+            "none: k blocks of the subsample, the estimator on each at the full (epsilon, delta), composed in "
+            "parallel (one record is in one block)"
+        )
     whole = "mu^2 (Gaussian DP)" if calibration == "tight" else "(epsilon, delta) (basic composition)"
     if route == "censored":  # blocks_ols: its interval's two releases of the censored blocks
-        return (f"the estimate at 1 - {share:g} of {whole}, the censored blocks' mean square and censored fractions "
-                f"(the interval's extra releases) at {share:g}")  # fmt: skip
+        return (
+            f"the estimate at 1 - {share:g} of {whole}, the censored blocks' mean square and censored fractions "
+            f"(the interval's extra releases) at {share:g}"
+        )
     return (
         f"the estimate at 1 - {share:g} of {whole}, the residual sum of squares (the interval's extra release) "
         f"at {share:g}"
@@ -308,9 +414,14 @@ def ledger_entry(estimates: Sequence[dict], records: Sequence[dict]) -> dict:
         entry = method_entry(r)
         for p, e in zip(r["plans"], entry["per_m"], strict=True):  # the σ̂² release (budget.residual_release)
             e["extra_releases"] = [rel for rel in p["releases"] if "sum of squared residuals" in rel["mechanism"]]
-        methods[r["method"]] = {**entry, "released": True, "route": r["route"], "level": r["level"],
-                                "split": split_text(r["route"], r["share"], r["privacy"]["calibration"]),
-                                "refused": r["refused"]}  # fmt: skip
+        methods[r["method"]] = {
+            **entry,
+            "released": True,
+            "route": r["route"],
+            "level": r["level"],
+            "split": split_text(r["route"], r["share"], r["privacy"]["calibration"]),
+            "refused": r["refused"],
+        }
     renamed = [{**r, "method": f"{r['method']}+interval"} for r in records if r["plans"]]
     return {
         "what": "private confidence intervals (inference.csv): each method's interval is one release of its own on "

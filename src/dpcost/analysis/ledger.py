@@ -112,8 +112,10 @@ def _typed(record: dict) -> list[dict]:
     their releases: its estimate job must be rerun)."""
     for p in record["plans"]:
         if any(k not in p for k in _TYPED) or any("kind" not in r for r in p["releases"]):
-            raise ValueError(f"the plans of {record['method']} do not say how they compose (no whole_mechanism or "
-                             "release kinds): written by an older version, rerun its estimate job")  # fmt: skip
+            raise ValueError(
+                f"the plans of {record['method']} do not say how they compose (no whole_mechanism or "
+                "release kinds): written by an older version, rerun its estimate job"
+            )
     return record["plans"]
 
 
@@ -135,8 +137,9 @@ def release_terms(plan: dict) -> tuple[float, dict[float, int]] | str:
     for r in plan["releases"]:
         kind, sens, scale, count = r["kind"], r["sensitivity"], r["noise_scale"], r["count"]
         if r["norm"] not in _ADDITIVE.get(kind, ()):
-            return (f"release {r['mechanism']!r} ({kind}, {r['norm']}) is not additive Gaussian (l2) or Laplace (l1) "
-                    "noise")  # fmt: skip
+            return (
+                f"release {r['mechanism']!r} ({kind}, {r['norm']}) is not additive Gaussian (l2) or Laplace (l1) noise"
+            )
         if not (_positive(sens) and _positive(scale) and isinstance(count, numbers.Integral) and count >= 1):
             return f"release {r['mechanism']!r} does not record a sensitivity, noise scale and count"
         sens += r["rounding"]  # the grid's rounding is part of the shift between neighbours
@@ -332,8 +335,15 @@ def table_entry(records: Sequence[dict]) -> dict:
     }
 
 
-def build_ledger(*, dataset: str, records: Sequence[dict], privacy: dict, not_private: Sequence[str],
-                 notes: Sequence[str] = (), d_public: bool = True) -> dict:  # fmt: skip
+def build_ledger(
+    *,
+    dataset: str,
+    records: Sequence[dict],
+    privacy: dict,
+    not_private: Sequence[str],
+    notes: Sequence[str] = (),
+    d_public: bool = True,
+) -> dict:
     """A JSON-ready ledger: the dataset's privacy specification, what is not private, one entry per method
     (:func:`method_entry`) and the table-level composition of all private methods (:func:`table_entry`).
 

@@ -54,8 +54,18 @@ def run_map(
             )
             tuned.pop("table")
             runner, base, by_m = tuning_steps.runner(method, tuned, m_grid)
-            table, plans = run_grid(design, runner, tuning=base, tuning_by_m=by_m, params=params, m_grid=m_grid,
-                                    reps=reps, seed=seed, privacy=p, dataset=analysis.name)  # fmt: skip
+            table, plans = run_grid(
+                design,
+                runner,
+                tuning=base,
+                tuning_by_m=by_m,
+                params=params,
+                m_grid=m_grid,
+                reps=reps,
+                seed=seed,
+                privacy=p,
+                dataset=analysis.name,
+            )
         except PrivacyError as exc:  # e.g. a paper calibration outside its range at this ε
             log.warning("%s at epsilon=%s refused: %s", method.name, eps, exc)
             record["refused"][str(eps)] = str(exc)
@@ -69,8 +79,9 @@ def run_map(
     return pd.concat(tables, ignore_index=True), record
 
 
-def summarize_map(errors: pd.DataFrame, private: Mapping[str, bool],
-                  sampling_variance: float | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+def summarize_map(
+    errors: pd.DataFrame, private: Mapping[str, bool], sampling_variance: float | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per (method, ε, m) the mean error and its standard error, the superpopulation RMSE given the full-data fit's
     ``sampling_variance`` (:func:`~dpcost.analysis.summaries.superpopulation_rmse`) and the abstention rate; and per
     (ε, m) the best private method's error relative to the best non-private one's (``ratio``), with both methods
@@ -80,8 +91,9 @@ def summarize_map(errors: pd.DataFrame, private: Mapping[str, bool],
     g = errors.groupby(keys)["error"]
     summary = pd.DataFrame({"n_reps": g.size(), "mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.size())})
     if sampling_variance is not None:
-        summary["sp_rmse"], summary["sp_rmse_se"] = superpopulation_rmse((errors["error"] ** 2).groupby(keys),
-                                                                          sampling_variance)  # fmt: skip
+        summary["sp_rmse"], summary["sp_rmse_se"] = superpopulation_rmse(
+            (errors["error"] ** 2).groupby(keys), sampling_variance
+        )
     if "abstained" in errors:
         summary["abstain_rate"] = errors.groupby(keys)["abstained"].mean()
     summary = summary.reset_index()

@@ -32,8 +32,16 @@ class Progress:
     ``every`` seconds as work is done. ``total`` > 0 is the job's work in ``unit``; ``clock`` is injectable for
     tests."""
 
-    def __init__(self, what: str, total: float, *, unit: str = "rows fitted", every: float = EVERY,
-                 clock: Callable[[], float] = time.monotonic, logger: logging.Logger = log):  # fmt: skip
+    def __init__(
+        self,
+        what: str,
+        total: float,
+        *,
+        unit: str = "rows fitted",
+        every: float = EVERY,
+        clock: Callable[[], float] = time.monotonic,
+        logger: logging.Logger = log,
+    ):
         if not total > 0:
             raise ValueError(f"total work must be > 0, got {total}")
         self.what, self.total, self.unit, self.every = what, float(total), unit, float(every)
@@ -51,8 +59,10 @@ class Progress:
         elapsed = self.clock() - self.start
         left = self.left()
         tail = "" if left is None else f", about {duration(left)} left"
-        return (f"{self.what}: {self.done / self.total:.0%} ({self.done:,.0f} of {self.total:,.0f} {self.unit}), "
-                f"{duration(elapsed)} elapsed{tail}")  # fmt: skip
+        return (
+            f"{self.what}: {self.done / self.total:.0%} ({self.done:,.0f} of {self.total:,.0f} {self.unit}), "
+            f"{duration(elapsed)} elapsed{tail}"
+        )
 
     def advance(self, work: float) -> None:
         """Count ``work`` more units done; log a line if ``every`` seconds passed since the last one (none at the

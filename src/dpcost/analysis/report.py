@@ -73,8 +73,13 @@ def _cell(value, digits: int = 4, title: str | None = None) -> str:
     return f"<td{attrs}>{text}</td>"
 
 
-def table(df: pd.DataFrame, *, titles: Mapping[str, str] | None = None, digits: int = 4,
-          cell_titles: Mapping[str, Mapping] | None = None) -> str:  # fmt: skip
+def table(
+    df: pd.DataFrame,
+    *,
+    titles: Mapping[str, str] | None = None,
+    digits: int = 4,
+    cell_titles: Mapping[str, Mapping] | None = None,
+) -> str:
     """``df`` as an HTML table, its columns in order; ``titles``: a tooltip per column, ``cell_titles``: per column,
     a tooltip per value (e.g. a method's label on its name)."""
     titles, cell_titles = titles or {}, cell_titles or {}
@@ -174,13 +179,22 @@ def answer(rows: pd.DataFrame, m) -> str | None:
     if "sp_rmse" in rows and not (_missing(best["sp_rmse"]) or _missing(base["sp_rmse"])):
         # the papers' ratio explodes as m nears n (the non-private error against the full-data fit goes to 0): the
         # cost is read on the yardstick that keeps the full-data fit's own sampling error (docs/methods.md)
-        text += (f" Counting the full-data fit's own sampling error (superpopulation RMSE), privacy costs "
-                 f"{fmt(float(best['sp_rmse']) / float(base['sp_rmse']), 3)} times.")  # fmt: skip
+        text += (
+            f" Counting the full-data fit's own sampling error (superpopulation RMSE), privacy costs "
+            f"{fmt(float(best['sp_rmse']) / float(base['sp_rmse']), 3)} times."
+        )
     return text
 
 
-def headline(title: str, summary: pd.DataFrame, png: bytes, *, methods: Sequence[str] | None = None,
-             labels: Mapping[str, str] | None = None, note: str = "") -> str:  # fmt: skip
+def headline(
+    title: str,
+    summary: pd.DataFrame,
+    png: bytes,
+    *,
+    methods: Sequence[str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    note: str = "",
+) -> str:
     """An analysis's headline as an HTML fragment (no page around it: the report's first page includes it): the
     error-curve figure, a sentence with the answer, and the table of the largest m."""
     rows, shared = headline_rows(summary, methods)
@@ -218,8 +232,10 @@ def privacy_map(needed: pd.DataFrame, ratios: pd.DataFrame) -> str:
     if {"m", "epsilon", "ratio"} <= set(ratios.columns):
         grid = ratios.pivot_table(index="m", columns="epsilon", values="ratio", aggfunc="first")
         grid = grid.rename(columns=lambda e: f"ε = {fmt(e)}").reset_index()
-        parts += ["<h2>Best private mean error over the best non-private one, per m (rows) and ε (columns)</h2>",
-                  table(grid, digits=3)]  # fmt: skip
+        parts += [
+            "<h2>Best private mean error over the best non-private one, per m (rows) and ε (columns)</h2>",
+            table(grid, digits=3),
+        ]
     parts += ["<h2>Every cell (privacy_map_ratios.csv)</h2>", table(ratios)]
     return "\n".join(parts)
 
@@ -239,13 +255,19 @@ def ledger(record: Mapping) -> str:
     for name, e in methods.items():
         tuning = e.get("tuning") or {}
         warnings = [*(e.get("warnings") or []), *([e["delta_warning"]] if e.get("delta_warning") else [])]
-        rows.append({
-            "method": name, "label": e.get("label"), "private": e.get("private"), "guarantee": e.get("guarantee"),
-            "calibration": e.get("calibration"), "composition": e.get("composition"),
-            "assumption (enforced in code)": e.get(_ASSUMPTION),
-            "tuning": "; ".join(str(tuning[k]) for k in ("mode", "looked_at") if tuning.get(k)),
-            "warnings": " | ".join(warnings),
-        })  # fmt: skip
+        rows.append(
+            {
+                "method": name,
+                "label": e.get("label"),
+                "private": e.get("private"),
+                "guarantee": e.get("guarantee"),
+                "calibration": e.get("calibration"),
+                "composition": e.get("composition"),
+                "assumption (enforced in code)": e.get(_ASSUMPTION),
+                "tuning": "; ".join(str(tuning[k]) for k in ("mode", "looked_at") if tuning.get(k)),
+                "warnings": " | ".join(warnings),
+            }
+        )
     parts = [
         "<h2>Setting</h2>",
         value_html({k: record[k] for k in _LEDGER_SETTINGS if k in record}),
@@ -258,18 +280,25 @@ def ledger(record: Mapping) -> str:
     if "table" in record:
         parts += ["<h2>Publishing every method of the table</h2>", value_html(record["table"])]
     if "end_to_end" in record:
-        parts += ["<h2>Private from end to end (no constant chosen by looking at the data)</h2>",
-                  value_html(record["end_to_end"])]  # fmt: skip
+        parts += [
+            "<h2>Private from end to end (no constant chosen by looking at the data)</h2>",
+            value_html(record["end_to_end"]),
+        ]
     parts.append("<h2>Releases per method and m</h2>")
     for name, e in methods.items():
         per_m = e.get("per_m") or []
         if not per_m:
             continue
         releases = [
-            {"m": p.get("m"), "epsilon": p.get("epsilon"), "delta": p.get("delta"),
-             **{k: r.get(k) for k in _RELEASE if k in r}}
-            for p in per_m for r in (p.get("releases") or [{}])
-        ]  # fmt: skip
+            {
+                "m": p.get("m"),
+                "epsilon": p.get("epsilon"),
+                "delta": p.get("delta"),
+                **{k: r.get(k) for k in _RELEASE if k in r},
+            }
+            for p in per_m
+            for r in (p.get("releases") or [{}])
+        ]
         tuning = value_html({"tuning": e["tuning"]}) if e.get("tuning") else ""
         summary = f"{html.escape(name)}: {len(releases)} releases over {len(per_m)} m"
         releases_table = table(pd.DataFrame(releases), digits=6)

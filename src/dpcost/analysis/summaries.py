@@ -38,8 +38,9 @@ def summarize(errors: pd.DataFrame, sampling_variance: float | None = None) -> p
     )
     if sampling_variance is not None:
         sq = errors["error"] ** 2
-        out["sp_rmse"], out["sp_rmse_se"] = superpopulation_rmse(sq.groupby([errors.method, errors.m]),
-                                                                 sampling_variance)  # fmt: skip
+        out["sp_rmse"], out["sp_rmse_se"] = superpopulation_rmse(
+            sq.groupby([errors.method, errors.m]), sampling_variance
+        )
     if "r2" in errors:
         out["r2_mean"] = g["r2"].mean()
         out["r2_se"] = g["r2"].std(ddof=1) / np.sqrt(g["r2"].count())

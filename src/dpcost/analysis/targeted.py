@@ -44,14 +44,32 @@ from ..estimators.ssp import FROM_SUMS, clipped_sums, solve_statistics
 from .streams import rng_for
 
 COLUMNS = (
-    "method", "m", "epsilon", "delta", "target", "kind", "leverage", "auc", "auc_se", "tpr_fpr0001", "tpr_fpr001",
-    "epsilon_lb", "auc_ceiling", "tpr_ceiling0001", "tpr_ceiling001", "within", "rel_error", "reconstruction",
-    "n_train", "n_test",
-)  # fmt: skip
+    "method",
+    "m",
+    "epsilon",
+    "delta",
+    "target",
+    "kind",
+    "leverage",
+    "auc",
+    "auc_se",
+    "tpr_fpr0001",
+    "tpr_fpr001",
+    "epsilon_lb",
+    "auc_ceiling",
+    "tpr_ceiling0001",
+    "tpr_ceiling001",
+    "within",
+    "rel_error",
+    "reconstruction",
+    "n_train",
+    "n_test",
+)
 
 
-def options(block: Mapping, methods: Sequence[str], private: Mapping[str, bool], m_grid: Sequence[int],
-            where: str = "targeted") -> dict | None:  # fmt: skip
+def options(
+    block: Mapping, methods: Sequence[str], private: Mapping[str, bool], m_grid: Sequence[int], where: str = "targeted"
+) -> dict | None:
     """The job arguments of a ``targeted`` block: its methods (null: ``ols`` and every private method of the
     analysis, ``methods``; of a list, those the analysis runs, in its order; a name outside the family is refused)
     and its m (null: the smallest and largest of ``m_grid``; a listed one outside it is refused); ``where`` names
@@ -61,7 +79,7 @@ def options(block: Mapping, methods: Sequence[str], private: Mapping[str, bool],
     unknown = [k for k in chosen or () if k not in private]
     if unknown:
         raise ConfigError(f"{where}.methods: {unknown} are not methods of the family ({sorted(private)})")
-    chosen = [k for k in methods if (k == "ols" or private.get(k)) and (chosen is None or k in chosen)]  # fmt: skip
+    chosen = [k for k in methods if (k == "ols" or private.get(k)) and (chosen is None or k in chosen)]
     if not chosen:
         return None
     ms = block.get("m") or sorted({min(m_grid), max(m_grid)})
@@ -80,8 +98,9 @@ def with_intercept(X) -> np.ndarray:
 
 def _fit(method: Method, tuning: Mapping, params: Mapping, privacy):
     def fit(X, y, rng):
-        return np.asarray(method.estimate(X, y, privacy=privacy, rng=rng, tuning=dict(tuning), params=dict(params))[0],
-                          dtype=float)  # fmt: skip
+        return np.asarray(
+            method.estimate(X, y, privacy=privacy, rng=rng, tuning=dict(tuning), params=dict(params))[0], dtype=float
+        )
 
     return fit
 
@@ -148,13 +167,20 @@ def _reconstruct(Xi, y, t, m, method, tuning, params, privacy, *, seed, dataset,
             return np.nan, "closed form (not identified)"
         return relative_error(x_hat, y_hat, Xi[t], y[t]), "closed form"
     p_m = privacy.at(m)
-    release = _fit(method, tuning, params, p_m)(Xi[sub], y[sub], rng_for(seed, dataset, "targeted", "recon-noise",
-                                                                      method.name, m, t))  # fmt: skip
+    release = _fit(method, tuning, params, p_m)(
+        Xi[sub], y[sub], rng_for(seed, dataset, "targeted", "recon-noise", method.name, m, t)
+    )
     noiseless = dataclasses.replace(p_m, epsilon=1e9, calibration="tight", sampler="float-unsafe", on_invalid="warn")
     model = _fit(method, tuning, params, noiseless)
     fit_with = _sums_model(method, Xi[rest], y[rest], tuning, noiseless)
-    rec = reconstruct_by_matching(release, Xi[rest], y[rest], lambda X, yy: model(X, yy, np.random.default_rng(0)),
-                                  max_nfev=nfev, fit_with=fit_with)  # fmt: skip
+    rec = reconstruct_by_matching(
+        release,
+        Xi[rest],
+        y[rest],
+        lambda X, yy: model(X, yy, np.random.default_rng(0)),
+        max_nfev=nfev,
+        fit_with=fit_with,
+    )
     return relative_error(rec.x, rec.y, Xi[t], y[t]), "matching"
 
 
@@ -210,15 +236,47 @@ def run_targeted(
                 releases, eps = ols_releases(Xi, y), None
             for t, kind in zip(targets, kinds, strict=True):
                 t = int(t)
-                r = lira(releases, n, m, t, identity=("targeted", method.name), rng_of=rng_of, delta=p_m.delta,
-                         epsilon=eps, n_train=shadows, n_test=test_releases, alpha=alpha)  # fmt: skip
+                r = lira(
+                    releases,
+                    n,
+                    m,
+                    t,
+                    identity=("targeted", method.name),
+                    rng_of=rng_of,
+                    delta=p_m.delta,
+                    epsilon=eps,
+                    n_train=shadows,
+                    n_test=test_releases,
+                    alpha=alpha,
+                )
                 err, how = np.nan, "not run"
                 if reconstruct_private or not method.private:
-                    err, how = _reconstruct(Xi, y, t, m, method, tuning, params, privacy, seed=seed, dataset=dataset,
-                                            nfev=reconstruction_nfev)  # fmt: skip
-                rows.append({**r, "method": method.name, "m": m, "epsilon": np.nan if eps is None else eps,
-                             "target": t, "kind": kind, "leverage": h[t], "rel_error": err,
-                             "reconstruction": how})  # fmt: skip
+                    err, how = _reconstruct(
+                        Xi,
+                        y,
+                        t,
+                        m,
+                        method,
+                        tuning,
+                        params,
+                        privacy,
+                        seed=seed,
+                        dataset=dataset,
+                        nfev=reconstruction_nfev,
+                    )
+                rows.append(
+                    {
+                        **r,
+                        "method": method.name,
+                        "m": m,
+                        "epsilon": np.nan if eps is None else eps,
+                        "target": t,
+                        "kind": kind,
+                        "leverage": h[t],
+                        "rel_error": err,
+                        "reconstruction": how,
+                    }
+                )
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "within"])
     return with_verdict(table)[list(COLUMNS)]
 
@@ -248,6 +306,8 @@ def exposure_note(table: pd.DataFrame) -> str | None:
     if hit.empty:
         return None
     top = hit.sort_values(["auc", "leverage"], ascending=False).iloc[0]
-    return (f"The targeted attack does see rows the average hides: row {int(top.target)} "
-            f"(leverage {top.leverage:.3g}) under {_label(top.method)} at m = {int(top.m):,}, AUC {top.auc:.2f} "
-            "(targeted.png).")  # fmt: skip
+    return (
+        f"The targeted attack does see rows the average hides: row {int(top.target)} "
+        f"(leverage {top.leverage:.3g}) under {_label(top.method)} at m = {int(top.m):,}, AUC {top.auc:.2f} "
+        "(targeted.png)."
+    )

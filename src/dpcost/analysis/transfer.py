@@ -45,15 +45,28 @@ log = logging.getLogger(__name__)
 LOSS = {"regression": "squared", "binary": "logistic"}
 METRIC = {"regression": "test MSE", "binary": "test classification error"}
 METHODS = tuple(methods_of("sparse_learning", simulation=True))  # the registry's knowledge-transfer family
-COLUMNS = ["dataset", "method", "private", "proven", "epsilon", "delta", "trial", "metric", "value", "support",
-           "seconds"]  # fmt: skip
+COLUMNS = [
+    "dataset",
+    "method",
+    "private",
+    "proven",
+    "epsilon",
+    "delta",
+    "trial",
+    "metric",
+    "value",
+    "support",
+    "seconds",
+]
 
 # Wang & Gu (2020), Tables 2 and 3: which table and at which ε, per data set; each method's mean (sd) over their 10
 # trials is its registry entry's (Method.published, in our method names). Their "DPSL-KT" is Alg. 1 as printed (our
 # dpsl_kt_paper); our provable dpsl_kt has no counterpart there. Their "Two stage" is KST's objective perturbation
 # after a private support; ours (two_stage) replaces both stages' mechanics (its module).
-PAPER_TABLES = {"e2006": {"table": "Table 2", "epsilon": (0.8, 1.5, 2.5, 3.5, 4.5)},
-                "rcv1": {"table": "Table 3", "epsilon": (2.0, 4.0, 6.0, 8.0)}}  # fmt: skip
+PAPER_TABLES = {
+    "e2006": {"table": "Table 2", "epsilon": (0.8, 1.5, 2.5, 3.5, 4.5)},
+    "rcv1": {"table": "Table 3", "epsilon": (2.0, 4.0, 6.0, 8.0)},
+}
 
 
 def published(dataset: str) -> dict:
@@ -87,8 +100,17 @@ class Split:
         shift = float(np.mean(prepared.y_public)) if task == "regression" else 0.0
         draws = {k: prepared.meta.get(k) for k in ("n_features", "n_private", "n_public", "n_test", "seed")}
         identity = f"libsvm:{dataset}:" + ":".join(f"{k}={v}" for k, v in draws.items())
-        return cls(dataset, task, prepared.X_private, prepared.y_private - shift, prepared.X_public,
-                   prepared.X_test, prepared.y_test - shift, shift, identity)  # fmt: skip
+        return cls(
+            dataset,
+            task,
+            prepared.X_private,
+            prepared.y_private - shift,
+            prepared.X_public,
+            prepared.X_test,
+            prepared.y_test - shift,
+            shift,
+            identity,
+        )
 
     @property
     def loss(self) -> str:
@@ -122,9 +144,20 @@ class Split:
         return float(np.mean((u > 0) != (self.y_test == 1)))
 
 
-def run_method(split: Split, method: str, *, s: int, epsilons: Sequence[float], delta: float, trials: int,
-               tuning: Mapping | None, calibration: str, on_invalid: str, sampler: str, seed: int
-               ) -> tuple[pd.DataFrame, list[dict]]:  # fmt: skip
+def run_method(
+    split: Split,
+    method: str,
+    *,
+    s: int,
+    epsilons: Sequence[float],
+    delta: float,
+    trials: int,
+    tuning: Mapping | None,
+    calibration: str,
+    on_invalid: str,
+    sampler: str,
+    seed: int,
+) -> tuple[pd.DataFrame, list[dict]]:
     """Every (ε, trial) of one method on the split: tidy rows (:data:`COLUMNS`) and one plan record per ε.
 
     A private method's noise stream at (ε, trial) has the data set and its split's draws (:attr:`Split.identity`),
@@ -148,19 +181,47 @@ def run_method(split: Split, method: str, *, s: int, epsilons: Sequence[float], 
         t0 = time.perf_counter()
         est, _ = m.estimate(split.X, split.y, privacy=None, rng=None, tuning=tun, params=data_params)
         seconds = time.perf_counter() - t0
-        rows.append((split.dataset, method, False, True, math.nan, math.nan, 0, METRIC[split.task], split.score(est),
-                     int(np.count_nonzero(est)), seconds))  # fmt: skip
-        log.info("%s %s (non-private): %s %.4g, %.1f s", split.dataset, method, METRIC[split.task], rows[-1][8],
-                 seconds)  # fmt: skip
+        rows.append(
+            (
+                split.dataset,
+                method,
+                False,
+                True,
+                math.nan,
+                math.nan,
+                0,
+                METRIC[split.task],
+                split.score(est),
+                int(np.count_nonzero(est)),
+                seconds,
+            )
+        )
+        log.info(
+            "%s %s (non-private): %s %.4g, %.1f s", split.dataset, method, METRIC[split.task], rows[-1][8], seconds
+        )
         return pd.DataFrame(rows, columns=COLUMNS), plans
     t_all = time.perf_counter()
     for epsilon in epsilons:
         privacy = Privacy(float(epsilon), float(delta), calibration, on_invalid, sampler=sampler)
-        plans.append({"method": method, "epsilon": float(epsilon), "tuning": tun,
-                      **plan_record(m, privacy, n, d, tun, data_params)})  # fmt: skip
+        plans.append(
+            {
+                "method": method,
+                "epsilon": float(epsilon),
+                "tuning": tun,
+                **plan_record(m, privacy, n, d, tun, data_params),
+            }
+        )
         for trial in range(int(trials)):
-            rng = noise_rng(seed, split.identity or f"libsvm:{split.dataset}", method, n, trial, privacy=privacy,
-                            tuning=tun, params=params)  # fmt: skip
+            rng = noise_rng(
+                seed,
+                split.identity or f"libsvm:{split.dataset}",
+                method,
+                n,
+                trial,
+                privacy=privacy,
+                tuning=tun,
+                params=params,
+            )
             t0 = time.perf_counter()
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -168,13 +229,33 @@ def run_method(split: Split, method: str, *, s: int, epsilons: Sequence[float], 
                     est, _ = m.estimate(split.X, split.y, privacy=privacy, rng=rng, tuning=tun, params=data_params)
                 except DPCostError as exc:
                     raise type(exc)(f"{split.dataset}, {method}, epsilon={epsilon:g}: {exc}") from None
-            rows.append((split.dataset, method, True, unwarned(caught), float(epsilon), float(delta), trial,
-                         METRIC[split.task], split.score(est), int(np.count_nonzero(est)),
-                         time.perf_counter() - t0))  # fmt: skip
+            rows.append(
+                (
+                    split.dataset,
+                    method,
+                    True,
+                    unwarned(caught),
+                    float(epsilon),
+                    float(delta),
+                    trial,
+                    METRIC[split.task],
+                    split.score(est),
+                    int(np.count_nonzero(est)),
+                    time.perf_counter() - t0,
+                )
+            )
         done = [r[8] for r in rows if r[4] == float(epsilon)]
-        log.info("%s %s eps=%g: %d trials, %s %.4g (sd %.2g), %.1f s so far", split.dataset, method, epsilon,
-                 len(done), METRIC[split.task], np.mean(done), np.std(done, ddof=1) if len(done) > 1 else 0.0,
-                 time.perf_counter() - t_all)  # fmt: skip
+        log.info(
+            "%s %s eps=%g: %d trials, %s %.4g (sd %.2g), %.1f s so far",
+            split.dataset,
+            method,
+            epsilon,
+            len(done),
+            METRIC[split.task],
+            np.mean(done),
+            np.std(done, ddof=1) if len(done) > 1 else 0.0,
+            time.perf_counter() - t_all,
+        )
     return pd.DataFrame(rows, columns=COLUMNS), plans
 
 
@@ -197,23 +278,44 @@ def table(errors: pd.DataFrame, dataset: str, labels: Mapping[str, str]) -> pd.D
                 zip(paper["epsilon"], paper["rows"].get(method, [(None, None)] * len(paper["epsilon"])), strict=True)
             )
             p_mean, p_sd = ref.get(e, (None, None))
-            out.append({
-                "dataset": dataset, "method": method, "label": labels.get(method, method),
-                "private": bool(g.private.iloc[0]), "proven": bool(c.proven.all()) if len(c) else None,
-                "epsilon": e, "trials": len(c), "metric": g.metric.iloc[0],
-                "mean": c.value.mean() if len(c) else math.nan,
-                "sd": c.value.std(ddof=1) if len(c) > 1 else math.nan,
-                "paper_mean": math.nan if p_mean is None else p_mean, "paper_sd": math.nan if p_sd is None else p_sd,
-                "paper_table": paper["table"] if p_mean is not None else "",
-            })  # fmt: skip
+            out.append(
+                {
+                    "dataset": dataset,
+                    "method": method,
+                    "label": labels.get(method, method),
+                    "private": bool(g.private.iloc[0]),
+                    "proven": bool(c.proven.all()) if len(c) else None,
+                    "epsilon": e,
+                    "trials": len(c),
+                    "metric": g.metric.iloc[0],
+                    "mean": c.value.mean() if len(c) else math.nan,
+                    "sd": c.value.std(ddof=1) if len(c) > 1 else math.nan,
+                    "paper_mean": math.nan if p_mean is None else p_mean,
+                    "paper_sd": math.nan if p_sd is None else p_sd,
+                    "paper_table": paper["table"] if p_mean is not None else "",
+                }
+            )
     for method, rows in paper["rows"].items():  # the paper's rows for methods not in this run's config
         if method in set(errors.method):
             continue
         for e, (p_mean, p_sd) in zip(paper["epsilon"], rows, strict=True):
-            out.append({"dataset": dataset, "method": method, "label": labels.get(method, method), "private": True,
-                        "proven": None, "epsilon": e, "trials": 0, "metric": errors.metric.iloc[0], "mean": math.nan,
-                        "sd": math.nan, "paper_mean": p_mean, "paper_sd": math.nan if p_sd is None else p_sd,
-                        "paper_table": paper["table"]})  # fmt: skip
+            out.append(
+                {
+                    "dataset": dataset,
+                    "method": method,
+                    "label": labels.get(method, method),
+                    "private": True,
+                    "proven": None,
+                    "epsilon": e,
+                    "trials": 0,
+                    "metric": errors.metric.iloc[0],
+                    "mean": math.nan,
+                    "sd": math.nan,
+                    "paper_mean": p_mean,
+                    "paper_sd": math.nan if p_sd is None else p_sd,
+                    "paper_table": paper["table"],
+                }
+            )
     return pd.DataFrame(out)
 
 
@@ -229,11 +331,14 @@ def ledger(dataset: str, plans: Sequence[dict], errors: pd.DataFrame, meta: Mapp
             entry |= {
                 "proven": bool(g.proven.all()),
                 "per_release": "each (epsilon, trial) cell is one release at (epsilon, delta) on the private rows",
-                "table_total_basic_composition": {"epsilon": float(np.dot(eps.index.to_numpy(), eps.to_numpy())),
-                                                   "delta": float(g.delta.iloc[0] * eps.to_numpy().sum())},
-                "releases": int(len(g)), "trials": n_trials,
+                "table_total_basic_composition": {
+                    "epsilon": float(np.dot(eps.index.to_numpy(), eps.to_numpy())),
+                    "delta": float(g.delta.iloc[0] * eps.to_numpy().sum()),
+                },
+                "releases": int(len(g)),
+                "trials": n_trials,
                 "plans": [p for p in plans if p["method"] == method],
-            }  # fmt: skip
+            }
         else:
             entry["note"] = "non-private baseline: fit once on the private rows, released without noise"
         methods[method] = entry
@@ -275,8 +380,9 @@ def check_block(dataset: str, block: Mapping) -> None:
             if isinstance(value, str):
                 evaluate(value, n=2, d=2, s=1, m=2, L=1.0)  # parses, with known variables only
         # the keys (a formula's value is checked by the job that evaluates it)
-        get(method).resolve_tuning({k: 1 if isinstance(v, str) else v for k, v in given.items()},
-                                   f"{dataset}.tuning.{method}")  # fmt: skip
+        get(method).resolve_tuning(
+            {k: 1 if isinstance(v, str) else v for k, v in given.items()}, f"{dataset}.tuning.{method}"
+        )
     files, split = block["files"], block["split"]
     d = split.get("n_features") or files["n_features_total"]
     if not 1 <= block["s"] <= min(d, files["n_features_total"]):

@@ -106,8 +106,9 @@ def _gaussian_mu2(plan: PrivacyPlan) -> float:
     """μ² of a plan whose releases are its whole mechanism and all additive Gaussian noise in l2,
     Σ count·((Δ + rounding)/σ)² (the grid's rounding is part of the shift between neighbours); else an error."""
     if not plan.whole_mechanism:
-        raise ConfigError(f"{plan.method}: private selection needs releases that are the whole mechanism: "
-                          f"{plan.whole_mechanism_why}")  # fmt: skip
+        raise ConfigError(
+            f"{plan.method}: private selection needs releases that are the whole mechanism: {plan.whole_mechanism_why}"
+        )
     mu2 = 0.0
     for r in plan.releases:
         if r.kind != "gaussian" or r.norm != "l2" or not r.sensitivity or not r.noise_scale:
@@ -180,8 +181,14 @@ class PrivatelyTuned:
             f"each candidate enforces its own bounds (e.g. {b['plans'][0].assumption}); squared residuals capped at "
             f"{s.loss_cap}; a split of the rows drawn independently of the data"
         )
-        rel = Release("private selection: the best of K candidate runs (Papernot & Steinke 2022)", None, "none", None,
-                      kind="repeat_and_select", noise=noise_of(privacy.sampler))  # fmt: skip
+        rel = Release(
+            "private selection: the best of K candidate runs (Papernot & Steinke 2022)",
+            None,
+            "none",
+            None,
+            kind="repeat_and_select",
+            noise=noise_of(privacy.sampler),
+        )
         params_out = {
             "tuning_mode": "private",
             "candidates": len(self.cands),
@@ -195,9 +202,20 @@ class PrivatelyTuned:
             "private selection from private candidates: the candidates' runs (K of them, K random) are not recorded "
             "as releases; entered at the plan's RDP accounting"
         )
-        return PrivacyPlan(self.name, privacy.epsilon, privacy.delta, privacy.calibration, comp, assumption, (rel,),
-                           privacy.relation, params_out, proven, whole_mechanism=False,
-                           whole_mechanism_why=why)  # fmt: skip
+        return PrivacyPlan(
+            self.name,
+            privacy.epsilon,
+            privacy.delta,
+            privacy.calibration,
+            comp,
+            assumption,
+            (rel,),
+            privacy.relation,
+            params_out,
+            proven,
+            whole_mechanism=False,
+            whole_mechanism_why=why,
+        )
 
     def estimate(self, X, y, *, privacy: Privacy, rng: np.random.Generator, tuning: Mapping, params: Mapping):
         n, d = X.shape
@@ -214,8 +232,9 @@ class PrivatelyTuned:
 
         def run(j: int, k: int):
             r = np.random.default_rng([base, k])  # run k's own stream: fresh noise for every run
-            fit, _ = self.method.estimate(X_train, y_train, privacy=b["privacy_c"], rng=r, tuning=self.cands[j],
-                                          params=params)  # fmt: skip
+            fit, _ = self.method.estimate(
+                X_train, y_train, privacy=b["privacy_c"], rng=r, tuning=self.cands[j], params=params
+            )
             loss = np.minimum((y_val - X_val @ fit) ** 2, self.selection.loss_cap).mean()
             return fit, -float(add_noise(loss, "gaussian", b["sigma_q"], r, privacy.sampler))
 
@@ -330,11 +349,21 @@ def tune(
     if mode == "decoy":
         decoys = Decoys.from_config(spec.decoys or {})
         if parts:
-            choices, table = decoy_choice(merge_errors(parts), method, cands, decoys, m_grid=m_grid,
-                                          dataset=analysis.name)  # fmt: skip
+            choices, table = decoy_choice(
+                merge_errors(parts), method, cands, decoys, m_grid=m_grid, dataset=analysis.name
+            )
         else:
-            choices, table = decoy_search(analysis.load(inputs, params), method, cands, decoys, params=params,
-                                          m_grid=m_grid, seed=seed, privacy=privacy, dataset=analysis.name)  # fmt: skip
+            choices, table = decoy_search(
+                analysis.load(inputs, params),
+                method,
+                cands,
+                decoys,
+                params=params,
+                m_grid=m_grid,
+                seed=seed,
+                privacy=privacy,
+                dataset=analysis.name,
+            )
         return {
             **record,
             "decoys": dict(spec.decoys),
@@ -381,9 +410,18 @@ def decoy_part(
     if not searches_decoys(method, spec):
         return {}
     cands = candidates(method, spec.tuning, spec.search, f"{analysis.name}.search.{method.name}")
-    return decoy_errors(analysis.load(inputs, params), method, cands, Decoys.from_config(spec.decoys or {}),
-                        params=params, m_grid=m_grid, seed=seed, privacy=privacy, dataset=analysis.name,
-                        part=part)  # fmt: skip
+    return decoy_errors(
+        analysis.load(inputs, params),
+        method,
+        cands,
+        Decoys.from_config(spec.decoys or {}),
+        params=params,
+        m_grid=m_grid,
+        seed=seed,
+        privacy=privacy,
+        dataset=analysis.name,
+        part=part,
+    )
 
 
 def runner(method: Method, record: Mapping, m_grid: Sequence[int]):

@@ -72,8 +72,10 @@ def reconstruct_ols(X_rest, y_rest, beta, *, intercept: int = 0) -> tuple[np.nda
     r0 = float(r[j])
     rounding = 64 * np.finfo(float).eps * (np.linalg.norm(Xty) + np.linalg.norm(XtXb))
     if abs(r0) <= rounding:
-        raise DataError(f"the target's residual is 0 to rounding (|r0| = {abs(r0):.3g} <= {rounding:.3g}): it lies "
-                        "on the fitted plane and OLS does not identify it")  # fmt: skip
+        raise DataError(
+            f"the target's residual is 0 to rounding (|r0| = {abs(r0):.3g} <= {rounding:.3g}): it lies "
+            "on the fitted plane and OLS does not identify it"
+        )
     x = r / r0
     x[j] = 1.0  # exact by construction; avoids a rounding of r0/r0
     return x, float(x @ b - r0)

@@ -249,8 +249,9 @@ def attack_epsilon_lower_bound(
         if not 1 <= int(s.size * frac) <= s.size - 1:
             raise DataError(f"{name}: {s.size} statistics leave no draw to choose or to bound the event with")
     rng = np.random.default_rng(seed)
-    return float(epsilon_lower_bound(rng.permutation(a), rng.permutation(b), d, alpha=al, select="bound",
-                                     select_fraction=frac))  # fmt: skip
+    return float(
+        epsilon_lower_bound(rng.permutation(a), rng.permutation(b), d, alpha=al, select="bound", select_fraction=frac)
+    )
 
 
 def dp_roc_ceiling(fpr, epsilon: float, delta: float) -> np.ndarray:
@@ -258,8 +259,9 @@ def dp_roc_ceiling(fpr, epsilon: float, delta: float) -> np.ndarray:
     replace-one neighbours (Kairouz, Oh & Viswanath 2015): min(1, e^ε·FPR + δ, 1 − e^{−ε}(1 − δ − FPR))."""
     f = np.asarray(fpr, dtype=float)
     e = float(epsilon)
-    return np.clip(np.minimum.reduce([np.ones_like(f), np.exp(e) * f + delta, 1 - np.exp(-e) * (1 - delta - f)]),
-                   0.0, 1.0)  # fmt: skip
+    return np.clip(
+        np.minimum.reduce([np.ones_like(f), np.exp(e) * f + delta, 1 - np.exp(-e) * (1 - delta - f)]), 0.0, 1.0
+    )
 
 
 def dp_auc_ceiling(epsilon: float, delta: float) -> float:

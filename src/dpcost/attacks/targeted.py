@@ -125,8 +125,9 @@ def shadow_releases(
     batch = max(1, min(batch, GATHER_BYTES // (8 * m)))  # the (batch, m) row indices
     for start in range(0, count, batch):
         ids = range(start, min(start + batch, count))
-        rows = np.stack([shadow_rows(n, m, target, member, rng_of("targeted", "rows", m, target, split, i, side))
-                         for i in ids])  # fmt: skip
+        rows = np.stack(
+            [shadow_rows(n, m, target, member, rng_of("targeted", "rows", m, target, split, i, side)) for i in ids]
+        )
         rngs = [rng_of("targeted", "noise", *identity, m, target, split, i, side) for i in ids]
         out.append(np.asarray(releases(rows, rngs), dtype=float).reshape(len(ids), -1))
     return np.concatenate(out)
@@ -163,8 +164,9 @@ def ols_releases(X, y, *, chunk: int = 16) -> Releases:
     Z = np.column_stack([np.asarray(X, dtype=float), np.asarray(y, dtype=float)])
 
     def fit(rows, rngs):
-        return np.concatenate([np.linalg.solve(G[:, :-1, :-1], G[:, :-1, -1:])[..., 0]
-                               for G in subsample_grams(Z, rows, chunk=chunk)])  # fmt: skip
+        return np.concatenate(
+            [np.linalg.solve(G[:, :-1, :-1], G[:, :-1, -1:])[..., 0] for G in subsample_grams(Z, rows, chunk=chunk)]
+        )
 
     return fit
 

@@ -159,8 +159,13 @@ class _Resuming:
     def __call__(self, url: str, output_file: str, pup) -> None:
         self.have = self.part.stat().st_size if self.part.exists() else 0
         headers = {"User-Agent": USER_AGENT} | ({"Range": f"bytes={self.have}-"} if self.have else {})
-        http = pooch.HTTPDownloader(progressbar=self.progressbar, chunk_size=CHUNK, timeout=self.timeout,
-                                    headers=headers, hooks={"response": self._answered})  # fmt: skip
+        http = pooch.HTTPDownloader(
+            progressbar=self.progressbar,
+            chunk_size=CHUNK,
+            timeout=self.timeout,
+            headers=headers,
+            hooks={"response": self._answered},
+        )
         try:
             http(url, self, pup)
             self.write(b"")  # an empty body is a file too
@@ -301,8 +306,13 @@ def download(
         "sha256": sha256_file(dest),
         "retrieved": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    log.info("%s: received %s in %.1f s (sha256 %s)", dest.name, _size(record["bytes"]), time.monotonic() - started,
-             record["sha256"])  # fmt: skip
+    log.info(
+        "%s: received %s in %.1f s (sha256 %s)",
+        dest.name,
+        _size(record["bytes"]),
+        time.monotonic() - started,
+        record["sha256"],
+    )
     return record
 
 

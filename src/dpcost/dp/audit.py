@@ -313,9 +313,15 @@ def epsilon_lower_bound(
             ha, hb = int(len(a) * select_fraction), int(len(b) * select_fraction)
             (sel_a, a), (sel_b, b) = (a[:ha], a[ha:]), (b[:hb], b[hb:])
         event = choose_event(
-            sel_a, sel_b, delta, n_eval=min(len(a), len(b)), alpha=alpha, n_thresholds=n_thresholds,
-            min_count=min_count, by=select,
-        )  # fmt: skip
+            sel_a,
+            sel_b,
+            delta,
+            n_eval=min(len(a), len(b)),
+            alpha=alpha,
+            n_thresholds=n_thresholds,
+            min_count=min_count,
+            by=select,
+        )
         if event is None:
             return 0.0
     ka, kb = event.count(a), event.count(b)
@@ -376,8 +382,10 @@ def check_numpy_laplace_inverse(scale: float = 1.0, n: int = 20_000, seed: int =
     X = np.random.default_rng(seed).laplace(0.0, scale, n)
     k = np.rint(U * 2.0**53).astype(np.int64)
     if np.any(k == 0) or not np.array_equal(numpy_laplace_from_uniform(k, scale), X):
-        raise RuntimeError("numpy's Laplace sampler is not reproduced bit for bit on this machine: the attack's "
-                           "membership test would be wrong")  # fmt: skip
+        raise RuntimeError(
+            "numpy's Laplace sampler is not reproduced bit for bit on this machine: the attack's "
+            "membership test would be wrong"
+        )
     if not numpy_laplace_reachable(X, 0.0, scale).all():
         raise RuntimeError("a value numpy's Laplace sampler drew is not recognised as reachable")
 

@@ -55,8 +55,10 @@ def check_positive(name: str, value: float) -> float:
             "data set and not on its neighbour; rescale the data so that the bound is smaller"
         )
     if value < BOUND_MIN:
-        raise PrivacyError(f"{name} = {value!r} is below 2^-484 (about 2.0e-146), where products of bounds leave "
-                           "the normal floats; rescale the data so that the bound is larger")  # fmt: skip
+        raise PrivacyError(
+            f"{name} = {value!r} is below 2^-484 (about 2.0e-146), where products of bounds leave "
+            "the normal floats; rescale the data so that the bound is larger"
+        )
     return float(value)
 
 
@@ -213,8 +215,9 @@ def gaussian_mechanism(
     return add_noise(value, "gaussian", sigma, rng, sampler)
 
 
-def calibrated_gaussian_sigma(privacy, sensitivity: float, epsilon: float, delta: float, m: int, where: str
-                              ) -> tuple[float, str]:  # fmt: skip
+def calibrated_gaussian_sigma(
+    privacy, sensitivity: float, epsilon: float, delta: float, m: int, where: str
+) -> tuple[float, str]:
     """σ of one Gaussian release of m coordinates with ℓ2 ``sensitivity`` at (ε, δ), and how it was calibrated:
     ``privacy.calibration`` "paper" the classic σ (proven for ε < 1; outside, ``privacy.outside_validity`` refuses
     or warns, naming ``where``), "tight" the analytic σ (Balle & Wang 2018); raised to the grid of

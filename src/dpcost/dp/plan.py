@@ -125,9 +125,22 @@ def noise_of(sampler: str) -> str:
     return "exact" if sampler == "exact" else "float-unsafe"
 
 
-def grid_release(kind: str, mechanism: str, sensitivity: float | None, norm: str, noise_scale: float, count: int = 1,
-                 epsilon: float | None = None, delta: float | None = None, *, coordinates: int | None, sampler: str,
-                 norm_words: str | None = None, note: str = "", per_unit: bool = False) -> Release:  # fmt: skip
+def grid_release(
+    kind: str,
+    mechanism: str,
+    sensitivity: float | None,
+    norm: str,
+    noise_scale: float,
+    count: int = 1,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    *,
+    coordinates: int | None,
+    sampler: str,
+    norm_words: str | None = None,
+    note: str = "",
+    per_unit: bool = False,
+) -> Release:
     """A release of ``kind`` ``gaussian``, ``laplace`` or ``selection`` whose noise :mod:`dpcost.dp.samplers` draws
     under ``sampler`` (the privacy specification's), with its sampler text (:func:`~dpcost.dp.samplers.describe`,
     ``note`` appended for the exact sampler), its noise and its rounding: r grid steps for rounding ``coordinates``
@@ -145,9 +158,22 @@ def grid_release(kind: str, mechanism: str, sensitivity: float | None, norm: str
         text, rounding = describe(law, k, r_norm, sampler), grid_rounding(k, r_norm, noise_scale, sampler)
     if note and sampler == "exact":
         text += f"; {note}"
-    return Release(mechanism, sensitivity, norm, noise_scale, count, epsilon, delta, text, kind=kind,
-                   noise=noise_of(sampler), coordinates=coordinates, rounding=rounding, norm_words=norm_words,
-                   per_unit=per_unit)  # fmt: skip
+    return Release(
+        mechanism,
+        sensitivity,
+        norm,
+        noise_scale,
+        count,
+        epsilon,
+        delta,
+        text,
+        kind=kind,
+        noise=noise_of(sampler),
+        coordinates=coordinates,
+        rounding=rounding,
+        norm_words=norm_words,
+        per_unit=per_unit,
+    )
 
 
 @dataclass(frozen=True)
@@ -204,8 +230,17 @@ def share_release(privacy: Privacy, sensitivity: float, share: float, coordinate
         budget = (f * p.epsilon, f * p.delta)
         sigma = gaussian_sigma(sensitivity, *budget, "analytic")
     sigma = grid_scale(sigma, sensitivity, coordinates, "l2", "gaussian", p.sampler)
-    return grid_release("gaussian", f"gaussian: {name}", sensitivity, "l2", sigma, 1, *budget,
-                        coordinates=coordinates, sampler=p.sampler)  # fmt: skip
+    return grid_release(
+        "gaussian",
+        f"gaussian: {name}",
+        sensitivity,
+        "l2",
+        sigma,
+        1,
+        *budget,
+        coordinates=coordinates,
+        sampler=p.sampler,
+    )
 
 
 def add_remove_budget(epsilon: float, delta: float) -> tuple[float, float]:

@@ -177,9 +177,19 @@ def _release(privacy: Privacy, epsilon: float, k: int, m: int, label: str) -> Re
     """One report-noisy-max selection at budget ε: Laplace(2Δ/ε), Δ = k, raised by the grid's rounding cost (one
     grid step per rounded score, as for every selection in the package)."""
     b = report_noisy_max_scale(k, epsilon, privacy.sampler)
-    return grid_release("selection", f"report-noisy-max (Laplace) over {m} candidates: {label}", float(k), "linf", b,
-                        1, epsilon, 0.0, coordinates=None, sampler=privacy.sampler,
-                        norm_words="linf over candidate scores")  # fmt: skip
+    return grid_release(
+        "selection",
+        f"report-noisy-max (Laplace) over {m} candidates: {label}",
+        float(k),
+        "linf",
+        b,
+        1,
+        epsilon,
+        0.0,
+        coordinates=None,
+        sampler=privacy.sampler,
+        norm_words="linf over candidate scores",
+    )
 
 
 def _plan(privacy: Privacy, method: str, composition: str, m: int, k: int, releases, params) -> PrivacyPlan:
@@ -188,9 +198,19 @@ def _plan(privacy: Privacy, method: str, composition: str, m: int, k: int, relea
         "are seen (a public grid)"
     )
     params = {"candidates": m, "values_per_record": k, **params}
-    return PrivacyPlan(method, privacy.epsilon, 0.0, privacy.calibration, composition, assumption, tuple(releases),
-                       privacy.relation, params, whole_mechanism=False,
-                       whole_mechanism_why="report-noisy-max selections are not additive-noise releases")  # fmt: skip
+    return PrivacyPlan(
+        method,
+        privacy.epsilon,
+        0.0,
+        privacy.calibration,
+        composition,
+        assumption,
+        tuple(releases),
+        privacy.relation,
+        params,
+        whole_mechanism=False,
+        whole_mechanism_why="report-noisy-max selections are not additive-noise releases",
+    )
 
 
 def private_quantile_plan(privacy: Privacy, n: int, *, m: int, k: int = 1) -> PrivacyPlan:
@@ -223,8 +243,9 @@ def private_quantile(x, *, q: float, candidates, privacy: Privacy, rng: np.rando
     return float(c[noisy_argmax(_scores(values, c, q), b, rng, privacy.sampler)])
 
 
-def private_quantiles_plan(privacy: Privacy, n: int, *, m: int, k: int = 1, split: float = 0.5,
-                           method: str = "private_quantiles") -> PrivacyPlan:  # fmt: skip
+def private_quantiles_plan(
+    privacy: Privacy, n: int, *, m: int, k: int = 1, split: float = 0.5, method: str = "private_quantiles"
+) -> PrivacyPlan:
     """Two private quantiles (:func:`private_quantiles`) at total budget ε: ε_lo = split·ε and ε_hi = (1 − split)·ε,
     each one report-noisy-max at Laplace(2k/ε_·); basic composition, (ε, 0)-DP."""
     _check_privacy(privacy)

@@ -91,8 +91,10 @@ class _Replayer(Trace):
             raise AssertionError(f"release {i} on D′ was refused (on D it was made): {e}") from e
         self._add(noise, value)
         if i >= len(rec.scales) or rec.scales[i] != self.scales[i] or rec.values[i].shape != self.values[i].shape:
-            raise Divergence(f"release {i} on D′ (scale {self.scales[i]:.6g}, shape {self.values[i].shape}) is not "
-                             "the one made on D at that point")  # fmt: skip
+            raise Divergence(
+                f"release {i} on D′ (scale {self.scales[i]:.6g}, shape {self.values[i].shape}) is not "
+                "the one made on D at that point"
+            )
         return rec.released[i].copy()
 
     def other(self, what, value):
@@ -117,8 +119,10 @@ def trace_runs(run: Callable[[tuple], object], D: tuple, neighbours: list[tuple]
             with samplers.tracing(rep):
                 out2 = run(D2)
             if len(rep.values) != len(rec.values) or len(rep.others) != len(rec.others):
-                raise Divergence(f"D′ made {len(rep.values)} grid releases and {len(rep.others)} others, D made "
-                                 f"{len(rec.values)} and {len(rec.others)}")  # fmt: skip
+                raise Divergence(
+                    f"D′ made {len(rep.values)} grid releases and {len(rep.others)} others, D made "
+                    f"{len(rec.values)} and {len(rec.others)}"
+                )
             results.append((rep, out2))
         except Exception as e:  # noqa: BLE001 — reported to the caller, which decides
             results.append(e)
@@ -173,8 +177,11 @@ def _candidates(plan: PrivacyPlan, scale: float, neighbours: str = "replace") ->
     exact = [(r, k * r.sensitivity) for r in plan.releases if r.sensitivity is not None and r.noise_scale == scale]
     if exact:
         return exact
-    return [(r, k * r.sensitivity * scale / r.noise_scale) for r in plan.releases
-            if r.sensitivity is not None and r.noise_scale and r.per_unit]  # fmt: skip
+    return [
+        (r, k * r.sensitivity * scale / r.noise_scale)
+        for r in plan.releases
+        if r.sensitivity is not None and r.noise_scale and r.per_unit
+    ]
 
 
 def compare(plan: PrivacyPlan, a: Trace, b: Trace, neighbours: str = "replace") -> list[Observation]:
@@ -201,8 +208,9 @@ def compare(plan: PrivacyPlan, a: Trace, b: Trace, neighbours: str = "replace") 
         counts[group] = sum(r.count for r, _ in cands)
     for group, k in changed.items():
         if k > counts[group]:
-            raise AssertionError(f"{k} units of {' / '.join(group)} changed between neighbours; the plan counts "
-                                 f"{counts[group]}")  # fmt: skip
+            raise AssertionError(
+                f"{k} units of {' / '.join(group)} changed between neighbours; the plan counts {counts[group]}"
+            )
     return out
 
 

@@ -109,18 +109,30 @@ def plan_at(privacy: Privacy, n: int, d: int, shares: dict | None = None) -> Pri
         share_release(p, 2 * r * root / k, shares["mean"], d, "estimate: mean of block estimates censored at +-r s"),
     )
     if p.calibration == "tight":
-        comp = (f"Gaussian DP: {len(rels)} Gaussian releases at mu*sqrt(share), shares {shares}; mu^2 adds, "
-                f"mu = {gdp_mu(p.epsilon, p.delta):.6g}")  # fmt: skip
+        comp = (
+            f"Gaussian DP: {len(rels)} Gaussian releases at mu*sqrt(share), shares {shares}; mu^2 adds, "
+            f"mu = {gdp_mu(p.epsilon, p.delta):.6g}"
+        )
     else:
         comp = f"basic composition of {len(rels)} analytic Gaussian releases at (share eps, share delta)"
     assumption = (
         f"{k} disjoint blocks of about {n // k} rows, public random partition; pilot rows clipped to "
         f"||x|| <= {B_X:.4g}, |y| <= {B_Y_}; block estimates censored at centre +- {r} s (released s)"
     )
-    return PrivacyPlan("blocks_ols", p.epsilon, p.delta, p.calibration, comp, assumption, rels, p.relation,
-                       {"blocks": k, "r": r, "r_centre": r1, "infl": INFL}, whole_mechanism=True,
-                       whole_mechanism_why="Gaussian releases; the block fits, scale, censoring and sums in between "
-                                           "are functions of the data and earlier releases")  # fmt: skip
+    return PrivacyPlan(
+        "blocks_ols",
+        p.epsilon,
+        p.delta,
+        p.calibration,
+        comp,
+        assumption,
+        rels,
+        p.relation,
+        {"blocks": k, "r": r, "r_centre": r1, "infl": INFL},
+        whole_mechanism=True,
+        whole_mechanism_why="Gaussian releases; the block fits, scale, censoring and sums in between "
+        "are functions of the data and earlier releases",
+    )
 
 
 def _partial(shares: dict) -> bool:

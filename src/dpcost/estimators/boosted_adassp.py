@@ -89,19 +89,47 @@ def boosted_adassp_plan(privacy: Privacy, n: int, d: int, *, B_X, R, T, gram_sha
     sig_g = grid_scale(s_g / (mu * math.sqrt(gram_share)), s_g, k_g, "l2", "gaussian", p.sampler)
     sig_r = grid_scale(s_r / (mu * math.sqrt((1 - gram_share) / T)), s_r, d, "l2", "gaussian", p.sampler)
     rels = (
-        grid_release("gaussian", "gaussian: X'X upper triangle (rows clipped to B_X)", s_g, "l2", sig_g, 1,
-                     coordinates=k_g, sampler=p.sampler, norm_words="l2 (Frobenius)"),
-        grid_release("gaussian", "gaussian: X_c' clip_R(y - X theta), one per boosting round", s_r, "l2", sig_r, T,
-                     coordinates=d, sampler=p.sampler),
-    )  # fmt: skip
+        grid_release(
+            "gaussian",
+            "gaussian: X'X upper triangle (rows clipped to B_X)",
+            s_g,
+            "l2",
+            sig_g,
+            1,
+            coordinates=k_g,
+            sampler=p.sampler,
+            norm_words="l2 (Frobenius)",
+        ),
+        grid_release(
+            "gaussian",
+            "gaussian: X_c' clip_R(y - X theta), one per boosting round",
+            s_r,
+            "l2",
+            sig_r,
+            T,
+            coordinates=d,
+            sampler=p.sampler,
+        ),
+    )
     comp = f"Gaussian DP: 1 + {T} Gaussian releases, mu^2 = sum (sensitivity/sigma)^2 = {mu:.6g}^2 (exact)"
     assumption = f"rows clipped to ||x||_2 <= B_X = {B_X:.6g}; residuals clipped to [-R, R], R = {R:.6g}"
     params = {"B_X": B_X, "R": R, "T": T, "gram_share": gram_share}
     why = (
         "Gaussian releases of X'X and of T sums of clipped residual terms; the ridge and the solves are post-processing"
     )
-    return PrivacyPlan("boosted_adassp", p.epsilon, p.delta, p.calibration, comp, assumption, rels, p.relation, params,
-                       whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
+    return PrivacyPlan(
+        "boosted_adassp",
+        p.epsilon,
+        p.delta,
+        p.calibration,
+        comp,
+        assumption,
+        rels,
+        p.relation,
+        params,
+        whole_mechanism=True,
+        whole_mechanism_why=why,
+    )
 
 
 def boosted_adassp(
@@ -158,9 +186,20 @@ def boosted_adassp(
     return theta
 
 
-def boosted_adassp_blocks(Xs, ys, *, privacy: Privacy, rng: np.random.Generator, B_X: float | None = None,
-                          R: float | None = None, T: int | None = None, gram_share: float = GRAM_SHARE,
-                          kappa: float = 1.0, rho: float = 0.05, raw_residuals: bool = True) -> np.ndarray:  # fmt: skip
+def boosted_adassp_blocks(
+    Xs,
+    ys,
+    *,
+    privacy: Privacy,
+    rng: np.random.Generator,
+    B_X: float | None = None,
+    R: float | None = None,
+    T: int | None = None,
+    gram_share: float = GRAM_SHARE,
+    kappa: float = 1.0,
+    rho: float = 0.05,
+    raw_residuals: bool = True,
+) -> np.ndarray:
     """:func:`boosted_adassp` on k blocks of n rows at once, ``Xs`` (k, n, d) and ``ys`` (k, n) from a checked design:
     row j is block j's release by the same steps on that block alone (its own ridge, read off its own G̃), the noise
     of each release drawn for all blocks in one call, in the single run's order, so each release is (ε, δ)-DP on

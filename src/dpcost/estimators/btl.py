@@ -331,12 +331,34 @@ def dp_btl_plan(privacy: Privacy, n: int, d: int, *, d_max: int | None, sensitiv
         p.outside_validity(msg)
         assumption = "NOT PROVEN: " + msg + "; " + assumption
         params["PRIVACY GAP"] = msg
-    rel = grid_release("gaussian", "gaussian: linear term of the objective (4.4)", sens, "l2", sigma, 1, epsilon, delta,
-                       coordinates=n, sampler=p.sampler)  # fmt: skip
+    rel = grid_release(
+        "gaussian",
+        "gaussian: linear term of the objective (4.4)",
+        sens,
+        "l2",
+        sigma,
+        1,
+        epsilon,
+        delta,
+        coordinates=n,
+        sampler=p.sampler,
+    )
     neighbours = p.relation + " (a record: all comparison outcomes of one item; graph and n public)"
     why = "one Gaussian release of the linear term -B'y; the constrained solve is post-processing"
-    return PrivacyPlan("dp_btl", epsilon, delta, p.calibration, comp, assumption, (rel,), neighbours, params,
-                       proven=not gap, whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
+    return PrivacyPlan(
+        "dp_btl",
+        epsilon,
+        delta,
+        p.calibration,
+        comp,
+        assumption,
+        (rel,),
+        neighbours,
+        params,
+        proven=not gap,
+        whole_mechanism=True,
+        whole_mechanism_why=why,
+    )
 
 
 def dp_btl(

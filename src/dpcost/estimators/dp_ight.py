@@ -142,15 +142,27 @@ def dp_ight_plan(
     check_sensitivity(sens)
     eps, delta = p.epsilon, p.delta
     typed = {"coordinates": d, "sampler": p.sampler}
-    whole = {"whole_mechanism": True, "whole_mechanism_why": "T Gaussian releases of the clipped gradient; the hard "
-             "thresholding is post-processing"}  # fmt: skip
+    whole = {
+        "whole_mechanism": True,
+        "whole_mechanism_why": "T Gaussian releases of the clipped gradient; the hard thresholding is post-processing",
+    }
     if loss == "squared":
-        assumption = (f"rows clipped to ||x||_2 <= {c_x}, y to [-{B_y}, {B_y}], the predictor x'theta to "
-                      f"[-{radius}, {radius}] (Huber-type loss): per-record gradient bound G = {G:.6g}")  # fmt: skip
+        assumption = (
+            f"rows clipped to ||x||_2 <= {c_x}, y to [-{B_y}, {B_y}], the predictor x'theta to "
+            f"[-{radius}, {radius}] (Huber-type loss): per-record gradient bound G = {G:.6g}"
+        )
     else:
         assumption = f"rows clipped to ||x||_2 <= {c_x}, y in {{0, 1}} (logistic): per-record gradient bound G = {G}"
-    params = {"loss": loss, "T": T, "eta": eta, "c_x": c_x, "B_y": B_y, "radius": radius, "G": G,
-              "gradient sensitivity 2G/n": sens}  # fmt: skip
+    params = {
+        "loss": loss,
+        "T": T,
+        "eta": eta,
+        "c_x": c_x,
+        "B_y": B_y,
+        "radius": radius,
+        "G": G,
+        "gradient sensitivity 2G/n": sens,
+    }
     if p.calibration == "tight":
         z = gaussian_noise_multiplier(T, eps, delta)
         sigma = grid_scale(sens * z, sens, d, "l2", "gaussian", p.sampler)
@@ -161,15 +173,22 @@ def dp_ight_plan(
     cands = _paper_candidates(sens, eps, delta, T)
     valid = [c for c in cands if c[1] < 1]
     if not valid:
-        p.outside_validity(f"the classic Gaussian mechanism needs epsilon per step < 1, got {min(c[1] for c in cands)}"
-                           f" at best (epsilon={eps}, T={T})")  # fmt: skip
+        p.outside_validity(
+            f"the classic Gaussian mechanism needs epsilon per step < 1, got {min(c[1] for c in cands)}"
+            f" at best (epsilon={eps}, T={T})"
+        )
     sigma0, e_step, d_step, which = min(valid or cands)
     sigma = grid_scale(sigma0, sens, d, "l2", "gaussian", p.sampler)
     rel = grid_release("gaussian", "gaussian", sens, "l2", sigma, T, e_step, d_step, **typed)
-    comp = (f"{which} classic Gaussian mechanisms sqrt(2 log(1.25/delta_step)) Delta/eps_step — a reconstruction: "
-            "the printed sigma of Wang & Gu (IJCAI 2019) was not available")  # fmt: skip
-    params |= {"paper formula found": PAPER_FORMULA_FOUND, "sigma / Delta": sigma / sens,
-               "noise on the step eta*sigma": eta * sigma}  # fmt: skip
+    comp = (
+        f"{which} classic Gaussian mechanisms sqrt(2 log(1.25/delta_step)) Delta/eps_step — a reconstruction: "
+        "the printed sigma of Wang & Gu (IJCAI 2019) was not available"
+    )
+    params |= {
+        "paper formula found": PAPER_FORMULA_FOUND,
+        "sigma / Delta": sigma / sens,
+        "noise on the step eta*sigma": eta * sigma,
+    }
     return PrivacyPlan(METHOD, eps, delta, "paper", comp, assumption, (rel,), p.relation, params, **whole)
 
 

@@ -84,8 +84,20 @@ def dp_mean_plan(privacy: Privacy, n: int, d: int, *, R: float) -> PrivacyPlan:
     rel = grid_release("gaussian", "gaussian", sens, "l2", sigma, 1, epsilon, delta, coordinates=d, sampler=p.sampler)
     assumption = f"every coordinate clipped to [-{R}, {R}] inside the estimator"
     why = "one Gaussian release of the coordinate-clipped mean"
-    return PrivacyPlan("dp_mean", epsilon, delta, p.calibration, comp, assumption, (rel,), p.relation, params, proven,
-                       whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
+    return PrivacyPlan(
+        "dp_mean",
+        epsilon,
+        delta,
+        p.calibration,
+        comp,
+        assumption,
+        (rel,),
+        p.relation,
+        params,
+        proven,
+        whole_mechanism=True,
+        whole_mechanism_why=why,
+    )
 
 
 def dp_mean(X, *, privacy: Privacy, rng: np.random.Generator, R: float) -> np.ndarray:
@@ -305,8 +317,19 @@ def karwa_vadhan_mean_plan(
     why = (
         "its noisy histograms choose the clipping range of the mean: entered at the stated composition of its two steps"
     )
-    return PrivacyPlan("karwa_vadhan", epsilon, delta, p.calibration, comp, assumption, rels, p.relation, params,
-                       whole_mechanism=False, whole_mechanism_why=why)  # fmt: skip
+    return PrivacyPlan(
+        "karwa_vadhan",
+        epsilon,
+        delta,
+        p.calibration,
+        comp,
+        assumption,
+        rels,
+        p.relation,
+        params,
+        whole_mechanism=False,
+        whole_mechanism_why=why,
+    )
 
 
 def kv_counts(X: np.ndarray, sigma: float, r: int) -> np.ndarray:

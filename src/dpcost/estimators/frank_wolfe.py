@@ -25,8 +25,18 @@ def vertex_selections(p: Privacy, sens: float, T: int) -> tuple[Release, str]:
         e0 = pure_steps_epsilon0(T, p.epsilon, p.delta)
         comp = f"{T} selections: the better of basic composition and zCDP/RDP accounting (dp-accounting)"
     b = grid_scale(2 * sens / e0, sens, 1, "linf", "laplace", p.sampler)  # + one grid step per rounded score
-    rel = grid_release("selection", "report-noisy-min (Laplace)", sens, "linf", b, T, e0, coordinates=None,
-                       sampler=p.sampler, norm_words="linf over vertex scores")  # fmt: skip
+    rel = grid_release(
+        "selection",
+        "report-noisy-min (Laplace)",
+        sens,
+        "linf",
+        b,
+        T,
+        e0,
+        coordinates=None,
+        sampler=p.sampler,
+        norm_words="linf over vertex scores",
+    )
     return rel, comp
 
 

@@ -149,12 +149,21 @@ class GLMTuning(NamedTuple):
 
     def assumption(self) -> str:
         b, sx = self.psi_bound, self.sigma_x
-        return (f"coordinates of x clipped to [-{sx}, {sx}] (D1), y to [-{self.R}, {self.R}], psi' "
-                f"({self.family.name}) to [-{b}, {b}] (G1): residual bound {self.rho:.6g}")  # fmt: skip
+        return (
+            f"coordinates of x clipped to [-{sx}, {sx}] (D1), y to [-{self.R}, {self.R}], psi' "
+            f"({self.family.name}) to [-{b}, {b}] (G1): residual bound {self.rho:.6g}"
+        )
 
     def params(self, B: float) -> dict:
-        return {"B": B, "B printed": self.B_printed, "T": self.T, "eta0": self.eta0, "R": self.R,
-                "psi_bound": self.psi_bound, "residual bound rho": self.rho}  # fmt: skip
+        return {
+            "B": B,
+            "B printed": self.B_printed,
+            "T": self.T,
+            "eta0": self.eta0,
+            "R": self.R,
+            "psi_bound": self.psi_bound,
+            "residual bound rho": self.rho,
+        }
 
 
 def glm_tuning(family, n: int, *, T, eta0, R, sigma_x, psi_bound, sparse: bool = False) -> GLMTuning:
@@ -207,8 +216,19 @@ def glm_step_sensitivity(
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def dp_glm_plan(privacy: Privacy, n: int, d: int, *, family: str | GLMFamily, T: int | None, eta0: float | None,
-                R: float | None, sigma_x: float, B: float | None, psi_bound: float | None) -> PrivacyPlan:  # fmt: skip
+def dp_glm_plan(
+    privacy: Privacy,
+    n: int,
+    d: int,
+    *,
+    family: str | GLMFamily,
+    T: int | None,
+    eta0: float | None,
+    R: float | None,
+    sigma_x: float,
+    B: float | None,
+    psi_bound: float | None,
+) -> PrivacyPlan:
     """Alg. 1: T Gaussian releases of the gradient step, ℓ2 sensitivity Δ = 2η⁰ρσ_x√d/n (:func:`glm_step_sensitivity`;
     tuning as :func:`dp_glm`, which holds the defaults; None is resolved by :func:`glm_tuning`).
 
@@ -230,8 +250,11 @@ def dp_glm_plan(privacy: Privacy, n: int, d: int, *, family: str | GLMFamily, T:
     check_sensitivity(sens)  # a zero bound must never mean zero noise
     B = check_B(B, 2 * t.rho * t.sigma_x, t.B_printed, "2 rho sigma_x")
     params, typed = t.params(B), {"coordinates": d, "sampler": p.sampler}
-    whole = {"whole_mechanism": True, "whole_mechanism_why": "T Gaussian gradient steps; the clipping is in the "
-             "sensitivity, the iterates are post-processing"}  # fmt: skip
+    whole = {
+        "whole_mechanism": True,
+        "whole_mechanism_why": "T Gaussian gradient steps; the clipping is in the "
+        "sensitivity, the iterates are post-processing",
+    }
     if p.calibration == "tight":
         sigma = grid_scale(sens * gaussian_noise_multiplier(T, epsilon, delta), sens, d, "l2", "gaussian", p.sampler)
         rel = grid_release("gaussian", "gaussian", sens, "l2", sigma, T, **typed)
@@ -331,9 +354,21 @@ def glm_mle(X, y, *, family: str | GLMFamily = "logistic", ridge: float = 1e-6, 
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def dp_sparse_glm_plan(privacy: Privacy, n: int, d: int, *, s: int, family: str | GLMFamily, T: int | None,
-                       eta0: float | None, R: float | None, sigma_x: float, B: float | None, psi_bound: float | None,
-                       s_max: int | None = None) -> PrivacyPlan:  # fmt: skip
+def dp_sparse_glm_plan(
+    privacy: Privacy,
+    n: int,
+    d: int,
+    *,
+    s: int,
+    family: str | GLMFamily,
+    T: int | None,
+    eta0: float | None,
+    R: float | None,
+    sigma_x: float,
+    B: float | None,
+    psi_bound: float | None,
+    s_max: int | None = None,
+) -> PrivacyPlan:
     """Alg. 5: T NoisyHT (Peeling) steps of s selections on gradient steps of ℓ∞ sensitivity Δ = 2η⁰ρσ_x/n
     (:func:`glm_step_sensitivity`; no bound on β is needed: c1, or the clip b, bounds ψ'). Tuning as
     :func:`dp_sparse_glm`, which holds the defaults (None resolved by :func:`glm_tuning`).
@@ -354,12 +389,35 @@ def dp_sparse_glm_plan(privacy: Privacy, n: int, d: int, *, s: int, family: str 
     )
     check_sensitivity(sens)
     B = check_B(B, 2 * t.rho * t.sigma_x, t.B_printed, "2 rho sigma_x")
-    rels, comp, lam, b0 = noisy_iht_releases(p, s=s, k=k, T=t.T, sens=sens, lam_paper=t.eta0 * B / n, B=B,
-                                             printed="Alg. 5's printed NoisyHT scale", lemma="Lemma 5.1")  # fmt: skip
-    params = t.params(B) | {"lambda": lam, "true sensitivity / lambda": sens / lam,
-                              "Laplace scale per unit lambda": b0 / lam}  # fmt: skip
-    return PrivacyPlan("dp_sparse_glm", p.epsilon, p.delta, p.calibration, comp, t.assumption(), rels, p.relation,
-                       params, whole_mechanism=False, whole_mechanism_why=NOISY_IHT_WHY)  # fmt: skip
+    rels, comp, lam, b0 = noisy_iht_releases(
+        p,
+        s=s,
+        k=k,
+        T=t.T,
+        sens=sens,
+        lam_paper=t.eta0 * B / n,
+        B=B,
+        printed="Alg. 5's printed NoisyHT scale",
+        lemma="Lemma 5.1",
+    )
+    params = t.params(B) | {
+        "lambda": lam,
+        "true sensitivity / lambda": sens / lam,
+        "Laplace scale per unit lambda": b0 / lam,
+    }
+    return PrivacyPlan(
+        "dp_sparse_glm",
+        p.epsilon,
+        p.delta,
+        p.calibration,
+        comp,
+        t.assumption(),
+        rels,
+        p.relation,
+        params,
+        whole_mechanism=False,
+        whole_mechanism_why=NOISY_IHT_WHY,
+    )
 
 
 def dp_sparse_glm(
@@ -402,9 +460,16 @@ def dp_sparse_glm(
 
 
 def sparse_glm_iht(
-    X, y, *, s: int, family: str | GLMFamily = "logistic", T: int, eta0: float, R: float | None = None,
+    X,
+    y,
+    *,
+    s: int,
+    family: str | GLMFamily = "logistic",
+    T: int,
+    eta0: float,
+    R: float | None = None,
     psi_bound: float | None = None,
-) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+) -> tuple[np.ndarray, np.ndarray]:
     """Non-private IHT for a sparse GLM (Alg. 2 on L_n): Alg. 5 with NoisyHT replaced by keeping the s largest
     |coordinates| (:func:`~dpcost.estimators.sparse_regression.iht_loop`). R truncates y, ``psi_bound`` clips ψ'
     (None: neither). Returns (β^T, its support by decreasing |β^{T−0.5}_j|)."""

@@ -85,8 +85,10 @@ def _resolve(n, d, p, B_X, C, T, k, share):
     C = rule_c if C is None else check_positive("C", C)
     k = default_k(d, p.delta, T) if k is None else check_count("k", k)
     if not BOUND_MIN <= share < 1:
-        raise PrivacyError(f"share (the sketches' part of the budget) must lie strictly between 0 and 1 (and be at "
-                           f"least 2^-484), got {share!r}")  # fmt: skip
+        raise PrivacyError(
+            f"share (the sketches' part of the budget) must lie strictly between 0 and 1 (and be at "
+            f"least 2^-484), got {share!r}"
+        )
     return B_X, C, T, k
 
 
@@ -161,11 +163,21 @@ def hessian_mixing_plan(
     sigma = grid_scale(sens / rho, sens, d, "l2", "gaussian", p.sampler)
     sketch = f"random-projection sketch S X_c + sqrt(gamma) N (S Gaussian), k = {k} rows, ridge gamma = {gamma:.6g}"
     rels = (
-        Release(sketch, B_X**2, "none", gamma, sketches, sampler=SKETCH_NOISE, kind="sketch", noise="float",
-                norm_words="row norm^2 (Renyi bound with r = B_X^2/gamma)"),
-        grid_release("gaussian", "gaussian: X_c' clip_C(y - X_c theta_t)", sens, "l2", sigma, T, coordinates=d,
-                     sampler=p.sampler),
-    )  # fmt: skip
+        Release(
+            sketch,
+            B_X**2,
+            "none",
+            gamma,
+            sketches,
+            sampler=SKETCH_NOISE,
+            kind="sketch",
+            noise="float",
+            norm_words="row norm^2 (Renyi bound with r = B_X^2/gamma)",
+        ),
+        grid_release(
+            "gaussian", "gaussian: X_c' clip_C(y - X_c theta_t)", sens, "l2", sigma, T, coordinates=d, sampler=p.sampler
+        ),
+    )
     if p.calibration == "tight":
         comp = f"Renyi DP of {sketches} sketches and {T} Gaussian steps composed, converted once (Balle et al. 2020)"
     else:
@@ -179,8 +191,19 @@ def hessian_mixing_plan(
         "its Gaussian sketches of the design are not additive-noise releases (their privacy is a Renyi bound on "
         "the sketch's own randomness): entered at the plan's RDP composition"
     )
-    return PrivacyPlan("hessian_mixing", p.epsilon, p.delta, p.calibration, comp, assumption, rels, p.relation,
-                       parameters=params, whole_mechanism=False, whole_mechanism_why=why)  # fmt: skip
+    return PrivacyPlan(
+        "hessian_mixing",
+        p.epsilon,
+        p.delta,
+        p.calibration,
+        comp,
+        assumption,
+        rels,
+        p.relation,
+        parameters=params,
+        whole_mechanism=False,
+        whole_mechanism_why=why,
+    )
 
 
 def _sketch_hessian(G: np.ndarray, gamma: float, k: int, rng: np.random.Generator) -> np.ndarray:

@@ -113,8 +113,19 @@ def _check_lam(c_lambda: float, n: int, d: int, s: int, p: Privacy) -> float:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def dpsl_kt_plan(privacy: Privacy, n: int, d: int, *, s: int, loss: str = "squared", X_public, c_lambda: float,
-                 c_x: float, residual_clip: float, tol: float) -> PrivacyPlan:  # fmt: skip
+def dpsl_kt_plan(
+    privacy: Privacy,
+    n: int,
+    d: int,
+    *,
+    s: int,
+    loss: str = "squared",
+    X_public,
+    c_lambda: float,
+    c_x: float,
+    residual_clip: float,
+    tol: float,
+) -> PrivacyPlan:
     """One Gaussian release of X̃θ̂ ∈ R^m with Δ = ‖X̃‖_op·(1 + 2·tol)·2G/(nλ), G = c_x·c_r (module docstring), X̃ =
     ``X_public`` (public, m × d). paper: classic σ (ε < 1); tight: analytic σ."""
     p = privacy.at(n)
@@ -129,17 +140,37 @@ def dpsl_kt_plan(privacy: Privacy, n: int, d: int, *, s: int, loss: str = "squar
     theta_sens = 2 * c_x * c_r / (n * lam)
     sens = op_norm * (1 + 2 * tol) * theta_sens
     sigma, how = calibrated_gaussian_sigma(p, sens, p.epsilon, p.delta, m, "dpsl_kt")
-    rel = grid_release("gaussian", f"gaussian ({how})", sens, "l2", sigma, 1, p.epsilon, p.delta, coordinates=m,
-                       sampler=p.sampler)  # fmt: skip
-    assumption = (f"rows of x clipped to l2 norm {c_x}; " + ("logistic loss" if loss == "logistic" else
-                  f"squared loss with the residual clipped at {c_r} (Huber)") + f"; ridge lambda = {lam:.6g}; the "
-                  f"teacher solved to ||grad F|| <= lambda*tau; public auxiliary features X~ ({m} rows, "
-                  f"||X~||_op = {op_norm:.6g}) independent of the private data")  # fmt: skip
-    params = {"lambda": lam, "teacher sensitivity 2G/(n lambda)": theta_sens, "tau": tol * theta_sens, "m": m,
-              "op_norm": op_norm}  # fmt: skip
+    rel = grid_release(
+        "gaussian", f"gaussian ({how})", sens, "l2", sigma, 1, p.epsilon, p.delta, coordinates=m, sampler=p.sampler
+    )
+    assumption = (
+        f"rows of x clipped to l2 norm {c_x}; "
+        + ("logistic loss" if loss == "logistic" else f"squared loss with the residual clipped at {c_r} (Huber)")
+        + f"; ridge lambda = {lam:.6g}; the "
+        f"teacher solved to ||grad F|| <= lambda*tau; public auxiliary features X~ ({m} rows, "
+        f"||X~||_op = {op_norm:.6g}) independent of the private data"
+    )
+    params = {
+        "lambda": lam,
+        "teacher sensitivity 2G/(n lambda)": theta_sens,
+        "tau": tol * theta_sens,
+        "m": m,
+        "op_norm": op_norm,
+    }
     why = "one Gaussian release of the teacher's labels X~ theta-hat; the student is post-processing"
-    return PrivacyPlan("dpsl_kt", p.epsilon, p.delta, p.calibration, "one release", assumption, (rel,), p.relation,
-                       params, whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
+    return PrivacyPlan(
+        "dpsl_kt",
+        p.epsilon,
+        p.delta,
+        p.calibration,
+        "one release",
+        assumption,
+        (rel,),
+        p.relation,
+        params,
+        whole_mechanism=True,
+        whole_mechanism_why=why,
+    )
 
 
 def _teacher_objective(loss: str, X, y: np.ndarray, lam: float, c_r: float):
@@ -161,8 +192,9 @@ def _teacher_objective(loss: str, X, y: np.ndarray, lam: float, c_r: float):
     return fg
 
 
-def strongly_convex_teacher(X, y, *, loss: str, lam: float, residual_clip: float, tau: float, c_x: float,
-                            max_iter: int = 5000) -> np.ndarray:  # fmt: skip
+def strongly_convex_teacher(
+    X, y, *, loss: str, lam: float, residual_clip: float, tau: float, c_x: float, max_iter: int = 5000
+) -> np.ndarray:
     """argmin F, F(θ) = (1/n) Σ ℓ(x_i'θ, y_i) + λ‖θ‖²/2 (ℓ Huber at c_r for squared, logistic), to ‖θ − θ*‖ ≤ τ, for
     rows already clipped to ‖x_i‖₂ ≤ c_x (public). Total: a result within τ for every finite input.
 
@@ -180,16 +212,22 @@ def strongly_convex_teacher(X, y, *, loss: str, lam: float, residual_clip: float
     c_r = 1.0 if loss == "logistic" else residual_clip
     L = lam + (0.25 if loss == "logistic" else 1.0) * c_x * c_x
     if not tau > 2.0**-48 * (L / lam) * (c_x * c_r / lam):
-        raise PrivacyError(f"the teacher's tolerance tau = {tau:.3g} is below what floating point can certify at "
-                           f"lambda = {lam:.3g}, c_x = {c_x:.3g}: raise tol or c_lambda")  # fmt: skip
+        raise PrivacyError(
+            f"the teacher's tolerance tau = {tau:.3g} is below what floating point can certify at "
+            f"lambda = {lam:.3g}, c_x = {c_x:.3g}: raise tol or c_lambda"
+        )
     fg = _teacher_objective(loss, X, y, lam, residual_clip)
     target = lam * tau
     theta = np.zeros(X.shape[1])
     with np.errstate(over="ignore", invalid="ignore"):  # F may overflow for a huge response: descent below
         for _ in range(4):  # restarts from the last iterate if L-BFGS stops on its own criteria first
-            res = optimize.minimize(fg, theta, jac=True, method="L-BFGS-B",
-                                    options={"maxiter": max_iter, "gtol": target / 10 / math.sqrt(theta.size),
-                                             "ftol": 0.0, "maxcor": 20})  # fmt: skip
+            res = optimize.minimize(
+                fg,
+                theta,
+                jac=True,
+                method="L-BFGS-B",
+                options={"maxiter": max_iter, "gtol": target / 10 / math.sqrt(theta.size), "ftol": 0.0, "maxcor": 20},
+            )
             if np.isfinite(res.x).all():
                 theta = res.x
             if np.linalg.norm(fg(theta)[1]) <= target:
@@ -222,9 +260,22 @@ def _public(X_public, d: int):
     return Xp
 
 
-def dpsl_kt(X, y, *, privacy: Privacy, rng: np.random.Generator, s: int, loss: str = "squared", X_public,
-            c_lambda: float, c_x: float, residual_clip: float = 1.0, tol: float = 0.01, eta2: float = 1.0,
-            T2: int = 100) -> np.ndarray:  # fmt: skip
+def dpsl_kt(
+    X,
+    y,
+    *,
+    privacy: Privacy,
+    rng: np.random.Generator,
+    s: int,
+    loss: str = "squared",
+    X_public,
+    c_lambda: float,
+    c_x: float,
+    residual_clip: float = 1.0,
+    tol: float = 0.01,
+    eta2: float = 1.0,
+    T2: int = 100,
+) -> np.ndarray:
     """DPSL-KT with a provable teacher (module docstring): (ε, δ)-DP under replace-one neighbours for every input.
 
     Teacher: the λ-strongly convex fit of :func:`strongly_convex_teacher` on rows clipped to ‖x‖₂ ≤ c_x (enforced
@@ -236,8 +287,9 @@ def dpsl_kt(X, y, *, privacy: Privacy, rng: np.random.Generator, s: int, loss: s
     X, y = as_design(X, y, loss)
     n, d = X.shape
     Xp = _public(X_public, d)
-    plan = dpsl_kt_plan(privacy, n, d, s=s, loss=loss, X_public=Xp, c_lambda=c_lambda, c_x=c_x,
-                        residual_clip=residual_clip, tol=tol)  # fmt: skip
+    plan = dpsl_kt_plan(
+        privacy, n, d, s=s, loss=loss, X_public=Xp, c_lambda=c_lambda, c_x=c_x, residual_clip=residual_clip, tol=tol
+    )
     lam, tau = plan.parameters["lambda"], plan.parameters["tau"]
     c_r = 1.0 if loss == "logistic" else residual_clip
     theta = strongly_convex_teacher(clip_rows_l2(X, c_x), y, loss=loss, lam=lam, residual_clip=c_r, tau=tau, c_x=c_x)
@@ -251,8 +303,19 @@ def dpsl_kt(X, y, *, privacy: Privacy, rng: np.random.Generator, s: int, loss: s
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def dpsl_kt_paper_plan(privacy: Privacy, n: int, d: int, *, s: int, loss: str = "squared", X_public,
-                       c_lambda: float, K: float, residual_clip: float, beta_tilde: float) -> PrivacyPlan:  # fmt: skip
+def dpsl_kt_paper_plan(
+    privacy: Privacy,
+    n: int,
+    d: int,
+    *,
+    s: int,
+    loss: str = "squared",
+    X_public,
+    c_lambda: float,
+    K: float,
+    residual_clip: float,
+    beta_tilde: float,
+) -> PrivacyPlan:
     """Thm 4.3: one Gaussian release of X̃θ̂ with Δ = 2√(mβ̃s)γ/(nλ), γ = K·c_r (c_r = 1 for logistic), at (ε, δ/2):
     paper: σ² = 8mβ̃sγ² log(2.5/δ)/(n²ε²λ²), the classic formula (ε < 1 or refused / warned); tight: the analytic σ
     on the same Δ. ``proven=False`` either way: Δ bounds the sensitivity only under the paper's assumptions."""
@@ -266,24 +329,54 @@ def dpsl_kt_paper_plan(privacy: Privacy, n: int, d: int, *, s: int, loss: str = 
     lam = _check_lam(c_lambda, n, d, s, p)
     sens = 2 * math.sqrt(m * beta_tilde * s) * gamma / (n * lam)
     sigma, how = calibrated_gaussian_sigma(p, sens, p.epsilon, p.delta / 2, m, "dpsl_kt_paper")
-    rel = grid_release("gaussian", f"gaussian ({how}) at (epsilon, delta/2)", sens, "l2", sigma, 1, p.epsilon,
-                       p.delta / 2, coordinates=m, sampler=p.sampler)  # fmt: skip
-    assumption = (f"PRIVATE ONLY UNDER THE PAPER'S ASSUMPTIONS (Thm 4.3): the IGHT teacher taken as the exact "
-                  f"minimiser of the l0-constrained problem; ||X~ v||^2 <= m beta~ ||v||^2 for s-sparse v with "
-                  f"beta~ = {beta_tilde}; entries of x clipped to [-{K}, {K}], residual at the clip, gamma = "
-                  f"{gamma}; lambda = {lam:.6g}")  # fmt: skip
-    params = {"lambda": lam, "gamma": gamma, "beta_tilde": beta_tilde, "m": m,
-              "printed sigma": classic_gaussian_sigma(sens, p.epsilon, p.delta / 2)}  # fmt: skip
+    rel = grid_release(
+        "gaussian",
+        f"gaussian ({how}) at (epsilon, delta/2)",
+        sens,
+        "l2",
+        sigma,
+        1,
+        p.epsilon,
+        p.delta / 2,
+        coordinates=m,
+        sampler=p.sampler,
+    )
+    assumption = (
+        f"PRIVATE ONLY UNDER THE PAPER'S ASSUMPTIONS (Thm 4.3): the IGHT teacher taken as the exact "
+        f"minimiser of the l0-constrained problem; ||X~ v||^2 <= m beta~ ||v||^2 for s-sparse v with "
+        f"beta~ = {beta_tilde}; entries of x clipped to [-{K}, {K}], residual at the clip, gamma = "
+        f"{gamma}; lambda = {lam:.6g}"
+    )
+    params = {
+        "lambda": lam,
+        "gamma": gamma,
+        "beta_tilde": beta_tilde,
+        "m": m,
+        "printed sigma": classic_gaussian_sigma(sens, p.epsilon, p.delta / 2),
+    }
     why = (
         "private only under the paper's assumptions (Thm 4.3): its Delta is not a sensitivity bound for every "
         "input, so its release cannot be composed as a Gaussian of that sensitivity"
     )
-    return PrivacyPlan("dpsl_kt_paper", p.epsilon, p.delta, p.calibration, "one release (Thm 4.3)", assumption, (rel,),
-                       p.relation, params, proven=False, whole_mechanism=False, whole_mechanism_why=why)  # fmt: skip
+    return PrivacyPlan(
+        "dpsl_kt_paper",
+        p.epsilon,
+        p.delta,
+        p.calibration,
+        "one release (Thm 4.3)",
+        assumption,
+        (rel,),
+        p.relation,
+        params,
+        proven=False,
+        whole_mechanism=False,
+        whole_mechanism_why=why,
+    )
 
 
-def ight_teacher(X, y, *, loss: str, s: int, lam: float, K: float, residual_clip: float, eta1: float,
-                 T1: int) -> np.ndarray:  # fmt: skip
+def ight_teacher(
+    X, y, *, loss: str, s: int, lam: float, K: float, residual_clip: float, eta1: float, T1: int
+) -> np.ndarray:
     """The paper's teacher: IGHT (Alg. 2) on L_S + λ‖·‖²/2, ‖θ‖₀ ≤ s, entries clipped to K; for the squared loss
     the residual clipped at c_r (Huber), which makes γ = K·c_r a bound on ‖∇ℓ_i‖∞ at every θ. The ridge term is
     taken by its proximal map, θ ← H_s((θ − η₁∇L_S(θ))/(1 + η₁λ)): the fixed points of Alg. 2's gradient step on
@@ -298,9 +391,24 @@ def ight_teacher(X, y, *, loss: str, s: int, lam: float, K: float, residual_clip
     return theta
 
 
-def dpsl_kt_paper(X, y, *, privacy: Privacy, rng: np.random.Generator, s: int, loss: str = "squared",
-                  X_public, c_lambda: float, K: float = 1.0, residual_clip: float = 1.0, beta_tilde: float,
-                  eta1: float = 1.0, T1: int = 100, eta2: float = 1.0, T2: int = 100) -> np.ndarray:  # fmt: skip
+def dpsl_kt_paper(
+    X,
+    y,
+    *,
+    privacy: Privacy,
+    rng: np.random.Generator,
+    s: int,
+    loss: str = "squared",
+    X_public,
+    c_lambda: float,
+    K: float = 1.0,
+    residual_clip: float = 1.0,
+    beta_tilde: float,
+    eta1: float = 1.0,
+    T1: int = 100,
+    eta2: float = 1.0,
+    T2: int = 100,
+) -> np.ndarray:
     """DPSL-KT, Wang & Gu (2020) Algorithm 1 with the noise of Thm 4.3 — PRIVATE ONLY UNDER THE PAPER'S ASSUMPTIONS
     (module docstring): every call warns (PRIVACY WARNING) and the plan is ``proven=False``.
 
@@ -310,12 +418,31 @@ def dpsl_kt_paper(X, y, *, privacy: Privacy, rng: np.random.Generator, s: int, l
     X, y = as_design(X, y, loss)
     n, d = X.shape
     Xp = _public(X_public, d)
-    plan = dpsl_kt_paper_plan(privacy, n, d, s=s, loss=loss, X_public=Xp, c_lambda=c_lambda, K=K,
-                              residual_clip=residual_clip, beta_tilde=beta_tilde)  # fmt: skip
+    plan = dpsl_kt_paper_plan(
+        privacy,
+        n,
+        d,
+        s=s,
+        loss=loss,
+        X_public=Xp,
+        c_lambda=c_lambda,
+        K=K,
+        residual_clip=residual_clip,
+        beta_tilde=beta_tilde,
+    )
     warnings.warn("PRIVACY WARNING: " + PAPER_GAP, RuntimeWarning, stacklevel=2)
     c_r = 1.0 if loss == "logistic" else residual_clip
-    theta = ight_teacher(X, y, loss=loss, s=check_s(s, d), lam=plan.parameters["lambda"], K=K, residual_clip=c_r,
-                         eta1=check_positive("eta1", eta1), T1=T1)  # fmt: skip
+    theta = ight_teacher(
+        X,
+        y,
+        loss=loss,
+        s=check_s(s, d),
+        lam=plan.parameters["lambda"],
+        K=K,
+        residual_clip=c_r,
+        eta1=check_positive("eta1", eta1),
+        T1=T1,
+    )
     noise = draw("gaussian", plan.releases[0].noise_scale, Xp.shape[0], rng, privacy.sampler)
     y_priv = noise.add(np.asarray(predictor(Xp, theta)))
     return _student(Xp, y_priv, s, check_positive("eta2", eta2), check_count("T2", T2))

@@ -161,8 +161,10 @@ class Method:
         when the method has one (the same numbers, with the runs' deterministic work shared and their plans kept in
         ``plans``, a memo owned by the caller), else one call each. A PrivacyError of any run is raised."""
         if self.batch is None:
-            return [self.estimate(*data, privacy=privacy, rng=r, tuning=t, params=params)
-                    for r, t in zip(rngs, tunings, strict=True)]  # fmt: skip
+            return [
+                self.estimate(*data, privacy=privacy, rng=r, tuning=t, params=params)
+                for r, t in zip(rngs, tunings, strict=True)
+            ]
         outs = self.batch(*data, privacy=privacy, rngs=rngs, tunings=tunings, plans=plans, **self._params(params))
         return [self._with_support(out) for out in outs]
 

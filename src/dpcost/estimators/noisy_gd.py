@@ -49,8 +49,10 @@ def noisy_gd_plan(
     if not (math.isfinite(B) and B >= B_min * (1 - 1e-12)):
         raise PrivacyError(f"noise scale B={B} is below the replace-one sensitivity bound 2(R + C c_x)c_x = {B_min}")
     typed = {"coordinates": d, "sampler": p.sampler}
-    whole = {"whole_mechanism": True, "whole_mechanism_why": "T Gaussian gradient steps; the projections are "
-             "post-processing"}  # fmt: skip
+    whole = {
+        "whole_mechanism": True,
+        "whole_mechanism_why": "T Gaussian gradient steps; the projections are post-processing",
+    }
     if p.calibration == "tight":
         sigma = grid_scale(sens * gaussian_noise_multiplier(T, epsilon, delta), sens, d, "l2", "gaussian", p.sampler)
         rel = grid_release("gaussian", "gaussian", sens, "l2", sigma, T, **typed)
@@ -118,12 +120,25 @@ def noisy_gradient_descent_ols(
     X, y = check_design(X, y)
     T, R, C, c_x, eta0 = _checked(T, R, C, c_x, eta0)  # before the clip reads c_x and R
     Xc, yt = clip_rows(X, c_x), np.clip(y, -R, R)
-    return noisy_gd_from_sums(Xc.T @ Xc, Xc.T @ yt, len(y), privacy=privacy, rng=rng, T=T, R=R, C=C, c_x=c_x,
-                              eta0=eta0, B=B)  # fmt: skip
+    return noisy_gd_from_sums(
+        Xc.T @ Xc, Xc.T @ yt, len(y), privacy=privacy, rng=rng, T=T, R=R, C=C, c_x=c_x, eta0=eta0, B=B
+    )
 
 
-def noisy_gd_from_sums(G, h, n: int, *, privacy: Privacy, rng: np.random.Generator, T: int, R: float, C: float,
-                       c_x: float, eta0: float, B: float | None = None) -> np.ndarray:  # fmt: skip
+def noisy_gd_from_sums(
+    G,
+    h,
+    n: int,
+    *,
+    privacy: Privacy,
+    rng: np.random.Generator,
+    T: int,
+    R: float,
+    C: float,
+    c_x: float,
+    eta0: float,
+    B: float | None = None,
+) -> np.ndarray:
     """:func:`noisy_gradient_descent_ols` from the clipped sums G = X'X and h = X'Π_R(y) of its n rows (rows clipped
     to ‖x‖₂ ≤ c_x): every update reads the data only through them, so a caller holding many subsamples of one table
     may form them otherwise (the targeted attacks' shadow releases, :mod:`dpcost.analysis.targeted`)."""

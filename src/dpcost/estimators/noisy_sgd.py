@@ -54,8 +54,17 @@ def noisy_sgd_plan(
         sd_sum = 2 * L * sampled_gaussian_multiplier(n, batch, T, epsilon, delta)
         comp = f"RDP accounting of {T} sampled Gaussian steps ({batch} of {n} records each; dp-accounting)"
     sd = grid_scale(sd_sum / batch, 2 * L / batch, d, "l2", "gaussian", p.sampler)
-    rel = grid_release("gaussian", f"gaussian: mean gradient of {batch} sampled records", 2 * L / batch, "l2", sd, T,
-                       coordinates=d, sampler=p.sampler, note=RDP_CARRY_OVER)  # fmt: skip
+    rel = grid_release(
+        "gaussian",
+        f"gaussian: mean gradient of {batch} sampled records",
+        2 * L / batch,
+        "l2",
+        sd,
+        T,
+        coordinates=d,
+        sampler=p.sampler,
+        note=RDP_CARRY_OVER,
+    )
     return PrivacyPlan(
         "noisy_sgd",
         epsilon,

@@ -39,8 +39,20 @@ def objpert_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, C:
     if k == 1:
         std /= 2
     Delta = 2 * B_X**2 / epsilon
-    rel = Release("gaussian: linear term b of the objective", k * zeta, "l2", std, 1, epsilon, delta, NOISE,
-                  kind="objective", noise="float", coordinates=d, norm_words="l2 (gradient)")  # fmt: skip
+    rel = Release(
+        "gaussian: linear term b of the objective",
+        k * zeta,
+        "l2",
+        std,
+        1,
+        epsilon,
+        delta,
+        NOISE,
+        kind="objective",
+        noise="float",
+        coordinates=d,
+        norm_words="l2 (gradient)",
+    )
     return PrivacyPlan(
         "objpert",
         epsilon,

@@ -129,8 +129,10 @@ def opendp_scale(*, epsilon: float, delta: float, sensitivity: float) -> float:
 
     top = 4 * gaussian_sigma(sensitivity, epsilon, delta, "analytic")
     if not math.isfinite(top):
-        raise PrivacyError(f"OpenDP's Gaussian for sensitivity {sensitivity:.6g} at epsilon = {epsilon:.6g}: its "
-                           "scale is past the float range (the bounds are too large)")  # fmt: skip
+        raise PrivacyError(
+            f"OpenDP's Gaussian for sensitivity {sensitivity:.6g} at epsilon = {epsilon:.6g}: its "
+            "scale is past the float range (the bounds are too large)"
+        )
     try:
         return float(dp.binary_search_param(make, d_in=sensitivity, d_out=(epsilon, delta), bounds=(0.0, top)))
     except dp.OpenDPException as err:  # public (ε, δ, Δ) only: refused alike on every data set
@@ -166,7 +168,7 @@ def opendp_ssp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float)
                 scale,
                 coordinates=k,
                 sampler=p.sampler,
-            ),  # fmt: skip
+            ),
         ),
         p.relation,
         whole_mechanism=True,

@@ -87,16 +87,45 @@ def precond_gd_plan(
     sig1 = grid_scale(sig1, s1, k1, "l2", "gaussian", p.sampler)
     sig2 = grid_scale(sig2, s2, d, "l2", "gaussian", p.sampler)
     rels = (
-        grid_release("gaussian", "gaussian: X'X upper triangle (rows clipped to B0), for the preconditioner", s1, "l2",
-                     sig1, 1, *budget1, coordinates=k1, sampler=p.sampler, norm_words="l2 (Frobenius)"),
-        grid_release("gaussian", "gaussian: sum of clipped per-example gradient terms", s2, "l2", sig2, T, *budget2,
-                     coordinates=d, sampler=p.sampler),
-    )  # fmt: skip
+        grid_release(
+            "gaussian",
+            "gaussian: X'X upper triangle (rows clipped to B0), for the preconditioner",
+            s1,
+            "l2",
+            sig1,
+            1,
+            *budget1,
+            coordinates=k1,
+            sampler=p.sampler,
+            norm_words="l2 (Frobenius)",
+        ),
+        grid_release(
+            "gaussian",
+            "gaussian: sum of clipped per-example gradient terms",
+            s2,
+            "l2",
+            sig2,
+            T,
+            *budget2,
+            coordinates=d,
+            sampler=p.sampler,
+        ),
+    )
     term = f"clip_C(u_i (y_i - u_i'b)), C = {C}" if R is None else f"clip_C(u_i) clip_R(y_i - u_i'b), C = {C}, R = {R}"
     assumption = f"stage 1 rows clipped to ||x||_2 <= B0 = {B0}; per-example terms {term}"
     why = "Gaussian releases of X'X and of T sums of clipped gradient terms; the rest is post-processing"
-    return PrivacyPlan("precond_gd", p.epsilon, p.delta, p.calibration, comp, assumption, rels, p.relation,
-                       whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
+    return PrivacyPlan(
+        "precond_gd",
+        p.epsilon,
+        p.delta,
+        p.calibration,
+        comp,
+        assumption,
+        rels,
+        p.relation,
+        whole_mechanism=True,
+        whole_mechanism_why=why,
+    )
 
 
 def preconditioner(
@@ -196,9 +225,23 @@ def _run(X, y, privacy, rng, grams, plans, *, B0, C, T, R, f0, alpha, eta, avera
     return M @ tail
 
 
-def precond_gd_blocks(Xs, ys, *, privacy: Privacy, rng: np.random.Generator, B0: float, C: float, T: int,
-                      R: float | None = None, f0: float = 0.2, alpha: float = 1.0, eta: float = 1.0, average: int = 1,
-                      floor: float = 0.1, rho: float = 0.05) -> np.ndarray:  # fmt: skip
+def precond_gd_blocks(
+    Xs,
+    ys,
+    *,
+    privacy: Privacy,
+    rng: np.random.Generator,
+    B0: float,
+    C: float,
+    T: int,
+    R: float | None = None,
+    f0: float = 0.2,
+    alpha: float = 1.0,
+    eta: float = 1.0,
+    average: int = 1,
+    floor: float = 0.1,
+    rho: float = 0.05,
+) -> np.ndarray:
     """:func:`precond_gd` on k blocks of n rows at once, ``Xs`` (k, n, d) and ``ys`` (k, n) from a checked design:
     row j of the result is block j's release, made by precond_gd's steps on that block alone (the same clipping,
     plan and noise scales; the same arithmetic, stacked) with fresh noise drawn for all blocks in one call per kind

@@ -108,8 +108,9 @@ def bound_from_histogram(
 def _check_shares(f_rows: float, f0: float, f_clip: float) -> None:
     for name, f in (("f_rows", f_rows), ("f0", f0), ("f_clip", f_clip)):
         if not (isinstance(f, (int, float)) and not isinstance(f, bool) and BOUND_MIN <= f < 1):
-            raise PrivacyError(f"{name} (a share of the budget) must lie strictly between 0 and 1 (and be at least "
-                               f"2^-484), got {f!r}")  # fmt: skip
+            raise PrivacyError(
+                f"{name} (a share of the budget) must lie strictly between 0 and 1 (and be at least 2^-484), got {f!r}"
+            )
     if not f_rows + f0 + f_clip < 1:
         raise PrivacyError(f"f_rows + f0 + f_clip must be below 1 (the steps get the rest), got {f_rows + f0 + f_clip}")
 
@@ -169,8 +170,11 @@ def precond_gd_adaptive_plan(
             budget = (share * p.epsilon, p.delta / (2 + J + T))
             sigma = classic_gaussian_sigma(sens, *budget)
         sigma = grid_scale(sigma, sens, k, "l2", "gaussian", p.sampler)
-        rels.append(grid_release("gaussian", f"gaussian: {name}", sens, "l2", sigma, count, *budget, coordinates=k,
-                                 sampler=p.sampler))  # fmt: skip
+        rels.append(
+            grid_release(
+                "gaussian", f"gaussian: {name}", sens, "l2", sigma, count, *budget, coordinates=k, sampler=p.sampler
+            )
+        )
     assumption = (
         "B0 and C_t are released before they are used; rows clipped to ||x|| <= B0 and terms u_i r_i to norm <= C_t, "
         "released in those units; each record counts once in each histogram (public grid)"
@@ -180,8 +184,19 @@ def precond_gd_adaptive_plan(
         "Gaussian releases of a row-norm histogram, of X'X/B0^2, of J gradient-norm histograms and of T sums of "
         "clipped gradient terms (in units of C_t); the bounds, the solve and the steps are post-processing"
     )
-    return PrivacyPlan("precond_gd_adaptive", p.epsilon, p.delta, p.calibration, comp, assumption, tuple(rels),
-                       p.relation, params, whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
+    return PrivacyPlan(
+        "precond_gd_adaptive",
+        p.epsilon,
+        p.delta,
+        p.calibration,
+        comp,
+        assumption,
+        tuple(rels),
+        p.relation,
+        params,
+        whole_mechanism=True,
+        whole_mechanism_why=why,
+    )
 
 
 def precond_gd_adaptive(
@@ -248,10 +263,22 @@ def precond_gd_adaptive(
 
 
 def precond_gd_adaptive_blocks(
-    Xs, ys, *, privacy: Privacy, rng: np.random.Generator, T: int = STEPS, clip_updates: int = CLIP_UPDATES,
-    f_rows: float = ROW_SHARE, f0: float = PRECOND_SHARE, f_clip: float = CLIP_SHARE, average: int = AVERAGE,
-    alpha: float = 1.0, eta: float = ETA, floor: float = 0.1, rho: float = 0.05,
-) -> np.ndarray:  # fmt: skip
+    Xs,
+    ys,
+    *,
+    privacy: Privacy,
+    rng: np.random.Generator,
+    T: int = STEPS,
+    clip_updates: int = CLIP_UPDATES,
+    f_rows: float = ROW_SHARE,
+    f0: float = PRECOND_SHARE,
+    f_clip: float = CLIP_SHARE,
+    average: int = AVERAGE,
+    alpha: float = 1.0,
+    eta: float = ETA,
+    floor: float = 0.1,
+    rho: float = 0.05,
+) -> np.ndarray:
     """:func:`precond_gd_adaptive` on k blocks of n rows at once, ``Xs`` (k, n, d) and ``ys`` (k, n) from a checked
     design: row j is block j's release by the same steps on that block alone — its own private B0 and C_t, read from
     its own noisy histograms — with the noise of each release drawn for all blocks in one call, in the order the

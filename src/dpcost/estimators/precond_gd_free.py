@@ -113,9 +113,21 @@ def precond_gd_free(
     return precond_gd(X, y, privacy=privacy, rng=rng, R=None, alpha=alpha, eta=eta, floor=floor, rho=rho, **k)
 
 
-def precond_gd_free_blocks(Xs, ys, *, privacy: Privacy, rng, B0: float | None = None, C: float | None = None,
-                           T: int | None = None, f0: float = PRECOND_SHARE, alpha: float = 1.0, eta: float = 1.0,
-                           floor: float = 0.1, rho: float = 0.05) -> np.ndarray:  # fmt: skip
+def precond_gd_free_blocks(
+    Xs,
+    ys,
+    *,
+    privacy: Privacy,
+    rng,
+    B0: float | None = None,
+    C: float | None = None,
+    T: int | None = None,
+    f0: float = PRECOND_SHARE,
+    alpha: float = 1.0,
+    eta: float = 1.0,
+    floor: float = 0.1,
+    rho: float = 0.05,
+) -> np.ndarray:
     """:func:`precond_gd_free` on k blocks of n rows at once (``Xs`` (k, n, d), ``ys`` (k, n)): the rules at the
     blocks' n, then :func:`~dpcost.estimators.precond_gd.precond_gd_blocks` (its guarantee, block by block)."""
     k = _resolve(privacy, Xs.shape[1], Xs.shape[2], B0, C, T, f0)

@@ -223,8 +223,7 @@ def methods_of(family: str, *, simulation: bool = False) -> dict[str, Method]:
     which include the simulation-only methods)."""
     if family not in FAMILIES:
         raise ConfigError(f"unknown method family {family!r}; expected one of {FAMILIES}")
-    return {k: m for k, m in METHODS.items()
-            if family in (m.family, *m.also) and (simulation or not m.simulation_only)}  # fmt: skip
+    return {k: m for k, m in METHODS.items() if family in (m.family, *m.also) and (simulation or not m.simulation_only)}
 
 
 def get(name: str, family: str | None = None, *, simulation: bool = False) -> Method:

@@ -40,8 +40,18 @@ def sheffet_jl_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float,
     w2 = 8 * B2 / epsilon * (math.sqrt(2 * r * lt) + 2 * lt)
     b = grid_scale(4 * B2 / epsilon, B2, 1, "l1", "laplace", p.sampler)
     rels = (
-        grid_release("laplace", "laplace: sigma_min(A)^2 test", B2, "l1", b, 1, epsilon / 4, coordinates=1,
-                     sampler=p.sampler, norm_words="absolute"),
+        grid_release(
+            "laplace",
+            "laplace: sigma_min(A)^2 test",
+            B2,
+            "l1",
+            b,
+            1,
+            epsilon / 4,
+            coordinates=1,
+            sampler=p.sampler,
+            norm_words="absolute",
+        ),
         Release(
             f"Gaussian JL projection R A, R of {r} x n i.i.d. N(0, 1), sigma_min(A') >= w",
             B2,
@@ -53,7 +63,7 @@ def sheffet_jl_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float,
             noise="float",
             norm_words="row norm^2",
         ),
-    )  # fmt: skip
+    )
     return PrivacyPlan(
         "sheffet_jl",
         epsilon,

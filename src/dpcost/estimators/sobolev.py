@@ -348,16 +348,43 @@ def dp_fourier_regression_plan(privacy: Privacy, n: int, d: int, *, K, T, mechan
             "discrete Laplace proposals, exact Bernoulli(exp(-rational)) acceptance; sensitivity inflated by "
             f"{math.sqrt(r_k):.3g} grid steps for rounding; scale raised by a relative {MARGIN:g}"
         )
-        rel = Release(f"knorm: K-norm mechanism on {body}", sens, "gauge", scale, 1, eps, 0.0, how, kind="knorm",
-                      noise=noise_of(p.sampler), coordinates=K, rounding=grid_rounding(r_k, r_norm, scale, p.sampler),
-                      norm_words="S-gauge (conv of +-phi(x))")  # fmt: skip
+        rel = Release(
+            f"knorm: K-norm mechanism on {body}",
+            sens,
+            "gauge",
+            scale,
+            1,
+            eps,
+            0.0,
+            how,
+            kind="knorm",
+            noise=noise_of(p.sampler),
+            coordinates=K,
+            rounding=grid_rounding(r_k, r_norm, scale, p.sampler),
+            norm_words="S-gauge (conv of +-phi(x))",
+        )
         comp = "one K-norm release, density exp(-||t||_Q/b), b = 2T/(n eps) (Hardt & Talwar 2010), pure eps-DP"
         printed = printed_knorm_scale(n, T, eps)
-        params |= {"printed_scale": printed, "printed_epsilon": sens / printed,
-                   "expected_noise_sq": knorm_noise_moment(K) * scale**2}  # fmt: skip
+        params |= {
+            "printed_scale": printed,
+            "printed_epsilon": sens / printed,
+            "expected_noise_sq": knorm_noise_moment(K) * scale**2,
+        }
     why = f"one {MECHANISMS[mechanism]} release of the truncated Fourier coefficients"
-    return PrivacyPlan("dp_fourier", eps, delta, p.calibration, comp, assumption, (rel,), p.relation, params, proven,
-                       whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
+    return PrivacyPlan(
+        "dp_fourier",
+        eps,
+        delta,
+        p.calibration,
+        comp,
+        assumption,
+        (rel,),
+        p.relation,
+        params,
+        proven,
+        whole_mechanism=True,
+        whole_mechanism_why=why,
+    )
 
 
 def release(theta_hat, plan: PrivacyPlan, rng: np.random.Generator, sampler: str = "exact") -> np.ndarray:
@@ -371,9 +398,18 @@ def release(theta_hat, plan: PrivacyPlan, rng: np.random.Generator, sampler: str
 
 
 def dp_fourier_regression(
-    X, Y, *, privacy: Privacy, rng: np.random.Generator, K=None, T=None, mechanism="gaussian", alpha=1, c1=1.0,
+    X,
+    Y,
+    *,
+    privacy: Privacy,
+    rng: np.random.Generator,
+    K=None,
+    T=None,
+    mechanism="gaussian",
+    alpha=1,
+    c1=1.0,
     sigma=1.0,
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """DP Fourier projection estimator — Cai, Wang & Zhang, *Score Attack*, §6.2, eq. (6.8), Thm 6.2: the released
     coefficients θ̃_{K,T} = θ̂_{K,T} + w; f̃ = Σ θ̃_j φ_j is post-processing (:func:`evaluate`).
 
@@ -401,8 +437,9 @@ def dp_fourier_regression(
     §4.4.4), and the product of discs that contains S would give E‖w‖² ≍ K³, no better in rate than Laplace.
     """
     X, Y = check_fourier_data(X, Y)
-    plan = dp_fourier_regression_plan(privacy, Y.size, 1, K=K, T=T, mechanism=mechanism, alpha=alpha, c1=c1,
-                                      sigma=sigma)  # fmt: skip
+    plan = dp_fourier_regression_plan(
+        privacy, Y.size, 1, K=K, T=T, mechanism=mechanism, alpha=alpha, c1=c1, sigma=sigma
+    )
     theta_hat = projection_coefficients(X, Y, K=plan.parameters["K"], T=plan.parameters["T"])
     return release(theta_hat, plan, rng, privacy.sampler)
 
@@ -413,8 +450,9 @@ def dp_fourier_laplace_plan(privacy: Privacy, n: int, d: int, *, K, T, alpha, c1
     return dataclasses.replace(plan, method="dp_fourier_laplace")
 
 
-def dp_fourier_laplace(X, Y, *, privacy: Privacy, rng: np.random.Generator, K=None, T=None, alpha=1, c1=1.0,
-                       sigma=1.0) -> np.ndarray:  # fmt: skip
+def dp_fourier_laplace(
+    X, Y, *, privacy: Privacy, rng: np.random.Generator, K=None, T=None, alpha=1, c1=1.0, sigma=1.0
+) -> np.ndarray:
     """:func:`dp_fourier_regression` with ``mechanism="laplace"``, pure ε-DP; plan :func:`dp_fourier_laplace_plan`."""
     kw = dict(K=K, T=T, alpha=alpha, c1=c1, sigma=sigma)
     return dp_fourier_regression(X, Y, privacy=privacy, rng=rng, mechanism="laplace", **kw)

@@ -127,8 +127,18 @@ def peeling_plan(
     b0, b = b, grid_scale(b, lam, 1, "linf", "laplace", privacy.sampler)
     rels = peeling_releases(lam, b, s, b0, privacy.sampler)
     assumption = f"||v(Z) - v(Z')||_inf <= {lam}"
-    return PrivacyPlan(method, epsilon, delta, privacy.calibration, comp, assumption, rels, privacy.relation,
-                       whole_mechanism=False, whole_mechanism_why=PEELING_WHY)  # fmt: skip
+    return PrivacyPlan(
+        method,
+        epsilon,
+        delta,
+        privacy.calibration,
+        comp,
+        assumption,
+        rels,
+        privacy.relation,
+        whole_mechanism=False,
+        whole_mechanism_why=PEELING_WHY,
+    )
 
 
 PEELING_WHY = "report-noisy-max selections are not additive-noise releases"
@@ -138,11 +148,30 @@ def peeling_releases(sens: float, b: float, count: int, b0: float, sampler: str)
     """The releases of ``count`` Peeling selections of scores of ℓ∞ sensitivity ``sens`` and of the selected
     coordinates, each its own release (grid scale b, continuous scale b0: their budgets 2·sens/b0 and sens/b0)."""
     return (
-        grid_release("selection", "report-noisy-max (Laplace)", sens, "linf", b, count, 2 * sens / b0,
-                     coordinates=None, sampler=sampler),
-        grid_release("laplace", "laplace", sens, "each", b, count, sens / b0, coordinates=1, sampler=sampler,
-                     norm_words="l1 per coordinate"),
-    )  # fmt: skip
+        grid_release(
+            "selection",
+            "report-noisy-max (Laplace)",
+            sens,
+            "linf",
+            b,
+            count,
+            2 * sens / b0,
+            coordinates=None,
+            sampler=sampler,
+        ),
+        grid_release(
+            "laplace",
+            "laplace",
+            sens,
+            "each",
+            b,
+            count,
+            sens / b0,
+            coordinates=1,
+            sampler=sampler,
+            norm_words="l1 per coordinate",
+        ),
+    )
 
 
 def peel_from_noise(v: np.ndarray, W: GridNoise, W_tilde: GridNoise) -> tuple[np.ndarray, np.ndarray]:

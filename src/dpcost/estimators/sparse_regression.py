@@ -223,9 +223,16 @@ def dp_iht_plan(
     B_printed = 4 * (R + C * c_x) * c_x / math.sqrt(s)
     B = check_B(B, B_min, B_printed, "2(R + C c_x)c_x/sqrt(s)")
     rels, comp, lam, b0 = noisy_iht_releases(
-        p, s=s, k=k, T=T, sens=sens, lam_paper=eta0 * B / n, B=B, printed="Alg. 4.2's printed Peeling scale",
+        p,
+        s=s,
+        k=k,
+        T=T,
+        sens=sens,
+        lam_paper=eta0 * B / n,
+        B=B,
+        printed="Alg. 4.2's printed Peeling scale",
         lemma="Lemma 3.3",
-    )  # fmt: skip
+    )
     assumption = (
         f"coordinates of x clipped to [-c_x/sqrt(s), c_x/sqrt(s)] = [-{c_x / math.sqrt(s):.6g}, "
         f"{c_x / math.sqrt(s):.6g}] ((D1') at |I| = s), y truncated to [-{R}, {R}], iterates s-sparse in "
@@ -239,8 +246,19 @@ def dp_iht_plan(
         "coordinate clip c_x/sqrt(s)": c_x / math.sqrt(s),
         "Laplace scale per unit lambda": b0 / lam,
     }
-    return PrivacyPlan("dp_iht", epsilon, delta, p.calibration, comp, assumption, rels, p.relation, params,
-                       whole_mechanism=False, whole_mechanism_why=NOISY_IHT_WHY)  # fmt: skip
+    return PrivacyPlan(
+        "dp_iht",
+        epsilon,
+        delta,
+        p.calibration,
+        comp,
+        assumption,
+        rels,
+        p.relation,
+        params,
+        whole_mechanism=False,
+        whole_mechanism_why=NOISY_IHT_WHY,
+    )
 
 
 def dp_iht(
@@ -347,14 +365,32 @@ def frank_wolfe_regression_plan(
     rel, comp = vertex_selections(p, sens, T)
     on_y = "logistic loss, y in {0, 1}" if loss == "logistic" else f"y truncated to [-{R}, {R}]"
     assumption = f"coordinates of x clipped to [-{c_x}, {c_x}], {on_y}, estimate in the l1 ball of radius {radius}"
-    return PrivacyPlan("frank_wolfe_lasso", epsilon, delta, p.calibration, comp, assumption, (rel,), p.relation,
-                       whole_mechanism=False, whole_mechanism_why=FRANK_WOLFE_WHY)  # fmt: skip
+    return PrivacyPlan(
+        "frank_wolfe_lasso",
+        epsilon,
+        delta,
+        p.calibration,
+        comp,
+        assumption,
+        (rel,),
+        p.relation,
+        whole_mechanism=False,
+        whole_mechanism_why=FRANK_WOLFE_WHY,
+    )
 
 
 def private_frank_wolfe_regression(
-    X, y, *, privacy: Privacy, rng: np.random.Generator, radius: float, T: int, c_x: float, R: float,
+    X,
+    y,
+    *,
+    privacy: Privacy,
+    rng: np.random.Generator,
+    radius: float,
+    T: int,
+    c_x: float,
+    R: float,
     loss: str = "squared",
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """Private Frank-Wolfe LASSO — Talwar, Thakurta & Zhang (2015), Algorithm 2 (A_Noise-FW, polytope case), for
     least squares over the ℓ1 ball of the given radius.
 

@@ -57,8 +57,19 @@ def gaussian_releases_plan(
 
     def release(name, sens, words, dims, sigma, eps_i=None, delta_i=None):
         sigma = grid_scale(sigma, sens, dims, "l2", "gaussian", p.sampler)
-        return grid_release("gaussian", f"gaussian: {name}", sens, "l2", sigma, 1, eps_i, delta_i,
-                            coordinates=dims, sampler=p.sampler, norm_words=words)  # fmt: skip
+        return grid_release(
+            "gaussian",
+            f"gaussian: {name}",
+            sens,
+            "l2",
+            sigma,
+            1,
+            eps_i,
+            delta_i,
+            coordinates=dims,
+            sampler=p.sampler,
+            norm_words=words,
+        )
 
     if p.calibration == "tight":
         rho = gaussian_noise_multiplier(k, epsilon, delta)
@@ -77,8 +88,18 @@ def gaussian_releases_plan(
             release(name, sens, norm, dims, sens * multiplier, e_k, d_k) for name, sens, norm, dims in releases
         )
         comp = f"basic composition of {k} Gaussian releases at (eps/{k}, delta/{k}), Wang (2018) calibration"
-    return PrivacyPlan(method, epsilon, delta, p.calibration, comp, assumption, rels, p.relation,
-                       whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
+    return PrivacyPlan(
+        method,
+        epsilon,
+        delta,
+        p.calibration,
+        comp,
+        assumption,
+        rels,
+        p.relation,
+        whole_mechanism=True,
+        whole_mechanism_why=why,
+    )
 
 
 def _assumption(B_X, B_Y) -> str:
@@ -180,8 +201,9 @@ def ssp_statistics(X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: flo
     return ssp_from_sums(G, b, len(y), privacy=privacy, rng=rng, B_X=B_X, B_Y=B_Y)
 
 
-def ssp_from_sums(G, b, n: int, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float
-                  ) -> NoisyStatistics:  # fmt: skip
+def ssp_from_sums(
+    G, b, n: int, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float
+) -> NoisyStatistics:
     """:func:`ssp_statistics` from the clipped sums (:func:`clipped_sums`) of n rows."""
     d = len(b)
     plan = ssp_plan(privacy, n, d, B_X=B_X, B_Y=B_Y)
@@ -212,8 +234,9 @@ def adassp_statistics(
     return adassp_from_sums(G, Xy, len(y), privacy=privacy, rng=rng, B_X=B_X, B_Y=B_Y, rho=rho)
 
 
-def adassp_from_sums(G, Xy, n: int, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float,
-                     rho: float = 0.05) -> NoisyStatistics:  # fmt: skip
+def adassp_from_sums(
+    G, Xy, n: int, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float, rho: float = 0.05
+) -> NoisyStatistics:
     """:func:`adassp_statistics` from the clipped sums (:func:`clipped_sums`) of n rows."""
     d = len(Xy)
     plan = adassp_plan(privacy, n, d, B_X=B_X, B_Y=B_Y)
@@ -295,8 +318,18 @@ def joint_ssp_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, 
     rel = grid_release("gaussian", name, sens, "l2", sigma, 1, eps_i, delta_i, coordinates=dims, sampler=p.sampler)
     assumption = _assumption(B_X, B_Y) + f"; noise on X'y is {ratio} x (noise on X'X) x B_Y/B_X"
     why = "one Gaussian release of (X'X upper triangle, X'y); the ridge and the solve are post-processing"
-    return PrivacyPlan("joint_ssp", p.epsilon, p.delta, p.calibration, comp, assumption, (rel,), p.relation,
-                       whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
+    return PrivacyPlan(
+        "joint_ssp",
+        p.epsilon,
+        p.delta,
+        p.calibration,
+        comp,
+        assumption,
+        (rel,),
+        p.relation,
+        whole_mechanism=True,
+        whole_mechanism_why=why,
+    )
 
 
 def ridge_from_noisy_gram(G: np.ndarray, sigma_G: float, kappa: float, rho: float) -> float:
@@ -334,20 +367,38 @@ def joint_ssp(
 
 
 def joint_ssp_statistics(
-    X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float, ratio: float = 1.0,
-    kappa: float = 1.0, rho: float = 0.05,
-) -> NoisyStatistics:  # fmt: skip
+    X,
+    y,
+    *,
+    privacy: Privacy,
+    rng: np.random.Generator,
+    B_X: float,
+    B_Y: float,
+    ratio: float = 1.0,
+    kappa: float = 1.0,
+    rho: float = 0.05,
+) -> NoisyStatistics:
     """The release of :func:`joint_ssp` (its one draw) read back as G̃ (noise σB_X² per upper entry) and b̃ (noise
     σ·ratio·B_X B_Y), and the ridge λ read off G̃ (``extra``: κ and ρ of that rule)."""
     G, b = clipped_sums(X, y, B_X, B_Y)
-    return joint_ssp_from_sums(G, b, len(y), privacy=privacy, rng=rng, B_X=B_X, B_Y=B_Y, ratio=ratio, kappa=kappa,
-                               rho=rho)  # fmt: skip
+    return joint_ssp_from_sums(
+        G, b, len(y), privacy=privacy, rng=rng, B_X=B_X, B_Y=B_Y, ratio=ratio, kappa=kappa, rho=rho
+    )
 
 
 def joint_ssp_from_sums(
-    G, b, n: int, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float, ratio: float = 1.0,
-    kappa: float = 1.0, rho: float = 0.05,
-) -> NoisyStatistics:  # fmt: skip
+    G,
+    b,
+    n: int,
+    *,
+    privacy: Privacy,
+    rng: np.random.Generator,
+    B_X: float,
+    B_Y: float,
+    ratio: float = 1.0,
+    kappa: float = 1.0,
+    rho: float = 0.05,
+) -> NoisyStatistics:
     """:func:`joint_ssp_statistics` from the clipped sums (:func:`clipped_sums`) of n rows."""
     kappa, rho = check_positive("kappa", kappa), check_positive("rho", rho)
     d = len(b)
@@ -358,8 +409,9 @@ def joint_ssp_from_sums(
     z = add_noise(np.concatenate([G[iu] / B_X**2, b / y_unit]), "gaussian", sigma, rng, privacy.sampler)
     A = symmetric_from_upper(z[: len(iu[0])] * B_X**2, d)
     lam = ridge_from_noisy_gram(A, sigma * B_X**2, kappa, rho)
-    return NoisyStatistics(A, z[len(iu[0]) :] * y_unit, lam, sigma * B_X**2, sigma * y_unit, plan,
-                           {"kappa": kappa, "rho": rho})  # fmt: skip
+    return NoisyStatistics(
+        A, z[len(iu[0]) :] * y_unit, lam, sigma * B_X**2, sigma * y_unit, plan, {"kappa": kappa, "rho": rho}
+    )
 
 
 # Each estimator's release from its clipped sums (:func:`clipped_sums`): what a caller holding many subsamples of one

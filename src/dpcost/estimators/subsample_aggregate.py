@@ -43,13 +43,32 @@ def subsample_aggregate_plan(privacy: Privacy, n: int, d: int, *, R_b: float, bl
         sigma, budget = classic_gaussian_sigma(sens, p.epsilon, p.delta), (p.epsilon, p.delta)
         comp = "one classic Gaussian release"
     sigma = grid_scale(sigma, sens, d, "l2", "gaussian", p.sampler)
-    rel = grid_release("gaussian", "gaussian: mean of clipped block OLS estimates", sens, "l2", sigma, 1, *budget,
-                       coordinates=d, sampler=p.sampler)  # fmt: skip
+    rel = grid_release(
+        "gaussian",
+        "gaussian: mean of clipped block OLS estimates",
+        sens,
+        "l2",
+        sigma,
+        1,
+        *budget,
+        coordinates=d,
+        sampler=p.sampler,
+    )
     assumption = f"{k} disjoint blocks of about {n // k} rows, each block's OLS estimate projected on ||b||_2 <= {R_b}"
     params = {"blocks": k}
-    return PrivacyPlan("subsample_aggregate", p.epsilon, p.delta, p.calibration, comp, assumption, (rel,), p.relation,
-                       params, whole_mechanism=True,
-                       whole_mechanism_why="one Gaussian release of the mean of clipped block estimates")  # fmt: skip
+    return PrivacyPlan(
+        "subsample_aggregate",
+        p.epsilon,
+        p.delta,
+        p.calibration,
+        comp,
+        assumption,
+        (rel,),
+        p.relation,
+        params,
+        whole_mechanism=True,
+        whole_mechanism_why="one Gaussian release of the mean of clipped block estimates",
+    )
 
 
 def _fit(G: np.ndarray, h: np.ndarray) -> np.ndarray:

@@ -91,8 +91,18 @@ def noisy_truncated_ols_plan(
     sigma = grid_scale(sigma, sens, d, "l2", "gaussian", p.sampler)
     rel = grid_release("gaussian", "gaussian", sens, "l2", sigma, 1, epsilon, delta, coordinates=d, sampler=p.sampler)
     why = "one Gaussian release of the clipped ridge fit"
-    return PrivacyPlan("noisy_truncated_ols", epsilon, delta, p.calibration, comp, assumption, (rel,), p.relation,
-                       whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
+    return PrivacyPlan(
+        "noisy_truncated_ols",
+        epsilon,
+        delta,
+        p.calibration,
+        comp,
+        assumption,
+        (rel,),
+        p.relation,
+        whole_mechanism=True,
+        whole_mechanism_why=why,
+    )
 
 
 def truncated_ridge_fit(X: np.ndarray, y: np.ndarray, *, R: float, C: float, c_x: float, kappa: float) -> np.ndarray:

@@ -103,11 +103,33 @@ def tukey_em_plan(privacy: Privacy, n: int, d: int, *, block_size: int | None, p
     if p.calibration == "paper":
         t = K // 4
     rels = (
-        grid_release("laplace", "laplace: PTR test of the distance to unsafety L", 1.0, "l1", b, 1, e_ptr, 0.0,
-                     coordinates=1, sampler=p.sampler, norm_words="absolute"),
-        Release(f"restricted exponential mechanism exp({c:.4g} depth) on depth >= {t}", 1.0, "linf", None, 1,
-                eps - e_ptr, delta, sampler=EM_NOISE, kind="exponential", noise="float", norm_words="depth (sup)"),
-    )  # fmt: skip
+        grid_release(
+            "laplace",
+            "laplace: PTR test of the distance to unsafety L",
+            1.0,
+            "l1",
+            b,
+            1,
+            e_ptr,
+            0.0,
+            coordinates=1,
+            sampler=p.sampler,
+            norm_words="absolute",
+        ),
+        Release(
+            f"restricted exponential mechanism exp({c:.4g} depth) on depth >= {t}",
+            1.0,
+            "linf",
+            None,
+            1,
+            eps - e_ptr,
+            delta,
+            sampler=EM_NOISE,
+            kind="exponential",
+            noise="float",
+            norm_words="depth (sup)",
+        ),
+    )
     assumption = f"{K} disjoint blocks of {bs} rows (one record changes one block model); no bound on x or y"
     params = {
         "blocks": K,
@@ -121,8 +143,20 @@ def tukey_em_plan(privacy: Privacy, n: int, d: int, *, block_size: int | None, p
         "a propose-test-release check and an exponential mechanism on Tukey depth are not additive-noise "
         "releases: entered at the composition its proof states"
     )
-    return PrivacyPlan("tukey_em", eps, delta, p.calibration, comp, assumption, rels, p.relation, params, proven,
-                       whole_mechanism=False, whole_mechanism_why=why)  # fmt: skip
+    return PrivacyPlan(
+        "tukey_em",
+        eps,
+        delta,
+        p.calibration,
+        comp,
+        assumption,
+        rels,
+        p.relation,
+        params,
+        proven,
+        whole_mechanism=False,
+        whole_mechanism_why=why,
+    )
 
 
 def log_volumes(models: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -245,8 +279,9 @@ def _sample_depth_region(S: np.ndarray, LW: np.ndarray, q: int, rng: np.random.G
     return y
 
 
-def tukey_em_run(X, y, *, privacy: Privacy, rng: np.random.Generator, block_size: int | None = None,
-                 ptr_share: float = 0.4) -> tuple[np.ndarray, bool, int]:  # fmt: skip
+def tukey_em_run(
+    X, y, *, privacy: Privacy, rng: np.random.Generator, block_size: int | None = None, ptr_share: float = 0.4
+) -> tuple[np.ndarray, bool, int]:
     """:func:`tukey_em` with its diagnostics: (estimate, whether the PTR test passed, L). Only the estimate (and
     whether it is the public 0) is released; L is not."""
     est, passed, L, _ = _run(X, y, privacy=privacy, rng=rng, block_size=block_size, ptr_share=ptr_share)
@@ -280,8 +315,9 @@ def _run(X, y, *, privacy, rng, block_size, ptr_share) -> tuple[np.ndarray, bool
     return _sample_depth_region(S, LW, q, rng), True, L, None
 
 
-def tukey_em(X, y, *, privacy: Privacy, rng: np.random.Generator, block_size: int | None = None,
-             ptr_share: float = 0.4) -> np.ndarray | Abstention:  # fmt: skip
+def tukey_em(
+    X, y, *, privacy: Privacy, rng: np.random.Generator, block_size: int | None = None, ptr_share: float = 0.4
+) -> np.ndarray | Abstention:
     """TukeyEM (Amin, Joseph, Ribero & Vassilvitskii, ICLR 2023, Algorithm 2): OLS on K disjoint blocks, a
     propose-test-release check of the distance to unsafety, then the restricted exponential mechanism on approximate
     Tukey depth (Brown et al. 2021, Algorithm 1). No bound on x or y is needed or used.

@@ -75,16 +75,30 @@ def _check_tuning(n, d, s, loss, blocks, block_iters, share, B_X, residual_clip,
         raise PrivacyError(f"blocks={blocks} exceeds n={n}: every block needs at least one row")
     check_count("block_iters", block_iters)
     if not (isinstance(share, numbers.Real) and not isinstance(share, bool) and BOUND_MIN <= share < 1):
-        raise PrivacyError(f"share (stage 1's part of the budget) must lie strictly between 0 and 1 (and be at least "
-                           f"2^-484), got {share!r}")  # fmt: skip
+        raise PrivacyError(
+            f"share (stage 1's part of the budget) must lie strictly between 0 and 1 (and be at least "
+            f"2^-484), got {share!r}"
+        )
     for name, value in (("B_X", B_X), ("residual_clip", residual_clip), ("c_lambda", c_lambda), ("tol", tol)):
         check_positive(name, value)
     return s, blocks
 
 
-def two_stage_plan(privacy: Privacy, n: int, d: int, *, s: int, loss: str = "squared", blocks: int,
-                   block_iters: int, share: float, B_X: float, residual_clip: float, c_lambda: float,
-                   tol: float) -> PrivacyPlan:  # fmt: skip
+def two_stage_plan(
+    privacy: Privacy,
+    n: int,
+    d: int,
+    *,
+    s: int,
+    loss: str = "squared",
+    blocks: int,
+    block_iters: int,
+    share: float,
+    B_X: float,
+    residual_clip: float,
+    c_lambda: float,
+    tol: float,
+) -> PrivacyPlan:
     """Two Gaussian releases, composed by basic composition (tuning as :func:`two_stage`, which holds the defaults):
 
     1. the k-block vote counts + N(0, σ1² I_d), ℓ2 sensitivity √(2s) (:func:`count_sensitivity`), at (ε1, δ1) =
@@ -108,11 +122,31 @@ def two_stage_plan(privacy: Privacy, n: int, d: int, *, s: int, loss: str = "squ
     sens2 = (1 + 2 * tol) * theta_sens
     sigma2, how2 = calibrated_gaussian_sigma(p, sens2, e2, d2, s, "stage 2 (epsilon2 = (1 - share) * epsilon)")
     rels = (
-        grid_release("gaussian", f"gaussian ({how1}): block vote counts (support = top s, post-processing)", sens1,
-                     "l2", sigma1, 1, e1, d1, coordinates=d, sampler=p.sampler),
-        grid_release("gaussian", f"gaussian ({how2}): the ridge fit on the selected coordinates (output perturbation)",
-                     sens2, "l2", sigma2, 1, e2, d2, coordinates=s, sampler=p.sampler),
-    )  # fmt: skip
+        grid_release(
+            "gaussian",
+            f"gaussian ({how1}): block vote counts (support = top s, post-processing)",
+            sens1,
+            "l2",
+            sigma1,
+            1,
+            e1,
+            d1,
+            coordinates=d,
+            sampler=p.sampler,
+        ),
+        grid_release(
+            "gaussian",
+            f"gaussian ({how2}): the ridge fit on the selected coordinates (output perturbation)",
+            sens2,
+            "l2",
+            sigma2,
+            1,
+            e2,
+            d2,
+            coordinates=s,
+            sampler=p.sampler,
+        ),
+    )
     comp = "basic composition: stage 1 at (share eps, share delta), stage 2 at the rest"
     fit = "logistic loss" if loss == "logistic" else f"squared loss with the residual clipped at {c_r} (Huber)"
     assumption = (
@@ -120,15 +154,36 @@ def two_stage_plan(privacy: Privacy, n: int, d: int, *, s: int, loss: str = "squ
         f"votes; rows restricted to the selected s coordinates clipped to ||x_S||_2 <= {B_X}; {fit}; ridge lambda "
         f"= {lam:.6g}; the fit solved to ||grad F|| <= lambda*tau"
     )
-    params = {"blocks": k, "rows per block": n // k, "epsilon1": e1, "delta1": d1, "epsilon2": e2, "delta2": d2,
-              "count sensitivity": sens1, "G": G, "lambda": lam, "fit sensitivity 2G/(n lambda)": theta_sens,
-              "tau": tol * theta_sens}  # fmt: skip
+    params = {
+        "blocks": k,
+        "rows per block": n // k,
+        "epsilon1": e1,
+        "delta1": d1,
+        "epsilon2": e2,
+        "delta2": d2,
+        "count sensitivity": sens1,
+        "G": G,
+        "lambda": lam,
+        "fit sensitivity 2G/(n lambda)": theta_sens,
+        "tau": tol * theta_sens,
+    }
     why = (
         "two Gaussian releases, the block vote counts and the ridge fit on the selected coordinates; the selection "
         "is post-processing"
     )
-    return PrivacyPlan("two_stage", eps, delta, p.calibration, comp, assumption, rels, p.relation, params,
-                       whole_mechanism=True, whole_mechanism_why=why)  # fmt: skip
+    return PrivacyPlan(
+        "two_stage",
+        eps,
+        delta,
+        p.calibration,
+        comp,
+        assumption,
+        rels,
+        p.relation,
+        params,
+        whole_mechanism=True,
+        whole_mechanism_why=why,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -220,13 +275,32 @@ def two_stage(
     """
     X, y = as_design(X, y, loss)
     n, d = X.shape
-    plan = two_stage_plan(privacy, n, d, s=s, loss=loss, blocks=blocks, block_iters=block_iters, share=share,
-                          B_X=B_X, residual_clip=residual_clip, c_lambda=c_lambda, tol=tol)  # fmt: skip
+    plan = two_stage_plan(
+        privacy,
+        n,
+        d,
+        s=s,
+        loss=loss,
+        blocks=blocks,
+        block_iters=block_iters,
+        share=share,
+        B_X=B_X,
+        residual_clip=residual_clip,
+        c_lambda=c_lambda,
+        tol=tol,
+    )
     counts = vote_counts(X, y, loss=loss, s=s, blocks=blocks, block_iters=block_iters, perm=rng.permutation(n))
     support = top_s(release_counts(counts, plan.releases[0].noise_scale, rng, privacy.sampler)[0], s)
     c_r = 1.0 if loss == "logistic" else residual_clip
-    fit = strongly_convex_teacher(clip_rows_l2(X[:, support], B_X), y, loss=loss, lam=plan.parameters["lambda"],
-                                  residual_clip=c_r, tau=plan.parameters["tau"], c_x=B_X)  # fmt: skip
+    fit = strongly_convex_teacher(
+        clip_rows_l2(X[:, support], B_X),
+        y,
+        loss=loss,
+        lam=plan.parameters["lambda"],
+        residual_clip=c_r,
+        tau=plan.parameters["tau"],
+        c_x=B_X,
+    )
     theta = np.zeros(d)
     theta[support] = draw("gaussian", plan.releases[1].noise_scale, support.size, rng, privacy.sampler).add(fit)
     return theta

@@ -60,9 +60,16 @@ MIN_ROWS_MU: Mapping[str, float] = MappingProxyType(
 
 
 def blocks_interval(
-    method: str, X, y, *, privacy: Privacy, rng: np.random.Generator, level: float = 0.95, blocks: int | None = None,
+    method: str,
+    X,
+    y,
+    *,
+    privacy: Privacy,
+    rng: np.random.Generator,
+    level: float = 0.95,
+    blocks: int | None = None,
     **constants,
-):  # fmt: skip
+):
     """The t-interval of k private block estimates (module docstring); ``constants`` are the estimator's. ``blocks``:
     k (default: :func:`block_count`'s, from n and the plan's μ)."""
     m = METHODS[method]
@@ -84,9 +91,13 @@ def blocks_interval(
         if k < 2:
             raise PrivacyError("blocks must be at least 2 (the t-interval needs k - 1 >= 1 degrees of freedom)")
         if n // k * mu < floor:
-            warnings.warn(f"INTERVAL WARNING: {method}'s blocks of {n // k} rows have n_b*mu = {n // k * mu:.3g}, "
-                          f"below {floor:g}, where its block estimates were measured biased: the interval may "
-                          f"under-cover (blocks=None chooses fewer blocks)", RuntimeWarning, stacklevel=3)  # fmt: skip
+            warnings.warn(
+                f"INTERVAL WARNING: {method}'s blocks of {n // k} rows have n_b*mu = {n // k * mu:.3g}, "
+                f"below {floor:g}, where its block estimates were measured biased: the interval may "
+                f"under-cover (blocks=None chooses fewer blocks)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
     if n < 2 * k:
         raise PrivacyError(f"{n} rows cannot make {k} blocks of at least 2 rows")
     # the partition from a stream of its own; the noise from children of its seed sequence (independent streams,
@@ -95,18 +106,23 @@ def blocks_interval(
     parts = np.array_split(stream.permutation(n), k)
     children = stream.bit_generator.seed_seq.spawn(k)
     if m.blocks is None:  # block j's release with the j-th child
-        ests = np.stack([
-            np.asarray(m.fn(take_rows(X, idx), take_rows(y, idx), privacy=p, rng=np.random.default_rng(c),
-                            **tuning), dtype=float)
-            for idx, c in zip(parts, children, strict=True)
-        ])  # fmt: skip
+        ests = np.stack(
+            [
+                np.asarray(
+                    m.fn(take_rows(X, idx), take_rows(y, idx), privacy=p, rng=np.random.default_rng(c), **tuning),
+                    dtype=float,
+                )
+                for idx, c in zip(parts, children, strict=True)
+            ]
+        )
     else:  # the blocks of each size (⌈n/k⌉ first, then ⌊n/k⌋) stacked, with the child of the first of them
         ests = np.empty((k, d))
         for size in sorted({len(i) for i in parts}, reverse=True):
             js = [j for j, i in enumerate(parts) if len(i) == size]
             idx = np.stack([parts[j] for j in js])
-            ests[js] = m.blocks(take_rows(X, idx), take_rows(y, idx), privacy=p,
-                                rng=np.random.default_rng(children[js[0]]), **tuning)  # fmt: skip
+            ests[js] = m.blocks(
+                take_rows(X, idx), take_rows(y, idx), privacy=p, rng=np.random.default_rng(children[js[0]]), **tuning
+            )
     with np.errstate(over="ignore", invalid="ignore"):
         centre = ests.mean(axis=0)
         se = ests.std(axis=0, ddof=1) / np.sqrt(k)
@@ -114,9 +130,17 @@ def blocks_interval(
 
     t = special.stdtrit(k - 1, 0.5 + level / 2)
     plan = _plan(method, m, p, sorted({len(i) for i in parts}), d, tuning, k)
-    return make_interval(centre - t * se, centre + t * se, centre, level=level, method=method, route="blocks",
-                         quantile=f"t({k - 1})", plan=plan,
-                         details={"se": se, "blocks": k, "rows_mu": n // k * mu, "block_estimates": ests})  # fmt: skip
+    return make_interval(
+        centre - t * se,
+        centre + t * se,
+        centre,
+        level=level,
+        method=method,
+        route="blocks",
+        quantile=f"t({k - 1})",
+        plan=plan,
+        details={"se": se, "blocks": k, "rows_mu": n // k * mu, "block_estimates": ests},
+    )
 
 
 def plan_mu(plan: PrivacyPlan) -> float:
@@ -124,8 +148,10 @@ def plan_mu(plan: PrivacyPlan) -> float:
     (Dong, Roth & Su 2019: Gaussian releases compose to this μ), a signal-to-noise measure under ``paper``. A plan
     with another kind of release has no μ here: refused."""
     if any(r.kind != "gaussian" for r in plan.releases):
-        raise PrivacyError(f"the blocks route sizes its blocks by the Gaussian-DP mu of {plan.method}'s releases; "
-                           f"it has others ({sorted({r.kind for r in plan.releases})})")  # fmt: skip
+        raise PrivacyError(
+            f"the blocks route sizes its blocks by the Gaussian-DP mu of {plan.method}'s releases; "
+            f"it has others ({sorted({r.kind for r in plan.releases})})"
+        )
     return math.sqrt(sum(r.count * ((r.sensitivity + r.rounding) / r.noise_scale) ** 2 for r in plan.releases))
 
 
@@ -147,11 +173,25 @@ def _plan(method, m, p, sizes, d, tuning, k) -> PrivacyPlan:
     is the estimator's plan at (ε, δ), so all compose to the same), composed in parallel over k blocks."""
     plans = [m.make_plan(p, size, d, tuning, {}) for size in sizes]
     worst = max(plans, key=plan_mu)
-    comp = (f"parallel composition over {k} disjoint blocks of sizes {sizes} (one record is in one block); the "
-            f"releases of one block: {worst.composition}")  # fmt: skip
-    why = (f"{k} runs of {method} on disjoint blocks, of which a neighbour changes one; the releases listed are one "
-           f"block's ({worst.whole_mechanism_why}); the mean and the t-interval are post-processing")  # fmt: skip
-    return PrivacyPlan(f"{method}+interval", p.epsilon, p.delta, p.calibration, comp,
-                       f"{worst.assumption}; the partition is public randomness, drawn before any release",
-                       worst.releases, p.relation, {**worst.parameters, "blocks": k}, worst.proven,
-                       whole_mechanism=worst.whole_mechanism, whole_mechanism_why=why)  # fmt: skip
+    comp = (
+        f"parallel composition over {k} disjoint blocks of sizes {sizes} (one record is in one block); the "
+        f"releases of one block: {worst.composition}"
+    )
+    why = (
+        f"{k} runs of {method} on disjoint blocks, of which a neighbour changes one; the releases listed are one "
+        f"block's ({worst.whole_mechanism_why}); the mean and the t-interval are post-processing"
+    )
+    return PrivacyPlan(
+        f"{method}+interval",
+        p.epsilon,
+        p.delta,
+        p.calibration,
+        comp,
+        f"{worst.assumption}; the partition is public randomness, drawn before any release",
+        worst.releases,
+        p.relation,
+        {**worst.parameters, "blocks": k},
+        worst.proven,
+        whole_mechanism=worst.whole_mechanism,
+        whole_mechanism_why=why,
+    )

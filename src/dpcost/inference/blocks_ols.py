@@ -45,8 +45,9 @@ BIAS, BIASES = "ignore", ("bound", "ignore")
 VAR_FLOOR = 0.05  # the between-block variance in units of s² never below this (s is INFL = 1.25 times the pilot's)
 
 
-def blocks_ols_interval(X, y, *, privacy: Privacy, rng: np.random.Generator, level: float = 0.95,
-                        share: float = SHARE, bias: str = BIAS):  # fmt: skip
+def blocks_ols_interval(
+    X, y, *, privacy: Privacy, rng: np.random.Generator, level: float = 0.95, share: float = SHARE, bias: str = BIAS
+):
     """A private interval for every coefficient from blocks of unclipped OLS (module docstring): (ε, δ)-DP as a whole
     under replace-one neighbours (the estimate's releases at 1 − f, the interval's at f; Gaussian DP under ``tight``,
     basic composition under ``paper``)."""
@@ -75,24 +76,48 @@ def blocks_ols_interval(X, y, *, privacy: Privacy, rng: np.random.Generator, lev
     with np.errstate(over="ignore", invalid="ignore"):
         se = rel.scale * np.sqrt(between / k + rel.noise_sd**2)
         censored = pf[:d] + pf[d:]
-        bound = rel.scale * KAPPA * np.maximum(censored + special.ndtri(1 - GAMMA / 2) * math.sqrt(2)
-                                               * cnt_rel.noise_scale, 0.0)  # fmt: skip
+        bound = (
+            rel.scale
+            * KAPPA
+            * np.maximum(censored + special.ndtri(1 - GAMMA / 2) * math.sqrt(2) * cnt_rel.noise_scale, 0.0)
+        )
         if bias == "bound":
             half = critical_value(bound / se, 1 - level - GAMMA) * se
         else:  # the censoring's bias left out: the censored fractions are a diagnostic only
             half = special.ndtri(0.5 + level / 2) * se
     flagged = censored > FLAG_CENSORED
     if flagged.any():
-        warnings.warn(f"INTERVAL WARNING: blocks_ols censored {np.round(censored, 3)} of its blocks (coordinates "
-                      f"{np.flatnonzero(flagged).tolist()} above {FLAG_CENSORED}): the block estimates are not "
-                      f"nearly normal at this block size, and the bias bound rests on KAPPA = {KAPPA}",
-                      RuntimeWarning, stacklevel=2)  # fmt: skip
+        warnings.warn(
+            f"INTERVAL WARNING: blocks_ols censored {np.round(censored, 3)} of its blocks (coordinates "
+            f"{np.flatnonzero(flagged).tolist()} above {FLAG_CENSORED}): the block estimates are not "
+            f"nearly normal at this block size, and the bias bound rests on KAPPA = {KAPPA}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     est = rel.plan
-    plan = dataclasses.replace(est, method="blocks_ols+interval", releases=est.releases + (var_rel, cnt_rel),
-                               composition=est.composition + f"; the interval's two releases at {share:g} of the "
-                               "budget", parameters={**est.parameters, "interval_share": share})  # fmt: skip
-    return make_interval(rel.estimate - half, rel.estimate + half, rel.estimate, level=level, method="blocks_ols",
-                         route="censored", quantile=f"bias-aware: |N(B/se, 1)| at {level + GAMMA:g}", plan=plan,
-                         details={"se": se, "blocks": k, "bias_bound": bound, "censored": censored,
-                                  "between_variance": between * rel.scale**2, "scale": rel.scale,
-                                  "assumption_flag": flagged})  # fmt: skip
+    plan = dataclasses.replace(
+        est,
+        method="blocks_ols+interval",
+        releases=est.releases + (var_rel, cnt_rel),
+        composition=est.composition + f"; the interval's two releases at {share:g} of the budget",
+        parameters={**est.parameters, "interval_share": share},
+    )
+    return make_interval(
+        rel.estimate - half,
+        rel.estimate + half,
+        rel.estimate,
+        level=level,
+        method="blocks_ols",
+        route="censored",
+        quantile=f"bias-aware: |N(B/se, 1)| at {level + GAMMA:g}",
+        plan=plan,
+        details={
+            "se": se,
+            "blocks": k,
+            "bias_bound": bound,
+            "censored": censored,
+            "between_variance": between * rel.scale**2,
+            "scale": rel.scale,
+            "assumption_flag": flagged,
+        },
+    )

@@ -54,18 +54,32 @@ class Split:
         """One plan for the estimate's releases and the interval's: the method's (ε, δ), both compositions said."""
         p, f = self.whole, self.share
         if p.calibration == "tight":
-            comp = (f"Gaussian DP: the estimator's releases at mu*sqrt(1 - {f}) ({est.composition}), the interval's "
-                    f"at mu*sqrt({f}); mu^2 adds, mu = {gdp_mu(p.epsilon, p.delta):.6g} (exact)")  # fmt: skip
+            comp = (
+                f"Gaussian DP: the estimator's releases at mu*sqrt(1 - {f}) ({est.composition}), the interval's "
+                f"at mu*sqrt({f}); mu^2 adds, mu = {gdp_mu(p.epsilon, p.delta):.6g} (exact)"
+            )
         else:
-            comp = (f"basic composition: the estimator at ((1 - {f}) eps, (1 - {f}) delta) ({est.composition}), the "
-                    f"interval's release at ({f} eps, {f} delta), analytic Gaussian")  # fmt: skip
+            comp = (
+                f"basic composition: the estimator at ((1 - {f}) eps, (1 - {f}) delta) ({est.composition}), the "
+                f"interval's release at ({f} eps, {f} delta), analytic Gaussian"
+            )
         why = (
             f"the estimator's releases ({est.whole_mechanism_why}) and the interval's; the interval is post-processing"
         )
-        return PrivacyPlan(f"{method}+interval", p.epsilon, p.delta, p.calibration, comp,
-                           f"{est.assumption}; {assumption}", est.releases + extra, p.relation,
-                           {**est.parameters, "interval_share": f}, est.proven,
-                           whole_mechanism=est.whole_mechanism, whole_mechanism_why=why)  # fmt: skip
+        return PrivacyPlan(
+            f"{method}+interval",
+            p.epsilon,
+            p.delta,
+            p.calibration,
+            comp,
+            f"{est.assumption}; {assumption}",
+            est.releases + extra,
+            p.relation,
+            {**est.parameters, "interval_share": f},
+            est.proven,
+            whole_mechanism=est.whole_mechanism,
+            whole_mechanism_why=why,
+        )
 
 
 def split(privacy: Privacy, n: int, share: float = SHARE) -> Split:
@@ -99,8 +113,9 @@ def residual_release(split_: Split, R: float) -> tuple[float, Release]:
     R = check_positive("R", R)
     if not math.isfinite(R * R):
         raise PrivacyError(f"R = {R!r}: R^2 overflows")
-    rel = split_.gaussian_release(f"sum of squared residuals clipped to [-{R:.6g}, {R:.6g}] at the released estimate",
-                                  R * R)  # fmt: skip
+    rel = split_.gaussian_release(
+        f"sum of squared residuals clipped to [-{R:.6g}, {R:.6g}] at the released estimate", R * R
+    )
     return R, rel
 
 

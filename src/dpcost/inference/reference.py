@@ -54,5 +54,14 @@ def ols_interval(X, y, *, level: float = 0.95, covariance: str = "classical", po
     from scipy import special  # here: slow to import; scipy.stats's quantiles are these functions, at 3x its import
 
     t = special.stdtrit(m - d, 0.5 + level / 2)
-    return make_interval(beta - t * se, beta + t * se, beta, level=level, method="ols", route=covariance,
-                         quantile=f"t({m - d})", plan=None, details={"se": se, "fpc": fpc})  # fmt: skip
+    return make_interval(
+        beta - t * se,
+        beta + t * se,
+        beta,
+        level=level,
+        method="ols",
+        route=covariance,
+        quantile=f"t({m - d})",
+        plan=None,
+        details={"se": se, "fpc": fpc},
+    )

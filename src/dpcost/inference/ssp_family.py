@@ -97,9 +97,11 @@ def ssp_family_interval(
         raise PrivacyError(f"{method} needs its public bounds B_X and B_Y")
     # before anything reads the data: the refusal depends on the specification alone, so it is the same on every
     # data set (a neighbour never sees "released" where the other sees "refused")
-    require_replace(privacy, f"{method}'s {route} interval",
-                    "sigma^2 divides by n - d and the interval needs n >= d + 2 rows, and under add/remove n is "
-                    "private")  # fmt: skip
+    require_replace(
+        privacy,
+        f"{method}'s {route} interval",
+        "sigma^2 divides by n - d and the interval needs n >= d + 2 rows, and under add/remove n is private",
+    )
     Xc, yc = clip_design(X, y, constants["B_X"], constants["B_Y"])
     n, d = Xc.shape
     check_rows(n, d)
@@ -135,8 +137,17 @@ def ssp_family_interval(
             half, quantile, details = special.ndtri(0.5 + level / 2) * se, "normal", {}
         lower, upper = theta - half, theta + half
     plan = sp.plan(method, s.plan, (rel,), f"residuals clipped to [-R, R], R = {R:.6g}, for sigma^2")
-    return make_interval(lower, upper, theta, level=level, method=method, route=route, quantile=quantile, plan=plan,
-                         details={"sigma2": sigma2, "se": se, "lambda": s.lam, **details})  # fmt: skip
+    return make_interval(
+        lower,
+        upper,
+        theta,
+        level=level,
+        method=method,
+        route=route,
+        quantile=quantile,
+        plan=plan,
+        details={"sigma2": sigma2, "se": se, "lambda": s.lam, **details},
+    )
 
 
 def critical_value(t, alpha: float) -> np.ndarray:

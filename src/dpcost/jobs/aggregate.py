@@ -41,8 +41,14 @@ def aggregate(job: Job) -> None:
         # the mode each method ran under: a tuning-free one runs as "none" whatever the analysis's mode
         modes[record["method"]] = record.get("tuning", {}).get("mode", job.args["tuning_mode"])
     meta = read_json(job.input["meta"])
-    summary = annotate(summarize(errors, meta.get("truth_sampling_variance")), privacy=job.privacy(), private=private,
-                       proven=proven, tuning_mode=modes, d_public=_d_public(meta))  # fmt: skip
+    summary = annotate(
+        summarize(errors, meta.get("truth_sampling_variance")),
+        privacy=job.privacy(),
+        private=private,
+        proven=proven,
+        tuning_mode=modes,
+        d_public=_d_public(meta),
+    )
     summary.to_csv(job.output["summary"], index=False, float_format="%.6g")
 
 
@@ -61,15 +67,26 @@ def plot(job: Job) -> None:
     modes = summary[summary.private].groupby("method").tuning_mode.first() if "tuning_mode" in summary else {}
     tuning = tuning_text(job.args["tuning"], modes)
     privacy = job.args["privacy"]
-    kw = dict(xlabel=analysis.xlabel, ylabel=analysis.ylabel, epsilon=privacy["epsilon"], delta=privacy["delta"],
-              calibration=job.args["calibration"], tuning=tuning,
-              reference=(float(np.linalg.norm(list(truth.values()))), analysis.reference_label))  # fmt: skip
+    kw = dict(
+        xlabel=analysis.xlabel,
+        ylabel=analysis.ylabel,
+        epsilon=privacy["epsilon"],
+        delta=privacy["delta"],
+        calibration=job.args["calibration"],
+        tuning=tuning,
+        reference=(float(np.linalg.norm(list(truth.values()))), analysis.reference_label),
+    )
     shown = summary[summary.method.isin(headline(summary))]
     notes = [HEADLINE_NOTE, heavy_tails(shown)]
     out = job.output
     error_curves(shown, [out["png"], out["pdf"]], title=analysis.title, note="; ".join(n for n in notes if n), **kw)
-    error_curves(summary, [out["png_all"], out["pdf_all"]], title=analysis.title + " — every method",
-                 note=heavy_tails(summary), **kw)  # fmt: skip
+    error_curves(
+        summary,
+        [out["png_all"], out["pdf_all"]],
+        title=analysis.title + " — every method",
+        note=heavy_tails(summary),
+        **kw,
+    )
 
 
 def ledger(job: Job) -> None:
@@ -81,12 +98,18 @@ def ledger(job: Job) -> None:
     notes = delta_notes(privacy, job.args["m"])
     for note in notes:
         logging.getLogger("ledger").warning("%s: %s", job.dataset, note)
-    record = build_ledger(dataset=job.dataset, records=[read_json(p) for p in job.input["plans"]],
-                          privacy=privacy.to_dict(), notes=notes, d_public=_d_public(meta),
-                          not_private=[*preprocessing_notes(meta), *datasets.get(job.dataset).not_private])  # fmt: skip
+    record = build_ledger(
+        dataset=job.dataset,
+        records=[read_json(p) for p in job.input["plans"]],
+        privacy=privacy.to_dict(),
+        notes=notes,
+        d_public=_d_public(meta),
+        not_private=[*preprocessing_notes(meta), *datasets.get(job.dataset).not_private],
+    )
     if job.input.get("intervals"):  # the private intervals' own releases, and the table's composition with them
-        record["intervals"] = ledger_entry([read_json(p) for p in job.input["plans"]],
-                                           [read_json(p) for p in job.input["intervals"]])  # fmt: skip
+        record["intervals"] = ledger_entry(
+            [read_json(p) for p in job.input["plans"]], [read_json(p) for p in job.input["intervals"]]
+        )
     write_json_atomic(job.output["ledger"], record)
 
 
@@ -98,8 +121,13 @@ def compare(job: Job) -> None:
     ours = [k for k, m in registry.items() if m.private and not m.peer]
     usable = available()
     # why a peer's column can be empty: said in the table's note column and in this job's log, never silently
-    missing = {k: "not installed: pip install -e '.[peers]'" if not usable[m.peer]
-               else f"{job.dataset}.peers is '{job.args['peers']}'" for k, m in registry.items() if m.peer}  # fmt: skip
+    missing = {
+        k: "not installed: pip install -e '.[peers]'"
+        if not usable[m.peer]
+        else f"{job.dataset}.peers is '{job.args['peers']}'"
+        for k, m in registry.items()
+        if m.peer
+    }
     table = compare_table(pd.read_csv(job.input["summary"]), ours, missing=missing)
     for note in table.loc[table["note"] != "", "note"].unique():
         logging.getLogger("compare").warning("%s", note)

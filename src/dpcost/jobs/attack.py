@@ -23,13 +23,25 @@ def attack(job: Job) -> None:
     privacy = job.privacy()
     private = {k: m.private for k, m in methods_of(analysis.family).items()}
     # one method's statistics at a time: all of housing's at once (6 million rows) took 1 GB
-    summary = pd.concat([summarise_attack(pd.read_parquet(t), privacy=privacy, private=private, alpha=job.args["alpha"])
-                         for t in job.input["tables"]], ignore_index=True)  # fmt: skip
+    summary = pd.concat(
+        [
+            summarise_attack(pd.read_parquet(t), privacy=privacy, private=private, alpha=job.args["alpha"])
+            for t in job.input["tables"]
+        ],
+        ignore_index=True,
+    )
     summary.to_csv(job.output["csv"], index=False, float_format="%.6g")
     shown = headline(pd.read_csv(job.input["summary"]))
     targeted = job.input.get("targeted")  # what the targeted attack sees, said in the caption (regression only)
     note = exposure_note(pd.read_csv(targeted)) if targeted else None
-    attack_figure(summary[summary.method.isin(shown)], [job.output["png"], job.output["pdf"]],
-                  title=analysis.title.split(":")[0] + ": score attack on the released estimates",
-                  xlabel=analysis.xlabel, epsilon=privacy.epsilon, delta=privacy.delta,
-                  calibration=privacy.calibration, tuning=job.args["tuning_mode"], targeted=note)  # fmt: skip
+    attack_figure(
+        summary[summary.method.isin(shown)],
+        [job.output["png"], job.output["pdf"]],
+        title=analysis.title.split(":")[0] + ": score attack on the released estimates",
+        xlabel=analysis.xlabel,
+        epsilon=privacy.epsilon,
+        delta=privacy.delta,
+        calibration=privacy.calibration,
+        tuning=job.args["tuning_mode"],
+        targeted=note,
+    )

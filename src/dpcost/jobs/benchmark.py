@@ -18,9 +18,16 @@ def _cell(job: Job) -> tuple[tuple, dict]:
     block = a["block"]
     analysis = datasets.get(job.dataset)
     args = (analysis, methods_of(analysis.family)[job.method], job.data(), TuningSpec(**a["spec"]))
-    kw = dict(epsilons=block["epsilon"], grid=a["grid"], small_m=block.get("small_m"), reps=block["reps"],
-              test_fraction=block["test_fraction"], params=dict(a["params"]), seed=a["seed"],
-              privacy=job.privacy())  # fmt: skip
+    kw = dict(
+        epsilons=block["epsilon"],
+        grid=a["grid"],
+        small_m=block.get("small_m"),
+        reps=block["reps"],
+        test_fraction=block["test_fraction"],
+        params=dict(a["params"]),
+        seed=a["seed"],
+        privacy=job.privacy(),
+    )
     return args, kw
 
 
@@ -57,8 +64,7 @@ def benchmark_inference(job: Job) -> None:
     :func:`benchmark_method`, level, route, share."""
     a = job.args
     args, kw = _cell(job)
-    table, record = benchmark.run_benchmark_intervals(*args, **kw, level=a["level"], route=a["route"],
-                                                      share=a["share"])  # fmt: skip
+    table, record = benchmark.run_benchmark_intervals(*args, **kw, level=a["level"], route=a["route"], share=a["share"])
     write_table_atomic(job.output["table"], table)
     write_json_atomic(job.output["record"], record)
 
@@ -80,9 +86,19 @@ def benchmark_targeted_method(job: Job) -> None:
     :func:`benchmark_method` and ``targeted``, the data set's ``targeted`` block (k_top, k_random, shadows,
     test_releases, reconstruction_nfev, alpha)."""
     (analysis, method, data, spec), kw = _cell(job)
-    table = benchmark.run_benchmark_targeted(analysis, method, data, spec, epsilons=kw["epsilons"], grid=kw["grid"],
-                                             test_fraction=kw["test_fraction"], params=kw["params"], seed=kw["seed"],
-                                             privacy=kw["privacy"], options=job.args["targeted"])  # fmt: skip
+    table = benchmark.run_benchmark_targeted(
+        analysis,
+        method,
+        data,
+        spec,
+        epsilons=kw["epsilons"],
+        grid=kw["grid"],
+        test_fraction=kw["test_fraction"],
+        params=kw["params"],
+        seed=kw["seed"],
+        privacy=kw["privacy"],
+        options=job.args["targeted"],
+    )
     write_table_atomic(job.output["table"], table)
 
 

@@ -16,9 +16,15 @@ def download_table(job: Job) -> None:
     "Running without internet"), a download by its file sha256 and its content. Arguments: sources, content_sha256,
     reader (a known data set's, or None), manual_dir, options (the run's download options)."""
     a = job.args
-    raw, record = table.fetch(job.dataset, a["sources"], Path(job.output["manifest"]).parent,
-                              expected=a["content_sha256"], manual_dir=a["manual_dir"], reader=a["reader"],
-                              **download.options(dict(a["options"])))  # fmt: skip
+    raw, record = table.fetch(
+        job.dataset,
+        a["sources"],
+        Path(job.output["manifest"]).parent,
+        expected=a["content_sha256"],
+        manual_dir=a["manual_dir"],
+        reader=a["reader"],
+        **download.options(dict(a["options"])),
+    )
     write_table_atomic(job.output["table"], table.storable(raw))
     write_json_atomic(job.output["manifest"], record)
 
@@ -28,6 +34,7 @@ def download_snp(job: Job) -> None:
     manual folder); the manifest to ``output.manifest``. Arguments: matrix_url, accession, manual_dir, options."""
     a = job.args
     out = Path(job.output["manifest"])
-    manifest = fetch_series_matrices(a["matrix_url"], a["accession"], out.parent, a["manual_dir"],
-                                     **download.options(dict(a["options"])))  # fmt: skip
+    manifest = fetch_series_matrices(
+        a["matrix_url"], a["accession"], out.parent, a["manual_dir"], **download.options(dict(a["options"]))
+    )
     write_json_atomic(out, manifest)

@@ -44,9 +44,16 @@ def tuned(job: Job, m_grid) -> Tuned:
     if "tuning" in job.input:
         record = read_json(job.input["tuning"])
     else:
-        made = tuning_mod.tune(analysis, method, {}, tuning_mod.TuningSpec(**job.args["tuning_spec"]),
-                               params=dict(job.args["params"]), m_grid=m_grid, seed=job.args["seed"],
-                               privacy=job.privacy())  # fmt: skip
+        made = tuning_mod.tune(
+            analysis,
+            method,
+            {},
+            tuning_mod.TuningSpec(**job.args["tuning_spec"]),
+            params=dict(job.args["params"]),
+            m_grid=m_grid,
+            seed=job.args["seed"],
+            privacy=job.privacy(),
+        )
         made.pop("table")
         record = json.loads(json.dumps(made))  # as a tune job's file reads back
     return Tuned(analysis, method, record, *tuning_mod.runner(method, record, m_grid))
@@ -72,25 +79,34 @@ def estimate(job: Job) -> None:
         plans = [p for path in job.input["part_plans"] for p in json.loads(Path(path).read_text())]
         held = [int(m) for m in dict.fromkeys(table.m)]
         if held != list(a["m"]):
-            raise DPCostError(f"estimate {job.dataset}/{job.method}: its parts hold m = {held}, not the m grid "
-                              f"{list(a['m'])}")  # fmt: skip
+            raise DPCostError(
+                f"estimate {job.dataset}/{job.method}: its parts hold m = {held}, not the m grid {list(a['m'])}"
+            )
         attacked = pd.concat([pd.read_parquet(path) for path in job.input["part_attacks"]], ignore_index=True)
     else:
         table, plans, attacked = _scored(job, analysis, runner, tuning, by_m, a["m"])
-    log.info("%s: %d rows and %d attack statistics in %.2f s", job.method, len(table), len(attacked),
-             time.perf_counter() - t0)  # fmt: skip
+    log.info(
+        "%s: %d rows and %d attack statistics in %.2f s",
+        job.method,
+        len(table),
+        len(attacked),
+        time.perf_counter() - t0,
+    )
     table.to_parquet(job.output["table"], index=False)
     attacked.to_parquet(job.output["attack"], index=False)
-    write_json_atomic(job.output["plans"], {
-        "dataset": job.dataset,
-        "method": job.method,
-        "label": method.label,
-        "private": method.private,
-        "privacy": job.privacy().to_dict(),
-        "tuning": {k: v for k, v in record.items() if k != "candidates"},
-        "params": params,
-        "plans": plans,
-    })  # fmt: skip
+    write_json_atomic(
+        job.output["plans"],
+        {
+            "dataset": job.dataset,
+            "method": job.method,
+            "label": method.label,
+            "private": method.private,
+            "privacy": job.privacy().to_dict(),
+            "tuning": {k: v for k, v in record.items() if k != "candidates"},
+            "params": params,
+            "plans": plans,
+        },
+    )
 
 
 def _scored(job: Job, analysis, runner, tuning, by_m, m_grid) -> tuple[pd.DataFrame, list[dict], pd.DataFrame]:
@@ -99,9 +115,19 @@ def _scored(job: Job, analysis, runner, tuning, by_m, m_grid) -> tuple[pd.DataFr
     a = job.args
     design = analysis.load(job.data(), dict(a["params"]))
     attack = ScoreAttack(design, runner, **a["attack"], seed=a["seed"], dataset=job.dataset)
-    table, plans = run_grid(design, runner, tuning=tuning, tuning_by_m=by_m, params=dict(a["params"]),
-                            m_grid=list(m_grid), reps=a["reps"], seed=a["seed"], privacy=job.privacy(),
-                            dataset=job.dataset, on_release=attack)  # fmt: skip
+    table, plans = run_grid(
+        design,
+        runner,
+        tuning=tuning,
+        tuning_by_m=by_m,
+        params=dict(a["params"]),
+        m_grid=list(m_grid),
+        reps=a["reps"],
+        seed=a["seed"],
+        privacy=job.privacy(),
+        dataset=job.dataset,
+        on_release=attack,
+    )
     return table, plans, attack.table()
 
 

@@ -33,18 +33,37 @@ def inference_method(job: Job) -> None:
     t = tuned(job, a["m"])
     analysis, record, by_m = t.analysis, t.record, t.by_m
     meta = read_json(job.input["meta"])
-    head = {"dataset": job.dataset, "method": job.method, "label": t.method.label, "private": True,
-            "privacy": job.privacy().to_dict(), "tuning": {k: v for k, v in record.items() if k != "candidates"},
-            "params": dict(a["params"]), "route": a["route"], "level": a["level"], "share": a["share"]}  # fmt: skip
+    head = {
+        "dataset": job.dataset,
+        "method": job.method,
+        "label": t.method.label,
+        "private": True,
+        "privacy": job.privacy().to_dict(),
+        "tuning": {k: v for k, v in record.items() if k != "candidates"},
+        "params": dict(a["params"]),
+        "route": a["route"],
+        "level": a["level"],
+        "share": a["share"],
+    }
     if by_m is None:
         write_table_atomic(job.output["table"], pd.DataFrame(columns=iv.TIDY))
         write_json_atomic(job.output["plans"], {**head, "plans": [], "refused": {}, "why": iv.PRIVATE_TUNING})
         return
     t0 = time.perf_counter()
-    table, plans, refused = iv.run_intervals(analysis.load(job.data(), dict(a["params"])), job.method,
-                                             tuning_by_m=by_m, m_grid=a["m"], reps=_reps(a), seed=a["seed"],
-                                             privacy=job.privacy(), dataset=job.dataset, level=a["level"],
-                                             route=a["route"], share=a["share"], names=meta["covariates"])  # fmt: skip
+    table, plans, refused = iv.run_intervals(
+        analysis.load(job.data(), dict(a["params"])),
+        job.method,
+        tuning_by_m=by_m,
+        m_grid=a["m"],
+        reps=_reps(a),
+        seed=a["seed"],
+        privacy=job.privacy(),
+        dataset=job.dataset,
+        level=a["level"],
+        route=a["route"],
+        share=a["share"],
+        names=meta["covariates"],
+    )
     for m, why in refused.items():
         log.warning("%s, m=%s: no interval: %s", job.method, m, why)
     log.info("%s (%s): %d rows in %.2f s", job.method, a["route"], len(table), time.perf_counter() - t0)
@@ -58,9 +77,15 @@ def inference_reference(job: Job) -> None:
     a = job.args
     analysis = datasets.get(job.dataset)
     meta = read_json(job.input["meta"])
-    table = iv.run_reference(analysis.load(job.data(), dict(a["params"])), m_grid=a["m"], reps=_reps(a),
-                             seed=a["seed"], dataset=job.dataset, level=a["level"],
-                             names=meta["covariates"])  # fmt: skip
+    table = iv.run_reference(
+        analysis.load(job.data(), dict(a["params"])),
+        m_grid=a["m"],
+        reps=_reps(a),
+        seed=a["seed"],
+        dataset=job.dataset,
+        level=a["level"],
+        names=meta["covariates"],
+    )
     write_table_atomic(job.output["table"], table)
 
 
@@ -88,7 +113,13 @@ def inference(job: Job) -> None:
     write_table_atomic(job.output["table"], pd.concat([reference, per_rep], ignore_index=True))
     summary.to_csv(job.output["csv"], index=False, float_format="%.6g")
     p = job.privacy()
-    inference_figure(summary, [job.output["png"], job.output["pdf"]],
-                     title=analysis.title.split(":")[0] + ": private confidence intervals", xlabel=analysis.xlabel,
-                     epsilon=p.epsilon, delta=p.delta, calibration=p.calibration,
-                     tuning=job.args["tuning_mode"])  # fmt: skip
+    inference_figure(
+        summary,
+        [job.output["png"], job.output["pdf"]],
+        title=analysis.title.split(":")[0] + ": private confidence intervals",
+        xlabel=analysis.xlabel,
+        epsilon=p.epsilon,
+        delta=p.delta,
+        calibration=p.calibration,
+        tuning=job.args["tuning_mode"],
+    )

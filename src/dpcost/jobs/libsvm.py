@@ -19,11 +19,14 @@ def download_libsvm(job: Job) -> None:
     """The train and test files of one data set (:func:`dpcost.data.libsvm.fetch`); the record of what was received
     (url, size, sha256) to ``output.manifest``. Arguments: sources, manual_dir, options."""
     a = job.args
-    named = {split: [{"filename": e["url"].rsplit("/", 1)[-1], **e} for e in entries]
-             for split, entries in a["sources"].items()}  # fmt: skip
+    named = {
+        split: [{"filename": e["url"].rsplit("/", 1)[-1], **e} for e in entries]
+        for split, entries in a["sources"].items()
+    }
     out = Path(job.output["manifest"])
-    record = libsvm.fetch(job.dataset, out.parent, sources=named, manual_dir=a["manual_dir"],
-                          **download.options(dict(a["options"])))  # fmt: skip
+    record = libsvm.fetch(
+        job.dataset, out.parent, sources=named, manual_dir=a["manual_dir"], **download.options(dict(a["options"]))
+    )
     write_json_atomic(out, record)
 
 
@@ -35,8 +38,15 @@ def prepare_libsvm(job: Job) -> None:
     files = {split: Path(job.input["manifest"]).parent / rec["filename"] for split, rec in record["files"].items()}
     base = libsvm.DATASETS[job.dataset]
     sizes = {"name": base["name"], "task": base["task"], **a["block"]["files"], **a["block"]["split"]}
-    meta = libsvm.prepare(files["train"], files["test"], job.output["data"], rng=rng_for(a["seed"], job.dataset,
-                          "split"), sizes=sizes, seed=a["seed"], provenance=record)  # fmt: skip
+    meta = libsvm.prepare(
+        files["train"],
+        files["test"],
+        job.output["data"],
+        rng=rng_for(a["seed"], job.dataset, "split"),
+        sizes=sizes,
+        seed=a["seed"],
+        provenance=record,
+    )
     write_json_atomic(job.output["meta"], meta)
 
 
@@ -50,18 +60,36 @@ def estimate_libsvm(job: Job) -> None:
     split = transfer.Split.of(job.dataset, libsvm.load_prepared(job.input["data"]))
     load_seconds = time.perf_counter() - t0
     table, plans = transfer.run_method(
-        split, job.method, s=block["s"], epsilons=block["privacy"]["epsilon"], delta=block["privacy"]["delta"],
-        trials=block["trials"], tuning=block.get("tuning", {}).get(job.method), calibration=a["calibration"],
-        on_invalid=a["on_invalid"], sampler=a["sampler"], seed=a["seed"],
-    )  # fmt: skip
+        split,
+        job.method,
+        s=block["s"],
+        epsilons=block["privacy"]["epsilon"],
+        delta=block["privacy"]["delta"],
+        trials=block["trials"],
+        tuning=block.get("tuning", {}).get(job.method),
+        calibration=a["calibration"],
+        on_invalid=a["on_invalid"],
+        sampler=a["sampler"],
+        seed=a["seed"],
+    )
     write_table_atomic(job.output["table"], table)
     n, d = split.X.shape
-    write_json_atomic(job.output["plans"], {
-        "dataset": job.dataset, "method": job.method, "n": n, "d": d, "m_public": split.X_public.shape[0],
-        "nnz_private": int(split.X.nnz), "shift": split.shift, "plans": plans,
-        "load_seconds": load_seconds, "seconds": time.perf_counter() - t0,
-        "peak_memory_mb": transfer.peak_memory_mb(),
-    })  # fmt: skip
+    write_json_atomic(
+        job.output["plans"],
+        {
+            "dataset": job.dataset,
+            "method": job.method,
+            "n": n,
+            "d": d,
+            "m_public": split.X_public.shape[0],
+            "nnz_private": int(split.X.nnz),
+            "shift": split.shift,
+            "plans": plans,
+            "load_seconds": load_seconds,
+            "seconds": time.perf_counter() - t0,
+            "peak_memory_mb": transfer.peak_memory_mb(),
+        },
+    )
 
 
 def libsvm_table(job: Job) -> None:
@@ -88,7 +116,12 @@ def libsvm_table(job: Job) -> None:
     name = prepared.get("name", job.dataset)
     metric = transfer.METRIC[prepared["task"]]
     d = prepared.get("n_features") or prepared["n_features_total"]  # every column when no subset was drawn
-    plotting.transfer_figure(table, [out["png"], out["pdf"]], title=f"{name}: {metric} against the privacy budget",
-                             ylabel=metric, delta=a["block"]["privacy"]["delta"], calibration=a["calibration"],
-                             note=f"Data: n = {prepared['n']['private']:,} private rows, "
-                                  f"d = {d:,} features.")  # fmt: skip
+    plotting.transfer_figure(
+        table,
+        [out["png"], out["pdf"]],
+        title=f"{name}: {metric} against the privacy budget",
+        ylabel=metric,
+        delta=a["block"]["privacy"]["delta"],
+        calibration=a["calibration"],
+        note=f"Data: n = {prepared['n']['private']:,} private rows, d = {d:,} features.",
+    )

@@ -16,8 +16,13 @@ def preprocess_table(job: Job) -> None:
     """A ``kind: table`` analysis (:func:`dpcost.data.prepare.prepare`): the table (``output.table``) and its record
     with the download's (``output.meta``). Arguments: preparation (the block's keys that prepare reads), max_m, seed."""
     a = job.args
-    out, meta = prepare_file(job.input["table"], a["preparation"], name=job.dataset, max_m=a["max_m"],
-                             rng=rng_for(a["seed"], job.dataset, "test split"))  # fmt: skip
+    out, meta = prepare_file(
+        job.input["table"],
+        a["preparation"],
+        name=job.dataset,
+        max_m=a["max_m"],
+        rng=rng_for(a["seed"], job.dataset, "test split"),
+    )
     meta["source"] = read_json(job.input["manifest"])
     write_table_atomic(job.output["table"], out)
     write_json_atomic(job.output["meta"], meta)
@@ -38,6 +43,10 @@ def preprocess_snp(job: Job) -> None:
 def preprocess_snp_logistic(job: Job) -> None:
     """The logistic analysis's record: its centring, response and truth (the full-sample sparse logistic fit).
     Arguments: s, fit."""
-    record = snp_logistic_record(pd.read_parquet(job.input["genotypes"]), read_json(job.input["meta"]),
-                                 s=job.args["s"], fit=dict(job.args["fit"]))  # fmt: skip
+    record = snp_logistic_record(
+        pd.read_parquet(job.input["genotypes"]),
+        read_json(job.input["meta"]),
+        s=job.args["s"],
+        fit=dict(job.args["fit"]),
+    )
     write_json_atomic(job.output["meta"], record)

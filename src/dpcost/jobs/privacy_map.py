@@ -21,10 +21,17 @@ def map_method(job: Job) -> None:
     analysis = datasets.get(job.dataset)
     grid = a["grid"]
     table, record = pmap.run_map(
-        analysis, methods_of(analysis.family)[job.method], job.data(), TuningSpec(**a["spec"]),
-        epsilons=grid["epsilon"], m_grid=grid["m"], reps=grid["reps"], params=dict(a["params"]), seed=a["seed"],
+        analysis,
+        methods_of(analysis.family)[job.method],
+        job.data(),
+        TuningSpec(**a["spec"]),
+        epsilons=grid["epsilon"],
+        m_grid=grid["m"],
+        reps=grid["reps"],
+        params=dict(a["params"]),
+        seed=a["seed"],
         privacy=job.privacy(),
-    )  # fmt: skip
+    )
     table.to_parquet(job.output["table"], index=False)
     write_json_atomic(job.output["record"], record)
 
@@ -46,7 +53,13 @@ def privacy_map(job: Job) -> None:
     summary.to_csv(out["summary"], index=False, float_format="%.6g")
     ratios.to_csv(out["ratios"], index=False, float_format="%.6g")
     pmap.needed_table(pmap.epsilon_needed(ratios)).to_csv(out["needed"], index=False)
-    privacy_map_figure(ratios, [out["png"], out["pdf"]], title=analysis.title.split(":")[0],
-                       delta=job.args["privacy"]["delta"], calibration=job.args["calibration"],
-                       tuning=job.args["tuning_mode"], reps=repetitions(summary["n_reps"]),
-                       d=len(meta.get("covariates") or []) or None)  # fmt: skip
+    privacy_map_figure(
+        ratios,
+        [out["png"], out["pdf"]],
+        title=analysis.title.split(":")[0],
+        delta=job.args["privacy"]["delta"],
+        calibration=job.args["calibration"],
+        tuning=job.args["tuning_mode"],
+        reps=repetitions(summary["n_reps"]),
+        d=len(meta.get("covariates") or []) or None,
+    )

@@ -26,13 +26,37 @@ def simulate(job: Job) -> None:
     study = SimulationStudy.from_config(a["block"])
     experiment, n, first, last = w["experiment"], int(w["n"]), int(w["first"]), int(w["last"])
     exp = study.experiments[experiment]
-    privacy = Privacy(a["block"]["privacy"]["epsilon"], a["block"]["privacy"]["delta"], a["calibration"],
-                      a["on_invalid"], sampler=a["sampler"])  # fmt: skip
-    log.info("%s n=%d: problem %s, d=%s, %d curves, repetitions %d-%d of %d", experiment, n, exp.problem,
-             exp.dims(n)[0], len(exp.curves), first, last, exp.reps)  # fmt: skip
-    table, plans = run_job(exp, n, design=study.design, tuning=study.tuning, privacy=privacy, theory_R=study.theory_R,
-                           quantile_share=study.quantile_share, quantile_grid=study.quantile_grid, seed=a["seed"],
-                           s_tuning=study.s_tuning, reps=range(first, last + 1))  # fmt: skip
+    privacy = Privacy(
+        a["block"]["privacy"]["epsilon"],
+        a["block"]["privacy"]["delta"],
+        a["calibration"],
+        a["on_invalid"],
+        sampler=a["sampler"],
+    )
+    log.info(
+        "%s n=%d: problem %s, d=%s, %d curves, repetitions %d-%d of %d",
+        experiment,
+        n,
+        exp.problem,
+        exp.dims(n)[0],
+        len(exp.curves),
+        first,
+        last,
+        exp.reps,
+    )
+    table, plans = run_job(
+        exp,
+        n,
+        design=study.design,
+        tuning=study.tuning,
+        privacy=privacy,
+        theory_R=study.theory_R,
+        quantile_share=study.quantile_share,
+        quantile_grid=study.quantile_grid,
+        seed=a["seed"],
+        s_tuning=study.s_tuning,
+        reps=range(first, last + 1),
+    )
     write_table_atomic(job.output["table"], table)
     write_json_atomic(job.output["plans"], {"experiment": experiment, "n": n, "reps": [first, last], "plans": plans})
 
@@ -46,8 +70,12 @@ def simulation_aggregate(job: Job) -> None:
     errors = pd.concat([pd.read_parquet(t) for t in job.input["tables"]], ignore_index=True)
     summary = report.summarize(errors)
     p = block["privacy"]
-    table = rates_mod.rates_table(summary, sigma=study.design.sigma, epsilon=float(p["epsilon"]),
-                                  delta_at=lambda n: resolve_delta(p["delta"], int(n)))  # fmt: skip
+    table = rates_mod.rates_table(
+        summary,
+        sigma=study.design.sigma,
+        epsilon=float(p["epsilon"]),
+        delta_at=lambda n: resolve_delta(p["delta"], int(n)),
+    )
     records = []
     for path in job.input["plans"]:
         run = read_json(path)
@@ -73,11 +101,22 @@ def simulation_plot(job: Job) -> None:
     eps = sorted(table.loc[table.figure == number, "epsilon"].dropna().unique())
     eps_text = f"{eps[0]:g}" if len(eps) == 1 else "{" + ", ".join(f"{e:g}" for e in eps) + "} (as labelled)"
     privacy = job.args["privacy"]
-    how = caption(epsilon=eps_text if eps else privacy["epsilon"], delta=privacy["delta"],
-                  calibration=job.args["calibration"], tuning="fixed",
-                  reps=repetitions(table.loc[table.figure == number, "n_reps"]))  # fmt: skip
+    how = caption(
+        epsilon=eps_text if eps else privacy["epsilon"],
+        delta=privacy["delta"],
+        calibration=job.args["calibration"],
+        tuning="fixed",
+        reps=repetitions(table.loc[table.figure == number, "n_reps"]),
+    )
     title = f"Simulation, Figure {number}: {report.FIGURE_TEXT.get(number, 'error against n')}"
     labels = {k: m.label for k, m in METHODS.items()}
-    report.figure(table, pd.read_csv(job.input["rates"]).fillna({"variant": ""}), number,
-                  [job.output["png"], job.output["pdf"]], title=title, labels=labels, deltas=dict(job.args["deltas"]),
-                  caption=[how + " Mean over repetitions, bands 5–95 %; constants: simulation.tuning."])  # fmt: skip
+    report.figure(
+        table,
+        pd.read_csv(job.input["rates"]).fillna({"variant": ""}),
+        number,
+        [job.output["png"], job.output["pdf"]],
+        title=title,
+        labels=labels,
+        deltas=dict(job.args["deltas"]),
+        caption=[how + " Mean over repetitions, bands 5–95 %; constants: simulation.tuning."],
+    )

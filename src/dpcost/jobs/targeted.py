@@ -33,8 +33,16 @@ def targeted_method(job: Job) -> None:
     del design
     t0 = time.perf_counter()
     keys = ("seed", "targeted_m", "k_top", "k_random", "shadows", "test_releases", "reconstruction_nfev", "alpha")
-    table = tg.run_targeted(Xi, y, method, tuning_by_m=by_m, params=dict(a["params"]), privacy=job.privacy(),
-                            dataset=job.dataset, **{k: a[k] for k in keys})  # fmt: skip
+    table = tg.run_targeted(
+        Xi,
+        y,
+        method,
+        tuning_by_m=by_m,
+        params=dict(a["params"]),
+        privacy=job.privacy(),
+        dataset=job.dataset,
+        **{k: a[k] for k in keys},
+    )
     log.info("%s: %d targets x m in %.2f s", job.method, len(table), time.perf_counter() - t0)
     write_table_atomic(job.output["table"], table)
 

@@ -32,8 +32,17 @@ def tune(job: Job) -> None:
     held = [m for ms, _ in errors for m in ms]
     if errors and held != list(a["m"]):
         raise DPCostError(f"tune {job.dataset}/{job.method}: its parts hold m = {held}, not the m grid {list(a['m'])}")
-    record = tuning_mod.tune(analysis, method, job.data(), spec, params=dict(a["params"]), m_grid=a["m"],
-                             seed=a["seed"], privacy=job.privacy(), parts=[e for _, e in errors])  # fmt: skip
+    record = tuning_mod.tune(
+        analysis,
+        method,
+        job.data(),
+        spec,
+        params=dict(a["params"]),
+        m_grid=a["m"],
+        seed=a["seed"],
+        privacy=job.privacy(),
+        parts=[e for _, e in errors],
+    )
     record.pop("table").to_csv(job.output["table"], index=False)
     write_json_atomic(job.output["record"], record)
 
@@ -43,8 +52,17 @@ def tune_part(job: Job) -> None:
     (.npz; none when the method's tuning makes no decoy search), for :func:`tune` to merge."""
     analysis, method, spec = _setup(job)
     a, part = job.args, list(job.args["part"])
-    errors = tuning_mod.decoy_part(analysis, method, job.data(), spec, params=dict(a["params"]), m_grid=a["m"],
-                                   part=part, seed=a["seed"], privacy=job.privacy())  # fmt: skip
+    errors = tuning_mod.decoy_part(
+        analysis,
+        method,
+        job.data(),
+        spec,
+        params=dict(a["params"]),
+        m_grid=a["m"],
+        part=part,
+        seed=a["seed"],
+        privacy=job.privacy(),
+    )
     out = Path(job.output["errors"])
     tmp = out.with_name(out.name + ".tmp.npz")
     np.savez(tmp, m=np.asarray(part, dtype=np.int64), **{f"candidate{c}": e for c, e in errors.items()})

@@ -38,11 +38,30 @@ from ..analysis.streams import rng_for
 from ..errors import ConfigError
 from ..estimators import btl, sobolev
 
-PROBLEMS = ("mean", "sparse_mean", "ols", "sparse_ols", "logistic", "sparse_logistic", "btl", "sobolev", "kt_linear",
-            "kt_logistic")  # fmt: skip
-FAMILY = {"mean": "mean", "sparse_mean": "mean", "ols": "regression", "sparse_ols": "regression",
-          "logistic": "glm", "sparse_logistic": "glm", "btl": "ranking", "sobolev": "nonparametric",
-          "kt_linear": "sparse_learning", "kt_logistic": "sparse_learning"}  # fmt: skip
+PROBLEMS = (
+    "mean",
+    "sparse_mean",
+    "ols",
+    "sparse_ols",
+    "logistic",
+    "sparse_logistic",
+    "btl",
+    "sobolev",
+    "kt_linear",
+    "kt_logistic",
+)
+FAMILY = {
+    "mean": "mean",
+    "sparse_mean": "mean",
+    "ols": "regression",
+    "sparse_ols": "regression",
+    "logistic": "glm",
+    "sparse_logistic": "glm",
+    "btl": "ranking",
+    "sobolev": "nonparametric",
+    "kt_linear": "sparse_learning",
+    "kt_logistic": "sparse_learning",
+}
 SPARSE = frozenset(p for p in PROBLEMS if p.startswith(("sparse", "kt_")))
 # the knowledge-transfer problems (Wang & Gu 2020, §5): their loss, and their error is relative, ‖θ̂ − θ*‖/‖θ*‖
 KT_LOSS = {"kt_linear": "squared", "kt_logistic": "logistic"}
@@ -53,8 +72,14 @@ FIXED_D = {"btl": "n", "sobolev": 1}
 # the design fields each family's draw reads (its identity): the mean and regression identities are those the study
 # had before the Score Attack problems joined, so their draws did not change
 _BEFORE = ("beta", "mu", "mu_range", "p", "sigma", "x")
-_FIELDS = {"mean": _BEFORE, "regression": _BEFORE, "glm": ("glm_beta_norm", "glm_x_bound"), "ranking": (),
-           "nonparametric": ("sigma", "sobolev_C", "sobolev_J"), "sparse_learning": ("kt_noise_var",)}  # fmt: skip
+_FIELDS = {
+    "mean": _BEFORE,
+    "regression": _BEFORE,
+    "glm": ("glm_beta_norm", "glm_x_bound"),
+    "ranking": (),
+    "nonparametric": ("sigma", "sobolev_C", "sobolev_J"),
+    "sparse_learning": ("kt_noise_var",),
+}
 
 
 @dataclass(frozen=True)
@@ -142,8 +167,9 @@ def error(problem: str, est, truth: np.ndarray) -> float:
     return err / float(np.linalg.norm(truth)) if problem in KT_LOSS else err
 
 
-def draw(design: Design, problem: str, *, n: int, d: int, s: int | None, rep: int, seed: int,
-         setting: Mapping | None = None):  # fmt: skip
+def draw(
+    design: Design, problem: str, *, n: int, d: int, s: int | None, rep: int, seed: int, setting: Mapping | None = None
+):
     """(data, truth) of one repetition: data is ``(X,)`` for a mean problem, ``(X, y)`` for a regression or GLM,
     ``(edges, y)`` for BTL and ``(X, Y)`` for Sobolev; ``setting`` holds the problem's parameter (:data:`SETTING`).
 

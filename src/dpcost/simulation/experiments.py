@@ -87,8 +87,9 @@ class Experiment:
         variants = tuple(block.get("variants") or ())
         r_vars, s_vars = [v for v in variants if v in R_VARIANTS], [v for v in variants if v in S_VARIANTS]
         if len(r_vars) + len(s_vars) < len(variants) or (r_vars and s_vars):
-            raise ConfigError(f"{where}.variants must be among {R_VARIANTS} or among {S_VARIANTS} (not both), "
-                              f"got {list(variants)}")  # fmt: skip
+            raise ConfigError(
+                f"{where}.variants must be among {R_VARIANTS} or among {S_VARIANTS} (not both), got {list(variants)}"
+            )
         if s_vars and not sparse:
             raise ConfigError(f"{where}: the sparsity variants {s_vars} need a sparse problem")
         eps = _epsilons(where, block.get("epsilon"))
@@ -108,10 +109,21 @@ class Experiment:
         if stray:
             raise ConfigError(f"{where}.tuning: {stray} not among this experiment's methods")
         own_tuning = tuple((m, tuple(sorted(dict(v or {}).items()))) for m, v in sorted(own.items()))
-        exp = cls(name, int(block["figure"]), str(block["panel"]), problem, block["d"], s,
-                  tuple(int(n) for n in block["n"]), tuple(curves), int(block.get("reps", reps)), setting,
-                  block.get("delta"), own_tuning,
-                  _reps_per_job(f"{where}.reps_per_job", block.get("reps_per_job")))  # fmt: skip
+        exp = cls(
+            name,
+            int(block["figure"]),
+            str(block["panel"]),
+            problem,
+            block["d"],
+            s,
+            tuple(int(n) for n in block["n"]),
+            tuple(curves),
+            int(block.get("reps", reps)),
+            setting,
+            block.get("delta"),
+            own_tuning,
+            _reps_per_job(f"{where}.reps_per_job", block.get("reps_per_job")),
+        )
         for n in exp.n:
             exp.dims(n)  # every size must resolve
             exp.setting_at(n)
@@ -180,8 +192,16 @@ def _epsilons(where: str, value) -> tuple:
     return tuple(float(v) for v in values)
 
 
-def constants(method: Method, block: Mapping | None, *, n: int, d: int, s: int | None, sigma: float,
-              setting: Mapping | None = None) -> dict:  # fmt: skip
+def constants(
+    method: Method,
+    block: Mapping | None,
+    *,
+    n: int,
+    d: int,
+    s: int | None,
+    sigma: float,
+    setting: Mapping | None = None,
+) -> dict:
     """The method's constants at (n, d, s*) and the problem's setting (p, alpha): the config's numbers or formulas
     evaluated (categorical keys such as ``family`` as written), checked by the registry."""
     env = {"n": n, "d": d, "sigma": sigma, **({"s": s} if s is not None else {}), **dict(setting or {})}
@@ -229,8 +249,9 @@ class SimulationStudy:
             for n in e.n:
                 d, s = e.dims(n)
                 for c in e.curves:
-                    constants(get(c.method), e.tuning_for(c.method, tuning), n=n, d=d, s=s, sigma=1.0,
-                              setting=e.setting_at(n))  # fmt: skip
+                    constants(
+                        get(c.method), e.tuning_for(c.method, tuning), n=n, d=d, s=s, sigma=1.0, setting=e.setting_at(n)
+                    )
         unknown = sorted(set(tuning) - set(METHODS))  # unused entries are fine: a preset cannot remove them
         if unknown:
             raise ConfigError(f"simulation.tuning: unknown method(s) {unknown}")
@@ -245,8 +266,17 @@ class SimulationStudy:
                     for s_j in s_tuning.candidates(s, d):
                         constants(get(c.method), e.tuning_for(c.method, tuning), n=n, d=d, s=s_j, sigma=1.0)
         per_job = _reps_per_job("simulation.reps_per_job", block.get("reps_per_job"))
-        return cls(reps, Design.from_config(block.get("design") or {}), block["theory_R"], share,
-                   dict(block["quantile_grid"]), exps, tuning, s_tuning, per_job)  # fmt: skip
+        return cls(
+            reps,
+            Design.from_config(block.get("design") or {}),
+            block["theory_R"],
+            share,
+            dict(block["quantile_grid"]),
+            exps,
+            tuning,
+            s_tuning,
+            per_job,
+        )
 
     def jobs(self) -> list[tuple[str, int, int, int]]:
         """Every (experiment, n, first, last): one job per size and run of at most ``reps_per_job`` repetitions

@@ -25,9 +25,18 @@ import math
 import numpy as np
 import pandas as pd
 
-SHAPES = {"mean": ("minimax",), "sparse_mean": ("minimax",), "ols": ("minimax",), "sparse_ols": ("minimax",),
-          "logistic": ("upper", "lower"), "sparse_logistic": ("upper",), "btl": ("printed", "corrected"),
-          "sobolev": ("upper",), "kt_linear": (), "kt_logistic": ()}  # fmt: skip
+SHAPES = {
+    "mean": ("minimax",),
+    "sparse_mean": ("minimax",),
+    "ols": ("minimax",),
+    "sparse_ols": ("minimax",),
+    "logistic": ("upper", "lower"),
+    "sparse_logistic": ("upper",),
+    "btl": ("printed", "corrected"),
+    "sobolev": ("upper",),
+    "kt_linear": (),
+    "kt_logistic": (),
+}
 SHAPE_TEXT = {
     "minimax": "the minimax rate",
     "upper": "the upper bound",
@@ -37,8 +46,20 @@ SHAPE_TEXT = {
 }
 
 
-def rate(problem: str, private: bool, *, n: float, d: float, s: float, sigma: float, epsilon: float, delta: float,
-         p: float = math.nan, alpha: float = math.nan, shape: str | None = None) -> float:  # fmt: skip
+def rate(
+    problem: str,
+    private: bool,
+    *,
+    n: float,
+    d: float,
+    s: float,
+    sigma: float,
+    epsilon: float,
+    delta: float,
+    p: float = math.nan,
+    alpha: float = math.nan,
+    shape: str | None = None,
+) -> float:
     """The ℓ2 rate of ``problem`` (up to a constant) in ``shape`` (default: the problem's first); ``private`` adds
     the privacy term. ``p`` is BTL's comparison probability, ``alpha`` the Sobolev smoothness."""
     shape = shape or SHAPES[problem][0]
@@ -70,9 +91,18 @@ def _slope(n, v) -> float:
     return float(np.polyfit(np.log(n), np.log(v), 1)[0]) if len(n) > 1 else float("nan")
 
 
-BASELINE = {"mean": "sample_mean", "sparse_mean": "top_s_mean", "ols": "ols", "sparse_ols": "iht",
-            "logistic": "glm_mle", "sparse_logistic": "sparse_glm_iht", "btl": "btl_mle",
-            "sobolev": "fourier", "kt_linear": "iht", "kt_logistic": "iht"}  # fmt: skip
+BASELINE = {
+    "mean": "sample_mean",
+    "sparse_mean": "top_s_mean",
+    "ols": "ols",
+    "sparse_ols": "iht",
+    "logistic": "glm_mle",
+    "sparse_logistic": "sparse_glm_iht",
+    "btl": "btl_mle",
+    "sobolev": "fourier",
+    "kt_linear": "iht",
+    "kt_logistic": "iht",
+}
 _SAME_DRAWS = ["problem", "n", "d", "p", "alpha"]  # what identifies the draws (with s*, fixed per problem here)
 
 
@@ -121,20 +151,59 @@ def rates_table(summary: pd.DataFrame, *, sigma: float, epsilon: float, delta_at
         problem = g.problem.iloc[0]
         for shape in SHAPES[problem] if private else SHAPES[problem][:1]:
             sizes = zip(g.n, g.d, g.s.fillna(0), g.p, g.alpha, g.delta, strict=True)
-            r = np.array([rate(problem, private, n=n, d=d, s=s, sigma=sigma, epsilon=eps, p=p, alpha=a, shape=shape,
-                               delta=delta_at(n) if pd.isna(dl) else dl) for n, d, s, p, a, dl in sizes])  # fmt: skip
+            r = np.array(
+                [
+                    rate(
+                        problem,
+                        private,
+                        n=n,
+                        d=d,
+                        s=s,
+                        sigma=sigma,
+                        epsilon=eps,
+                        p=p,
+                        alpha=a,
+                        shape=shape,
+                        delta=delta_at(n) if pd.isna(dl) else dl,
+                    )
+                    for n, d, s, p, a, dl in sizes
+                ]
+            )
             log_c = float(np.mean(np.log(g["mean"].to_numpy()) - np.log(r)))
             fitted = np.exp(log_c) * r
             worst = float(np.max(np.abs(np.log(g["mean"].to_numpy() / fitted))))
             slope, theory = _slope(g.n, g["mean"]), _slope(g.n, r)
             for (_, row), ri, fi in zip(g.iterrows(), r, fitted, strict=True):
-                key = (row.problem, row.n, row.d, -1.0 if pd.isna(row.p) else row.p,
-                       -1.0 if pd.isna(row.alpha) else row.alpha)  # fmt: skip
-                out.append({"experiment": exp, "problem": row.problem, "method": method, "variant": variant,
-                            "private": bool(row.private), "epsilon": row.epsilon, "shape": shape, "n": int(row.n),
-                            "d": int(row.d), "p": row.p, "alpha": row.alpha, "mean": row["mean"], "rate": ri,
-                            "fitted": fi, "constant": math.exp(log_c), "fit_max_log_residual": worst,
-                            "slope": slope, "theory_slope": theory,
-                            "cost_ratio": row["mean"] / base[key] if key in base.index
-                            and method not in BASELINE.values() else np.nan})  # fmt: skip
+                key = (
+                    row.problem,
+                    row.n,
+                    row.d,
+                    -1.0 if pd.isna(row.p) else row.p,
+                    -1.0 if pd.isna(row.alpha) else row.alpha,
+                )
+                out.append(
+                    {
+                        "experiment": exp,
+                        "problem": row.problem,
+                        "method": method,
+                        "variant": variant,
+                        "private": bool(row.private),
+                        "epsilon": row.epsilon,
+                        "shape": shape,
+                        "n": int(row.n),
+                        "d": int(row.d),
+                        "p": row.p,
+                        "alpha": row.alpha,
+                        "mean": row["mean"],
+                        "rate": ri,
+                        "fitted": fi,
+                        "constant": math.exp(log_c),
+                        "fit_max_log_residual": worst,
+                        "slope": slope,
+                        "theory_slope": theory,
+                        "cost_ratio": row["mean"] / base[key]
+                        if key in base.index and method not in BASELINE.values()
+                        else np.nan,
+                    }
+                )
     return pd.DataFrame(out, columns=RATE_COLUMNS)  # the columns also when no curve has a rate (Figure 5 alone)

@@ -14,42 +14,88 @@ from ..analysis.plotting import finish, log_axis, log_m_axis, method_style, plt
 from ..estimators.registry import METHODS
 from .rates import SHAPE_TEXT
 
-KEYS = ["experiment", "figure", "panel", "problem", "method", "variant", "private", "n", "d", "s", "p", "alpha",
-        "epsilon", "epsilon_spent"]  # fmt: skip
+KEYS = [
+    "experiment",
+    "figure",
+    "panel",
+    "problem",
+    "method",
+    "variant",
+    "private",
+    "n",
+    "d",
+    "s",
+    "p",
+    "alpha",
+    "epsilon",
+    "epsilon_spent",
+]
 # one style per method across every figure, the real-data ones included (analysis.plotting.method_style): its colour
 # and marker; a variant, or a second ε, changes the line and the marker fill
 # the second ε of an experiment drawing its curves at two: open markers on a dashed line (greyscale-readable)
 _EPS_STYLE = (("-", "full"), ("--", "none"), ("-.", "left"), (":", "right"))
-_VARIANT = {"R=theory": ("-", "full"), "R=none": (":", "none"), "R=dp_quantile": ("-.", "left"),
-            "s=true": ("-", "full"), "s=cv_expmech": (":", "none"), "s=private_selection": ("-.", "left"),
-            "s=composed_selection": ("--", "right")}  # fmt: skip
+_VARIANT = {
+    "R=theory": ("-", "full"),
+    "R=none": (":", "none"),
+    "R=dp_quantile": ("-.", "left"),
+    "s=true": ("-", "full"),
+    "s=cv_expmech": (":", "none"),
+    "s=private_selection": ("-.", "left"),
+    "s=composed_selection": ("--", "right"),
+}
 KT_PROBLEMS = ("kt_linear", "kt_logistic")
-PROBLEM_TEXT = {"kt_linear": "sparse linear regression (knowledge transfer)",
-                "kt_logistic": "sparse logistic regression (knowledge transfer)", "mean": "mean",
-                "sparse_mean": "sparse mean", "ols": "linear regression",
-                "sparse_ols": "sparse linear regression", "logistic": "logistic regression",
-                "sparse_logistic": "sparse logistic regression", "btl": "BTL ranking, n items",
-                "sobolev": "Sobolev regression (error: sqrt MISE)"}  # fmt: skip
+PROBLEM_TEXT = {
+    "kt_linear": "sparse linear regression (knowledge transfer)",
+    "kt_logistic": "sparse logistic regression (knowledge transfer)",
+    "mean": "mean",
+    "sparse_mean": "sparse mean",
+    "ols": "linear regression",
+    "sparse_ols": "sparse linear regression",
+    "logistic": "logistic regression",
+    "sparse_logistic": "sparse logistic regression",
+    "btl": "BTL ranking, n items",
+    "sobolev": "Sobolev regression (error: sqrt MISE)",
+}
 _SHAPE_LINES = ((0, (2, 2)), (0, (1, 1.5)))  # the first rate shape dashed, the second dotted
 # each figure's title after "Simulation, Figure k: ", in plain words (the setting goes to the caption)
-FIGURE_TEXT = {1: "the papers' estimators with three ways of choosing the truncation R",
-               2: "the private sparse estimators with four ways of choosing the sparsity s",
-               3: "the papers' estimators beside the comparators they name",
-               4: "the Score Attack paper's problems at two privacy budgets",
-               5: "private sparse learning by knowledge transfer (Wang & Gu 2020, Fig. 2)"}  # fmt: skip
+FIGURE_TEXT = {
+    1: "the papers' estimators with three ways of choosing the truncation R",
+    2: "the private sparse estimators with four ways of choosing the sparsity s",
+    3: "the papers' estimators beside the comparators they name",
+    4: "the Score Attack paper's problems at two privacy budgets",
+    5: "private sparse learning by knowledge transfer (Wang & Gu 2020, Fig. 2)",
+}
 
 
 def summarize(errors: pd.DataFrame) -> pd.DataFrame:
     """Per curve and n: repetitions, mean error, its standard error and the 5 % / 95 % quantiles."""
     g = errors.groupby(KEYS, sort=True, dropna=False)  # s, p, α and ε are NaN where they do not apply
     e = g["error"]
-    return pd.DataFrame({"n_reps": e.size(), "mean": e.mean(), "se": e.std(ddof=1) / np.sqrt(e.size()),
-                         "q05": e.quantile(0.05), "q95": e.quantile(0.95), "s_used_mean": g["s_used"].mean(),
-                         "delta": g["delta"].max(), "proven": g["proven"].all()}).reset_index()  # fmt: skip
+    return pd.DataFrame(
+        {
+            "n_reps": e.size(),
+            "mean": e.mean(),
+            "se": e.std(ddof=1) / np.sqrt(e.size()),
+            "q05": e.quantile(0.05),
+            "q95": e.quantile(0.95),
+            "s_used_mean": g["s_used"].mean(),
+            "delta": g["delta"].max(),
+            "proven": g["proven"].all(),
+        }
+    ).reset_index()
 
 
-def curve_label(method: str, variant: str, private: bool, labels: Mapping[str, str], spent: float = np.nan,
-                epsilon: float = np.nan, *, proven: bool = True, show_epsilon: bool = False) -> str:  # fmt: skip
+def curve_label(
+    method: str,
+    variant: str,
+    private: bool,
+    labels: Mapping[str, str],
+    spent: float = np.nan,
+    epsilon: float = np.nan,
+    *,
+    proven: bool = True,
+    show_epsilon: bool = False,
+) -> str:
     """The legend text, ending with what the method does (the registry's ``what``); a curve that is not private,
     whose guarantee is not proven (a PRIVACY WARNING under ``on_invalid: warn``), or that spends more than the stated
     ε, says so."""
@@ -103,9 +149,17 @@ def _epsilon_panel(ax, g: pd.DataFrame, order: list, labels: Mapping[str, str]) 
         ax.fill_between(c.epsilon, c.q05, c.q95, color=colour, alpha=0.08, lw=0)
 
 
-def figure(summary: pd.DataFrame, rates: pd.DataFrame, number: int, paths: Sequence[str], *, title: str,
-           labels: Mapping[str, str], deltas: Mapping[str, object] | None = None,
-           caption: Sequence[str] = ()) -> None:  # fmt: skip
+def figure(
+    summary: pd.DataFrame,
+    rates: pd.DataFrame,
+    number: int,
+    paths: Sequence[str],
+    *,
+    title: str,
+    labels: Mapping[str, str],
+    deltas: Mapping[str, object] | None = None,
+    caption: Sequence[str] = (),
+) -> None:
     """Figure ``number``: one panel per experiment of that figure, mean error against n on log–log axes with
     5–95 % bands, each curve's fitted rate c·rate(n) dashed in its colour (a second rate shape dotted).
     ``deltas``: the δ of the experiments that have their own, named in their panel's title; ``caption``: the
@@ -126,8 +180,10 @@ def figure(summary: pd.DataFrame, rates: pd.DataFrame, number: int, paths: Seque
         eps_all = sorted(g.epsilon.dropna().unique())
         shapes = []
         order = list(METHODS)  # the legend in the registry's order: the baseline first, then its private methods
-        curves = sorted(g.groupby(keys, sort=False, dropna=False),
-                        key=lambda kc: order.index(kc[0][0]) if kc[0][0] in order else len(order))  # fmt: skip
+        curves = sorted(
+            g.groupby(keys, sort=False, dropna=False),
+            key=lambda kc: order.index(kc[0][0]) if kc[0][0] in order else len(order),
+        )
         by_eps = g.n.nunique() == 1 and len(eps_all) > 1  # one n, several ε (Wang & Gu's Fig. 2): error against ε
         if by_eps:
             _epsilon_panel(ax, g, order, labels)
@@ -139,13 +195,32 @@ def figure(summary: pd.DataFrame, rates: pd.DataFrame, number: int, paths: Seque
             ls, fill = _VARIANT.get(variant, ("-", "full")) if variant else (style["ls"], "full")
             if len(eps_all) > 1 and not variant and not pd.isna(eps):
                 ls, fill = _EPS_STYLE[eps_all.index(eps) % len(_EPS_STYLE)]
-            ax.plot(c.n, c["mean"], color=colour, marker=marker, ls=ls, fillstyle=fill, ms=6,
-                    label=curve_label(method, variant, bool(c.private.iloc[0]), labels, c.epsilon_spent.max(),
-                                      c.epsilon.max(), proven=bool(c.proven.astype(bool).all()),
-                                      show_epsilon=len(eps_all) > 1))  # fmt: skip
+            ax.plot(
+                c.n,
+                c["mean"],
+                color=colour,
+                marker=marker,
+                ls=ls,
+                fillstyle=fill,
+                ms=6,
+                label=curve_label(
+                    method,
+                    variant,
+                    bool(c.private.iloc[0]),
+                    labels,
+                    c.epsilon_spent.max(),
+                    c.epsilon.max(),
+                    proven=bool(c.proven.astype(bool).all()),
+                    show_epsilon=len(eps_all) > 1,
+                ),
+            )
             ax.fill_between(c.n, c.q05, c.q95, color=colour, alpha=0.08, lw=0)
-            r = rates[(rates.experiment == exp) & (rates.method == method) & (rates.variant == variant)
-                      & _same(rates.epsilon, eps)]  # fmt: skip
+            r = rates[
+                (rates.experiment == exp)
+                & (rates.method == method)
+                & (rates.variant == variant)
+                & _same(rates.epsilon, eps)
+            ]
             for k, (shape, rs) in enumerate(r.groupby("shape", sort=False) if "shape" in r else [("minimax", r)]):
                 ax.plot(rs.n, rs.fitted, color=colour, ls=_SHAPE_LINES[min(k, 1)], lw=0.9, alpha=0.8)
                 shapes += [shape] if shape not in shapes else []
@@ -166,8 +241,13 @@ def figure(summary: pd.DataFrame, rates: pd.DataFrame, number: int, paths: Seque
         ax.legend(handles, texts, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.19), frameon=False)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
-    finish(fig, paths, title=title, dpi=120,
-           caption=[*caption, "Thin lines: the papers' rates with one fitted constant per curve."])  # fmt: skip
+    finish(
+        fig,
+        paths,
+        title=title,
+        dpi=120,
+        caption=[*caption, "Thin lines: the papers' rates with one fitted constant per curve."],
+    )
 
 
 def ledger(plans: Sequence[dict], *, quantile_share: float) -> dict:

@@ -36,8 +36,29 @@ from .experiments import R_VARIANTS, Curve, Experiment, constants
 
 log = logging.getLogger(__name__)
 
-COLUMNS = ["experiment", "figure", "panel", "problem", "method", "variant", "private", "n", "d", "s", "p", "alpha",
-           "rep", "epsilon", "delta", "R", "s_used", "epsilon_spent", "delta_spent", "proven", "error"]  # fmt: skip
+COLUMNS = [
+    "experiment",
+    "figure",
+    "panel",
+    "problem",
+    "method",
+    "variant",
+    "private",
+    "n",
+    "d",
+    "s",
+    "p",
+    "alpha",
+    "rep",
+    "epsilon",
+    "delta",
+    "R",
+    "s_used",
+    "epsilon_spent",
+    "delta_spent",
+    "proven",
+    "error",
+]
 
 
 def _truncated_values(problem: str, data: tuple) -> np.ndarray:
@@ -80,23 +101,33 @@ def run_job(
     setting = exp.setting_at(n)
     grid = quantiles.geometric_grid(**quantile_grid)
     params = analysis_params(exp.problem, n=n, s=s)
-    base = {c.method: constants(get(c.method), exp.tuning_for(c.method, tuning), n=n, d=d, s=s, sigma=design.sigma,
-                                setting=setting) for c in exp.curves}  # fmt: skip
+    base = {
+        c.method: constants(
+            get(c.method), exp.tuning_for(c.method, tuning), n=n, d=d, s=s, sigma=design.sigma, setting=setting
+        )
+        for c in exp.curves
+    }
     # each curve's privacy: the study's, or the experiment's δ and the curve's ε (in its noise stream's identity)
     privacies = {c: exp.privacy(privacy, c) for c in exp.curves}
     rows, plans, t0 = [], {}, time.perf_counter()
     where = f"simulation:{exp.problem}:{design.identity(exp.problem)}:d={d}:s={s}"
     if setting:
         where += ":" + ":".join(f"{k}={v!r}" for k, v in setting.items())
-    tuners = {c: _STuner(exp, c, n, d, s, privacies[c].at(n), tuning, design.sigma, s_tuning, seed, where)
-              for c in exp.curves if c.variant in sparsity.S_VARIANTS[1:]}  # fmt: skip
+    tuners = {
+        c: _STuner(exp, c, n, d, s, privacies[c].at(n), tuning, design.sigma, s_tuning, seed, where)
+        for c in exp.curves
+        if c.variant in sparsity.S_VARIANTS[1:]
+    }
     for rep in reps:
         data, truth = draw(design, exp.problem, n=n, d=d, s=s, rep=rep, seed=seed, setting=setting)
         facts = plan_facts(exp.problem, data)
         # public data beside the draw (knowledge transfer's X̃): given to the estimators, not in the noise identity
         # (it is a function of the draw's identity, which is)
-        public = {"X_public": public_features(design, exp.problem, n=n, d=d, s=s, rep=rep, seed=seed)
-                  } if exp.problem in KT_LOSS else {}  # fmt: skip
+        public = (
+            {"X_public": public_features(design, exp.problem, n=n, d=d, s=s, rep=rep, seed=seed)}
+            if exp.problem in KT_LOSS
+            else {}
+        )
         for a in (*data, *public.values()):  # shared by every curve: read-only, so work on it is memoised by identity
             if isinstance(a, np.ndarray):  # (losses.frozen: e.g. one clipped copy and one ||X~||_op a repetition)
                 a.flags.writeable = False
@@ -109,8 +140,24 @@ def run_job(
                 est, s_used, spent, proven = tuners[curve].estimate(data, rep)
                 if with_plans and curve not in plans:
                     plans[curve] = tuners[curve].plan()
-                rows.append(_row(exp, curve, True, n, d, s, setting, rep, p_n, tun.get("R", np.nan), s_used, spent,
-                                 proven, error(exp.problem, est, truth)))  # fmt: skip
+                rows.append(
+                    _row(
+                        exp,
+                        curve,
+                        True,
+                        n,
+                        d,
+                        s,
+                        setting,
+                        rep,
+                        p_n,
+                        tun.get("R", np.nan),
+                        s_used,
+                        spent,
+                        proven,
+                        error(exp.problem, est, truth),
+                    )
+                )
                 continue
             rng = None
             if curve.variant in R_VARIANTS and method.private:
@@ -121,46 +168,103 @@ def run_job(
                 elif curve.variant == "R=none":
                     tun[key] = float(np.abs(values).max())
                 else:
-                    rng = noise_rng(seed, where, f"{curve.method}[{curve.variant}]", n, rep, privacy=p_c,
-                                    tuning={**tun, "quantile_share": quantile_share}, params=params)  # fmt: skip
+                    rng = noise_rng(
+                        seed,
+                        where,
+                        f"{curve.method}[{curve.variant}]",
+                        n,
+                        rep,
+                        privacy=p_c,
+                        tuning={**tun, "quantile_share": quantile_share},
+                        params=params,
+                    )
                     p_q = replace(p_n, epsilon=quantile_share * p_n.epsilon)
                     tun[key] = quantiles.truncation_level(values, privacy=p_q, rng=rng, candidates=grid)
                     p_est = replace(p_n, epsilon=(1 - quantile_share) * p_n.epsilon)
                 extra = {"R": tun[key]}
             if rng is None:
-                rng = noise_rng(seed, where, f"{curve.method}[{curve.variant}]", n, rep,
-                                privacy=p_c, tuning=tun, params=params)  # fmt: skip
+                rng = noise_rng(
+                    seed, where, f"{curve.method}[{curve.variant}]", n, rep, privacy=p_c, tuning=tun, params=params
+                )
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 try:
-                    est, _ = method.estimate(*data, privacy=p_est if method.private else None, rng=rng, tuning=tun,
-                                             params={**params, **public})  # fmt: skip
+                    est, _ = method.estimate(
+                        *data,
+                        privacy=p_est if method.private else None,
+                        rng=rng,
+                        tuning=tun,
+                        params={**params, **public},
+                    )
                 except DPCostError as exc:  # e.g. a paper calibration refused at this n: say which curve
                     raise type(exc)(f"{exp.name}, {curve.label}, n={n}: {exc}") from None
             proven = unwarned(caught)  # a PRIVACY WARNING: this release's guarantee is not proven
             if with_plans and method.private and curve not in plans:
                 plans[curve] = _plan(curve, method, p_est, n, d, tun, {**params, **facts, **public}, quantile_share)
                 if facts:  # e.g. the comparison graph's d_max, which the estimator reads from each draw's graph
-                    plans[curve].setdefault("note", f"the plan shown is the first repetition's: {sorted(facts)} "
-                                                    "change with the draw")  # fmt: skip
+                    plans[curve].setdefault(
+                        "note", f"the plan shown is the first repetition's: {sorted(facts)} change with the draw"
+                    )
             private = method.private and curve.variant != "R=none"
-            rows.append(_row(exp, curve, private, n, d, s, setting, rep, p_n if method.private else None,
-                             extra.get("R", tun.get("R", np.nan)), s, spent, proven,
-                             error(exp.problem, est, truth)))  # fmt: skip
+            rows.append(
+                _row(
+                    exp,
+                    curve,
+                    private,
+                    n,
+                    d,
+                    s,
+                    setting,
+                    rep,
+                    p_n if method.private else None,
+                    extra.get("R", tun.get("R", np.nan)),
+                    s,
+                    spent,
+                    proven,
+                    error(exp.problem, est, truth),
+                )
+            )
         del data
         done = rep + 1 - reps.start
         if done % max(1, len(reps) // 10) == 0:
-            log.info("%s n=%d: %d/%d repetitions (%d-%d), %.1f s", exp.name, n, done, len(reps), reps.start,
-                     reps.stop - 1, time.perf_counter() - t0)  # fmt: skip
+            log.info(
+                "%s n=%d: %d/%d repetitions (%d-%d), %.1f s",
+                exp.name,
+                n,
+                done,
+                len(reps),
+                reps.start,
+                reps.stop - 1,
+                time.perf_counter() - t0,
+            )
     return pd.DataFrame(rows, columns=COLUMNS), list(plans.values())
 
 
 def _row(exp, curve, private, n, d, s, setting, rep, p_n, R, s_used, spent, proven, err) -> tuple:
     nan = np.nan
-    return (exp.name, exp.figure, exp.panel, exp.problem, curve.method, curve.variant, private, n, d,
-            nan if s is None else s, setting.get("p", nan), setting.get("alpha", nan), rep,
-            nan if p_n is None else p_n.epsilon, nan if p_n is None else p_n.delta, R,
-            nan if s_used is None else s_used, spent[0], spent[1], proven, err)  # fmt: skip
+    return (
+        exp.name,
+        exp.figure,
+        exp.panel,
+        exp.problem,
+        curve.method,
+        curve.variant,
+        private,
+        n,
+        d,
+        nan if s is None else s,
+        setting.get("p", nan),
+        setting.get("alpha", nan),
+        rep,
+        nan if p_n is None else p_n.epsilon,
+        nan if p_n is None else p_n.delta,
+        R,
+        nan if s_used is None else s_used,
+        spent[0],
+        spent[1],
+        proven,
+        err,
+    )
 
 
 class _STuner:
@@ -169,16 +273,30 @@ class _STuner:
 
     def __init__(self, exp, curve, n, d, s_star, p_n, tuning, sigma, s_tuning, seed, where):
         self.method, self.curve, self.problem, self.n, self.d, self.p_n, self.s_tuning = (
-            get(curve.method), curve, exp.problem, n, d, p_n, s_tuning)  # fmt: skip
+            get(curve.method),
+            curve,
+            exp.problem,
+            n,
+            d,
+            p_n,
+            s_tuning,
+        )
         self.grid = s_tuning.candidates(s_star, d)
         own = exp.tuning_for(curve.method, tuning)
         self._tun = {s: constants(self.method, own, n=n, d=d, s=s, sigma=sigma) for s in self.grid}
         self.seed, self.where = seed, where
         self.budget = None
         if curve.variant != "s=cv_expmech":
-            self.budget = sparsity.selection_budget(self.method, n, d, grid=self.grid, s_tuning=s_tuning, privacy=p_n,
-                                                    tuning_at=self.tuning_at,
-                                                    compose=curve.variant == "s=composed_selection")  # fmt: skip
+            self.budget = sparsity.selection_budget(
+                self.method,
+                n,
+                d,
+                grid=self.grid,
+                s_tuning=s_tuning,
+                privacy=p_n,
+                tuning_at=self.tuning_at,
+                compose=curve.variant == "s=composed_selection",
+            )
 
     def tuning_at(self, s: int) -> dict:
         return self._tun[s]
@@ -189,8 +307,16 @@ class _STuner:
         tun = {"s_tuning": asdict(self.s_tuning), "constants": {str(s): self._tun[s] for s in self.grid}}
 
         def stream(*release):
-            return noise_rng(self.seed, self.where, label, self.n, rep, privacy=self.p_n, tuning=tun,
-                             params={"release": [str(r) for r in release]})  # fmt: skip
+            return noise_rng(
+                self.seed,
+                self.where,
+                label,
+                self.n,
+                rep,
+                privacy=self.p_n,
+                tuning=tun,
+                params={"release": [str(r) for r in release]},
+            )
 
         return stream
 
@@ -200,12 +326,14 @@ class _STuner:
             warnings.simplefilter("always")  # a PRIVACY WARNING is recorded in the plan and marks the row
             try:
                 if self.curve.variant == "s=cv_expmech":
-                    est, s_hat = sparsity.cv_expmech(self.method, self.problem, data, s_tuning=self.s_tuning,
-                                                     privacy=self.p_n, **kw)  # fmt: skip
+                    est, s_hat = sparsity.cv_expmech(
+                        self.method, self.problem, data, s_tuning=self.s_tuning, privacy=self.p_n, **kw
+                    )
                     spent = sparsity.cv_expmech_total(self.p_n, len(self.grid), self.s_tuning.folds)
                 elif self.curve.variant == "s=private_selection":
-                    est, s_hat = sparsity.private_selection(self.method, self.problem, data, s_tuning=self.s_tuning,
-                                                            budget=self.budget, **kw)  # fmt: skip
+                    est, s_hat = sparsity.private_selection(
+                        self.method, self.problem, data, s_tuning=self.s_tuning, budget=self.budget, **kw
+                    )
                 else:
                     est, s_hat = sparsity.composed_selection(self.method, self.problem, data, budget=self.budget, **kw)
                 if self.budget is not None:

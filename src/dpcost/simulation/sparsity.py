@@ -122,8 +122,17 @@ def score_value(problem: str, data: tuple, est: np.ndarray, *, s: int, tuning: M
     return float(np.mean(2 * np.clip(data[1], -R, R) * t - t**2)), (4 * R * a + a * a) / n
 
 
-def score(problem: str, data: tuple, est: np.ndarray, *, s: int, tuning: Mapping, epsilon: float, privacy: Privacy,
-          rng: np.random.Generator) -> float:  # fmt: skip
+def score(
+    problem: str,
+    data: tuple,
+    est: np.ndarray,
+    *,
+    s: int,
+    tuning: Mapping,
+    epsilon: float,
+    privacy: Privacy,
+    rng: np.random.Generator,
+) -> float:
     """:func:`score_value` plus Laplace noise at ε: (ε, 0)-DP given the fit. A zero fit's score is 0 for every data
     set: released as is."""
     if not np.any(est):
@@ -135,8 +144,17 @@ def score(problem: str, data: tuple, est: np.ndarray, *, s: int, tuning: Mapping
 # ---- the printed procedure -------------------------------------------------------------------------------------
 
 
-def cv_expmech(method: Method, problem: str, data: tuple, *, grid: Sequence[int], s_tuning: STuning, privacy: Privacy,
-               tuning_at: Callable[[int], dict], stream: Callable[..., np.random.Generator]):  # fmt: skip
+def cv_expmech(
+    method: Method,
+    problem: str,
+    data: tuple,
+    *,
+    grid: Sequence[int],
+    s_tuning: STuning,
+    privacy: Privacy,
+    tuning_at: Callable[[int], dict],
+    stream: Callable[..., np.random.Generator],
+):
     """§5.2 as printed (module docstring). Returns (estimate, ŝ)."""
     n = len(data[0])
     fold = np.arange(n) % s_tuning.folds  # public: the records are exchangeable draws
@@ -145,17 +163,25 @@ def cv_expmech(method: Method, problem: str, data: tuple, *, grid: Sequence[int]
         train, val = fold != k, fold == k
         fit_on, check_on = tuple(_read_only(a[train]) for a in data), tuple(a[val] for a in data)
         for j, s in enumerate(grid):
-            est, _ = method.estimate(*fit_on, privacy=privacy, rng=stream("cv-fit", s, k), tuning=tuning_at(s),
-                                     params={"s": s})  # fmt: skip
+            est, _ = method.estimate(
+                *fit_on, privacy=privacy, rng=stream("cv-fit", s, k), tuning=tuning_at(s), params={"s": s}
+            )
             losses[j, val] = validation_loss(problem, check_on, est)
         del fit_on, check_on
-    L = private_quantile(losses[len(grid) // 2], q=s_tuning.loss_quantile, candidates=LOSS_GRID, privacy=privacy,
-                         rng=stream("cv-truncation"))  # fmt: skip
+    L = private_quantile(
+        losses[len(grid) // 2],
+        q=s_tuning.loss_quantile,
+        candidates=LOSS_GRID,
+        privacy=privacy,
+        rng=stream("cv-truncation"),
+    )
     cv = np.minimum(losses, L).mean(axis=1)
-    j = report_noisy_max(-cv, sensitivity=L / n, epsilon=privacy.epsilon, rng=stream("cv-selection"),
-                         sampler=privacy.sampler)  # fmt: skip
-    est, _ = method.estimate(*data, privacy=privacy, rng=stream("final", grid[j]), tuning=tuning_at(grid[j]),
-                             params={"s": grid[j]})  # fmt: skip
+    j = report_noisy_max(
+        -cv, sensitivity=L / n, epsilon=privacy.epsilon, rng=stream("cv-selection"), sampler=privacy.sampler
+    )
+    est, _ = method.estimate(
+        *data, privacy=privacy, rng=stream("final", grid[j]), tuning=tuning_at(grid[j]), params={"s": grid[j]}
+    )
     return est, grid[j]
 
 
@@ -183,8 +209,17 @@ class SelectionBudget:
     epsilon: float  # the whole selection's ε at the stated δ, by the accountant (≤ the stated ε)
 
 
-def selection_budget(method: Method, n: int, d: int, *, grid: Sequence[int], s_tuning: STuning, privacy: Privacy,
-                     tuning_at: Callable[[int], dict], compose: bool) -> SelectionBudget:  # fmt: skip
+def selection_budget(
+    method: Method,
+    n: int,
+    d: int,
+    *,
+    grid: Sequence[int],
+    s_tuning: STuning,
+    privacy: Privacy,
+    tuning_at: Callable[[int], dict],
+    compose: bool,
+) -> SelectionBudget:
     """The largest candidate budget ε_c (fit (1 − score_share)·ε_c, score score_share·ε_c) whose selection stays
     within the stated (ε, δ): bisection on ε_c, the accountant's ε increasing in it. ``compose``: every candidate
     runs once (:func:`composed_selection`), RDP composition of the |S| candidates' own events; otherwise
@@ -224,8 +259,16 @@ def _candidate(method, problem, data, s, budget, tuning_at, rng):
     return est, score(problem, data, est, s=s, tuning=tun, epsilon=budget.score_epsilon, privacy=budget.fit, rng=rng)
 
 
-def composed_selection(method: Method, problem: str, data: tuple, *, grid: Sequence[int], budget: SelectionBudget,
-                       tuning_at: Callable[[int], dict], stream: Callable[..., np.random.Generator]):  # fmt: skip
+def composed_selection(
+    method: Method,
+    problem: str,
+    data: tuple,
+    *,
+    grid: Sequence[int],
+    budget: SelectionBudget,
+    tuning_at: Callable[[int], dict],
+    stream: Callable[..., np.random.Generator],
+):
     """Every s of the grid fitted and scored once; the best noisy score's fit released (post-processing of |S|
     private releases, composed by the accountant). Returns (estimate, ŝ)."""
     runs = [_candidate(method, problem, data, s, budget, tuning_at, stream("candidate", s)) for s in grid]
@@ -233,14 +276,26 @@ def composed_selection(method: Method, problem: str, data: tuple, *, grid: Seque
     return runs[j][0], grid[j]
 
 
-def private_selection(method: Method, problem: str, data: tuple, *, grid: Sequence[int], s_tuning: STuning,
-                      budget: SelectionBudget, tuning_at: Callable[[int], dict],
-                      stream: Callable[..., np.random.Generator]):  # fmt: skip
+def private_selection(
+    method: Method,
+    problem: str,
+    data: tuple,
+    *,
+    grid: Sequence[int],
+    s_tuning: STuning,
+    budget: SelectionBudget,
+    tuning_at: Callable[[int], dict],
+    stream: Callable[..., np.random.Generator],
+):
     """Private selection of s (module docstring). Returns (estimate, ŝ); a Poisson K = 0 releases the zero vector
     and ŝ = 0."""
-    chosen = select_best(lambda j, k: _candidate(method, problem, data, grid[j], budget, tuning_at,
-                                                 stream("candidate", k)),
-                         len(grid), s_tuning.mean_K, s_tuning.eta, stream("selection"))  # fmt: skip
+    chosen = select_best(
+        lambda j, k: _candidate(method, problem, data, grid[j], budget, tuning_at, stream("candidate", k)),
+        len(grid),
+        s_tuning.mean_K,
+        s_tuning.eta,
+        stream("selection"),
+    )
     if chosen.output is None:
         return np.zeros(data[0].shape[1]), 0
     return chosen.output, grid[chosen.j]

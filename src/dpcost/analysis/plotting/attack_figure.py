@@ -32,8 +32,18 @@ def untraceable(summary: pd.DataFrame) -> bool:
     return bool(((summary["auc"] - 0.5).abs() <= reach).all())
 
 
-def attack_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str, xlabel: str, epsilon: float,
-                  delta, calibration: str, tuning: str, targeted: str | None = None) -> None:  # fmt: skip
+def attack_figure(
+    summary: pd.DataFrame,
+    paths: Sequence[str],
+    *,
+    title: str,
+    xlabel: str,
+    epsilon: float,
+    delta,
+    calibration: str,
+    tuning: str,
+    targeted: str | None = None,
+) -> None:
     """The score attack per method against m: AUC (left; 0.5 = guessing; the grey line is the ceiling (ε, δ)-DP
     puts on it) and TPR at FPR 5 % (right; 0.05 = guessing), mean over repetitions ± 2 standard errors, each method
     in its :func:`method_style`. The caption says how to read it, and when nothing is traceable (:func:`untraceable`)
@@ -44,13 +54,20 @@ def attack_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str, xl
     for method, df in summary.sort_values("m").groupby("method", sort=True):
         style = dict(ms=5, capsize=2, **method_style(method))
         for ax, col in zip(axes, ("auc", "tpr_fpr05"), strict=True):
-            bars = ax.errorbar(df["m"], df[col], yerr=2 * df[f"{col}_se"].fillna(0), label=legend_label(method),
-                               **style)  # fmt: skip
+            bars = ax.errorbar(
+                df["m"], df[col], yerr=2 * df[f"{col}_se"].fillna(0), label=legend_label(method), **style
+            )
         bars.lines[0].set_label(bars.get_label())  # the legend shows the line and marker: the caption says "bars"
         handles.append(bars.lines[0])
     ceiling = summary.groupby("m")["auc_ceiling"].first()
-    handles += axes[0].plot(ceiling.index, ceiling.to_numpy(), color="#999999", lw=2.5, alpha=0.6,
-                            label="largest AUC any (ε, δ(m))-DP release allows")  # fmt: skip
+    handles += axes[0].plot(
+        ceiling.index,
+        ceiling.to_numpy(),
+        color="#999999",
+        lw=2.5,
+        alpha=0.6,
+        label="largest AUC any (ε, δ(m))-DP release allows",
+    )
     for ax, chance, name in ((axes[0], 0.5, "AUC (0.5: guessing)"), (axes[1], 0.05, "TPR at FPR 5 % (0.05: guessing)")):
         guess = ax.axhline(chance, color="#555555", ls=(0, (1, 3)), lw=1.2, label="guessing")
         log_m_axis(ax)
@@ -60,18 +77,32 @@ def attack_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str, xl
     handles.append(guess)
     axes[0].set_ylim(0.4, 1.02)
     axes[1].set_ylim(-0.02, 1.02)
-    read = ("How to read: a curve above 'guessing' means the attack tells members of the subsample from other "
-            "records; a private curve can never rise above the grey ceiling.")  # fmt: skip
-    at = (f"AUC within {reach_z(len(summary)):.2f} s.e. of 0.5, a 5 % family-wise allowance over the "
-          f"{len(summary)} points")  # fmt: skip
+    read = (
+        "How to read: a curve above 'guessing' means the attack tells members of the subsample from other "
+        "records; a private curve can never rise above the grey ceiling."
+    )
+    at = (
+        f"AUC within {reach_z(len(summary)):.2f} s.e. of 0.5, a 5 % family-wise allowance over the "
+        f"{len(summary)} points"
+    )
     if untraceable(summary) and targeted:
-        read += (f" Here every method, the non-private one included, sits at guessing ({at}): an average over rows, "
-                 "which hides the rows that stand out. " + targeted)  # fmt: skip
+        read += (
+            f" Here every method, the non-private one included, sits at guessing ({at}): an average over rows, "
+            "which hides the rows that stand out. " + targeted
+        )
     elif untraceable(summary):
-        read += (f" Here every method, the non-private one included, sits at guessing ({at}): the attack cannot see "
-                 "these estimates at these m, so the figure shows no leak and proves no privacy; the guarantee is "
-                 "the ledger's.")  # fmt: skip
-    how = caption(epsilon=epsilon, delta=delta, calibration=calibration, tuning=tuning,
-                  reps=repetitions(summary["n_reps"]))  # fmt: skip
-    finish(fig, paths, title=title, caption=[read, how + " Bars: ±2 s.e. over repetitions."],
-           legend=(handles, [h.get_label() for h in handles]))  # fmt: skip
+        read += (
+            f" Here every method, the non-private one included, sits at guessing ({at}): the attack cannot see "
+            "these estimates at these m, so the figure shows no leak and proves no privacy; the guarantee is "
+            "the ledger's."
+        )
+    how = caption(
+        epsilon=epsilon, delta=delta, calibration=calibration, tuning=tuning, reps=repetitions(summary["n_reps"])
+    )
+    finish(
+        fig,
+        paths,
+        title=title,
+        caption=[read, how + " Bars: ±2 s.e. over repetitions."],
+        legend=(handles, [h.get_label() for h in handles]),
+    )

@@ -31,8 +31,13 @@ _PANEL, _SMALL = (4.8, 4.4), (4.3, 3.5)  # inches of one panel, of one of the sm
 _RANK = {name: k for k, name in enumerate(METHODS)}
 # the registry's groups → the small multiples (in this order), and each panel's title
 _PART = {"baseline": "baseline", "paper": "paper", "comparator": "paper", "wang": "wang", "new": "new", "peer": "peer"}
-_PART_TEXT = {"paper": "the papers' estimators and their comparators", "wang": "Wang (2018)'s field",
-              "new": "beyond Wang (2018)", "peer": "other libraries (peers)", "other": "other methods"}  # fmt: skip
+_PART_TEXT = {
+    "paper": "the papers' estimators and their comparators",
+    "wang": "Wang (2018)'s field",
+    "new": "beyond Wang (2018)",
+    "peer": "other libraries (peers)",
+    "other": "other methods",
+}
 
 
 def headline(summary: pd.DataFrame) -> list[str]:
@@ -84,8 +89,9 @@ def abstainers(summary: pd.DataFrame) -> dict[str, list[int]]:
 
 
 def _ms(ms: Sequence[int]) -> str:
-    return "m = " + (f"{ms[0]:,}" if len(ms) == 1 else f"{ms[0]:,}–{ms[-1]:,}" if len(ms) > 3 else
-                     ", ".join(f"{m:,}" for m in ms))  # fmt: skip
+    return "m = " + (
+        f"{ms[0]:,}" if len(ms) == 1 else f"{ms[0]:,}–{ms[-1]:,}" if len(ms) > 3 else ", ".join(f"{m:,}" for m in ms)
+    )
 
 
 def _curves(summary: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
@@ -126,8 +132,7 @@ def _draw(ax, summary: pd.DataFrame, *, bands: bool, marked: dict) -> list:
     for method, df in _curves(summary):
         style = _style(method, marked)
         end_to_end = bool(df["end_to_end"].iloc[0]) if "end_to_end" in df else False
-        label = legend_label(method, "private end to end" if end_to_end else "",
-                             ABSTAINS if method in marked else "")  # fmt: skip
+        label = legend_label(method, "private end to end" if end_to_end else "", ABSTAINS if method in marked else "")
         handles += ax.plot(df["m"], df["mean"], label=label, **style)
         if bands and {"q05", "q95"} <= set(df):
             ax.fill_between(df["m"], df["q05"], df["q95"], color=style["color"], alpha=0.08, lw=0)
@@ -197,8 +202,10 @@ def _one_panel(summary, marked, *, r2, reference, zoom_above, xlabel, ylabel):
     if r2:
         _r2_panel(axes[-1], summary, marked, xlabel)
         axes[-1].set_title("prediction on held-out rows", fontsize=9)
-        notes += ["Right: R² on the held-out rows, mean over repetitions ± 2 s.e.",
-                  _r2_limits(axes[-1:], summary, "right panel")]  # fmt: skip
+        notes += [
+            "Right: R² on the held-out rows, mean over repetitions ± 2 s.e.",
+            _r2_limits(axes[-1:], summary, "right panel"),
+        ]
     return fig, axes[: 1 + zoom], handles, notes
 
 
@@ -207,8 +214,9 @@ def _multiples(summary, marked, groups, *, r2, reference, zoom_above, xlabel, yl
     panels share one error scale but those holding a curve orders of magnitude off, which have their own."""
     cols = min(3, len(groups))
     rows = -(-len(groups) // cols)
-    fig, grid = plt.subplots(rows * (1 + r2), cols, figsize=(_SMALL[0] * cols, _SMALL[1] * rows * (1 + r2)), dpi=150,
-                             squeeze=False)  # fmt: skip
+    fig, grid = plt.subplots(
+        rows * (1 + r2), cols, figsize=(_SMALL[0] * cols, _SMALL[1] * rows * (1 + r2)), dpi=150, squeeze=False
+    )
     lows = summary.groupby("method")["mean"].min()
     off = set(lows[lows > zoom_above * reference[0]].index) if reference is not None else set()
     handles, errors, shared, r2_axes = [], [], [], []
@@ -238,11 +246,15 @@ def _multiples(summary, marked, groups, *, r2, reference, zoom_above, xlabel, yl
     notes = []
     if off:
         far = ", ".join(method_label(k) for k in sorted(off))
-        notes.append(f"The panels share one error scale but those marked 'own scale': {far} stays above "
-                     f"{zoom_above:g} × {reference[1]}.")  # fmt: skip
+        notes.append(
+            f"The panels share one error scale but those marked 'own scale': {far} stays above "
+            f"{zoom_above:g} × {reference[1]}."
+        )
     if r2:
-        notes += ["Below each panel: R² on the held-out rows, mean over repetitions ± 2 s.e.",
-                  _r2_limits(r2_axes, summary, "R² panels")]  # fmt: skip
+        notes += [
+            "Below each panel: R² on the held-out rows, mean over repetitions ± 2 s.e.",
+            _r2_limits(r2_axes, summary, "R² panels"),
+        ]
     return fig, errors, handles, notes
 
 
@@ -287,12 +299,21 @@ def error_curves(
             ref = ax.axhline(reference[0], color="#555555", ls=(0, (1, 3)), lw=1.2, label=reference[1])
         handles.append(ref)
     unique = list({h.get_label(): h for h in reversed(handles)}.values())[::-1]  # a baseline drawn in every panel
-    how = caption(epsilon=epsilon, delta=delta, calibration=calibration, tuning=tuning,
-                  reps=repetitions(summary["n_reps"]))  # fmt: skip
+    how = caption(
+        epsilon=epsilon, delta=delta, calibration=calibration, tuning=tuning, reps=repetitions(summary["n_reps"])
+    )
     if marked:
         who = "; ".join(f"{method_label(k)} at {_ms(ms)}" for k, ms in sorted(marked.items()))
-        notes.insert(0, f"Dashed with hollow markers, '{ABSTAINS}': {who} — in at least half of the repetitions the "
-                        "method abstained, releasing its fallback instead of an estimate, so the curve there shows "
-                        "the fallback's error, not the method's.")  # fmt: skip
-    finish(fig, paths, title=title, caption=[how + " Bands: 5–95 % of the repetitions.", note, *notes],
-           legend=(unique, [h.get_label() for h in unique]))  # fmt: skip
+        notes.insert(
+            0,
+            f"Dashed with hollow markers, '{ABSTAINS}': {who} — in at least half of the repetitions the "
+            "method abstained, releasing its fallback instead of an estimate, so the curve there shows "
+            "the fallback's error, not the method's.",
+        )
+    finish(
+        fig,
+        paths,
+        title=title,
+        caption=[how + " Bands: 5–95 % of the repetitions.", note, *notes],
+        legend=(unique, [h.get_label() for h in unique]),
+    )

@@ -40,8 +40,17 @@ def _dark(im, r: float) -> bool:
     return float(im.norm(r)) > 0.55
 
 
-def privacy_map_figure(ratios: pd.DataFrame, paths: Sequence[str], *, title: str, delta, calibration: str,
-                       tuning: str, reps, d: int | None = None) -> None:  # fmt: skip
+def privacy_map_figure(
+    ratios: pd.DataFrame,
+    paths: Sequence[str],
+    *,
+    title: str,
+    delta,
+    calibration: str,
+    tuning: str,
+    reps,
+    d: int | None = None,
+) -> None:
     """Heat map of the best private method's error over the non-private error at each (m, ε), every cell labelled
     with the ratio and the method, and the method's marker (:func:`method_style`) in its corner (readable in
     greyscale: the numbers carry the information, the shade repeats it). With ``d`` (the design's coefficients), a
@@ -56,19 +65,35 @@ def privacy_map_figure(ratios: pd.DataFrame, paths: Sequence[str], *, title: str
         fig, (ax, side) = plt.subplots(1, 2, figsize=size, dpi=150, gridspec_kw={"width_ratios": widths})
     else:
         fig, ax = plt.subplots(figsize=size, dpi=150)
-    im = ax.imshow(table.to_numpy(dtype=float), cmap="Greys", norm=ratio_norm(table.to_numpy()), aspect="auto",
-                   origin="lower")  # fmt: skip
+    im = ax.imshow(
+        table.to_numpy(dtype=float), cmap="Greys", norm=ratio_norm(table.to_numpy()), aspect="auto", origin="lower"
+    )
     for i in range(table.shape[0]):
         for j in range(table.shape[1]):
             r = table.iat[i, j]
             if not np.isfinite(r):
                 continue
             dark = _dark(im, r)
-            ax.text(j, i, f"{r:.2g}×\n{who.iat[i, j]}", ha="center", va="center", fontsize=6.5,
-                    color="white" if dark else "black")  # fmt: skip
+            ax.text(
+                j,
+                i,
+                f"{r:.2g}×\n{who.iat[i, j]}",
+                ha="center",
+                va="center",
+                fontsize=6.5,
+                color="white" if dark else "black",
+            )
             style = method_style(who.iat[i, j])
-            ax.plot(j - 0.38, i + 0.3, marker=style["marker"], color=style["color"], mec="white" if dark else "black",
-                    mew=0.5, ms=5, ls="none")  # fmt: skip
+            ax.plot(
+                j - 0.38,
+                i + 0.3,
+                marker=style["marker"],
+                color=style["color"],
+                mec="white" if dark else "black",
+                mew=0.5,
+                ms=5,
+                ls="none",
+            )
     ax.set_xticks(range(table.shape[1]), [f"{int(m):,}" for m in table.columns])
     ax.set_yticks(range(table.shape[0]), [f"{e:g}" for e in table.index])
     ax.set_xlabel("subsample size m (records)")
@@ -79,20 +104,27 @@ def privacy_map_figure(ratios: pd.DataFrame, paths: Sequence[str], *, title: str
     fit = max(14, int((0.55 * table.shape[0] + 0.4) * 72 / 5.5))  # characters of ~5.5 pt at the label's 10 pt
     ratio_colorbar(fig, im, ax, textwrap.fill(f"best private {yardstick} / non-private", fit))
     how = caption(epsilon="ε per row", delta=delta, calibration=calibration, tuning=tuning, reps=reps)
-    read = (f"Each cell: the lowest {yardstick} of any private method at that m and ε over the non-private method's "
-            "(1× = privacy costs nothing), and that method, its marker in the corner.")  # fmt: skip
+    read = (
+        f"Each cell: the lowest {yardstick} of any private method at that m and ε over the non-private method's "
+        "(1× = privacy costs nothing), and that method, its marker in the corner."
+    )
     if yardstick == "superpopulation RMSE":
-        read += (" The RMSE counts the full-data fit's own sampling error, so the ratio does not explode as m "
-                 "approaches the number of rows.")  # fmt: skip
+        read += (
+            " The RMSE counts the full-data fit's own sampling error, so the ratio does not explode as m "
+            "approaches the number of rows."
+        )
     legend = None
     if d:
         legend = floor_panel(side, table, d, delta)
-        read += (f" Right: the same costs against m, one solid curve per ε (its grey and marker), and dotted in the "
-                 f"same grey {FLOOR_LABEL}, d = {d}: the minimax rate of private OLS (Cai, Wang & Zhang 2021) with "
-                 "its constant set to 1, an order of magnitude of what privacy itself costs, not a bound; the gap "
-                 "between a solid curve and its dotted one is what the mechanisms cost.")  # fmt: skip
-    finish(fig, paths, title=f"{title}: what privacy costs at each sample size and ε", caption=[read, how],
-           legend=legend)  # fmt: skip
+        read += (
+            f" Right: the same costs against m, one solid curve per ε (its grey and marker), and dotted in the "
+            f"same grey {FLOOR_LABEL}, d = {d}: the minimax rate of private OLS (Cai, Wang & Zhang 2021) with "
+            "its constant set to 1, an order of magnitude of what privacy itself costs, not a bound; the gap "
+            "between a solid curve and its dotted one is what the mechanisms cost."
+        )
+    finish(
+        fig, paths, title=f"{title}: what privacy costs at each sample size and ε", caption=[read, how], legend=legend
+    )
 
 
 FLOOR_PANEL_WIDTH = 3.6  # inches: the map's panel of costs against m
@@ -114,8 +146,17 @@ def floor_panel(ax, table: pd.DataFrame, d: int, delta) -> tuple[list, list[str]
     handles = []
     for (eps, row), grey, marker in zip(table.iterrows(), greys, itertools.cycle(FLOOR_MARKERS), strict=False):
         colour = str(round(float(grey), 3))
-        (line,) = ax.plot(ms, row.to_numpy(dtype=float), color=colour, marker=marker, ms=4.5, lw=1.4, mec="black",
-                          mew=0.4, label=f"ε = {eps:g}, best private")  # fmt: skip
+        (line,) = ax.plot(
+            ms,
+            row.to_numpy(dtype=float),
+            color=colour,
+            marker=marker,
+            ms=4.5,
+            lw=1.4,
+            mec="black",
+            mew=0.4,
+            label=f"ε = {eps:g}, best private",
+        )
         floor = [float(theory_floor(d, float(eps), resolve_delta(delta, int(m)), int(m))) for m in ms]
         ax.plot(ms, floor, color=colour, ls=":", lw=1.6, label=FLOOR_LABEL)
         handles.append(line)
@@ -131,8 +172,9 @@ def floor_panel(ax, table: pd.DataFrame, d: int, delta) -> tuple[list, list[str]
     return handles, [h.get_label() for h in handles]
 
 
-def benchmark_heatmap(summary: pd.DataFrame, paths: Sequence[str], *, delta, calibration: str, tuning: str,
-                      reps) -> None:  # fmt: skip
+def benchmark_heatmap(
+    summary: pd.DataFrame, paths: Sequence[str], *, delta, calibration: str, tuning: str, reps
+) -> None:
     """The benchmark at each data set's largest m: one panel per ε, a row per private method and a column per data
     set, each cell its superpopulation RMSE over OLS's (``ratio_to_ols``; the number printed; the shade, log scale,
     repeats it for greyscale).
@@ -145,8 +187,13 @@ def benchmark_heatmap(summary: pd.DataFrame, paths: Sequence[str], *, delta, cal
     norm = ratio_norm(top.ratio_to_ols)
     width = 2.2 + 0.62 * len(datasets)
     # a narrow last column holds the colour bar (a bar stolen from several panels would defeat tight_layout)
-    fig, axes = plt.subplots(1, len(epsilons) + 1, figsize=(width * len(epsilons) + 0.9, 1.6 + 0.3 * len(methods)),
-                             dpi=150, gridspec_kw={"width_ratios": [width] * len(epsilons) + [0.12]})  # fmt: skip
+    fig, axes = plt.subplots(
+        1,
+        len(epsilons) + 1,
+        figsize=(width * len(epsilons) + 0.9, 1.6 + 0.3 * len(methods)),
+        dpi=150,
+        gridspec_kw={"width_ratios": [width] * len(epsilons) + [0.12]},
+    )
     *panels, bar = axes
     for col, (ax, eps) in enumerate(zip(panels, epsilons, strict=True)):
         cells = top[top.epsilon == eps].pivot(index="method", columns="dataset", values="ratio_to_ols")
@@ -156,8 +203,15 @@ def benchmark_heatmap(summary: pd.DataFrame, paths: Sequence[str], *, delta, cal
             for j in range(cells.shape[1]):
                 r = cells.iat[i, j]
                 if np.isfinite(r):
-                    ax.text(j, i, f"{r:.2g}", ha="center", va="center", fontsize=6,
-                            color="white" if _dark(im, r) else "black")  # fmt: skip
+                    ax.text(
+                        j,
+                        i,
+                        f"{r:.2g}",
+                        ha="center",
+                        va="center",
+                        fontsize=6,
+                        color="white" if _dark(im, r) else "black",
+                    )
         ax.set_xticks(range(len(datasets)), datasets, rotation=45, ha="right", fontsize=7)
         ax.set_yticks(range(len(methods)), [k if proven[k] else f"{k} †" for k in methods], fontsize=7)
         ax.tick_params(labelleft=col == 0)  # the rows are named once, on the left
@@ -165,6 +219,13 @@ def benchmark_heatmap(summary: pd.DataFrame, paths: Sequence[str], *, delta, cal
         ax.set_xlabel("data set")
     ratio_colorbar(fig, im, None, "superpopulation RMSE / OLS's (same data set and m)", cax=bar)
     how = caption(epsilon="ε per panel", delta=delta, calibration=calibration, tuning=tuning, reps=reps)
-    finish(fig, paths, title="Private regression on real data: each method's error over OLS's, per data set",
-           caption=["At each data set's largest m; rows sorted by the median ratio over data sets. † not proven: an "
-                    "unproven calibration or floating-point noise.", how])  # fmt: skip
+    finish(
+        fig,
+        paths,
+        title="Private regression on real data: each method's error over OLS's, per data set",
+        caption=[
+            "At each data set's largest m; rows sorted by the median ratio over data sets. † not proven: an "
+            "unproven calibration or floating-point noise.",
+            how,
+        ],
+    )

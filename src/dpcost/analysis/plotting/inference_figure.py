@@ -52,8 +52,17 @@ def _groups(methods: Sequence[str]) -> list[list[str]]:
     return [list(methods[i : i + size]) for i in range(0, len(methods), size)]
 
 
-def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str, xlabel: str, epsilon, delta,
-                     calibration: str, tuning: str) -> None:  # fmt: skip
+def inference_figure(
+    summary: pd.DataFrame,
+    paths: Sequence[str],
+    *,
+    title: str,
+    xlabel: str,
+    epsilon,
+    delta,
+    calibration: str,
+    tuning: str,
+) -> None:
     """Left: coverage against m (the mean over coefficients of each coefficient's coverage), the nominal level
     dashed, in the band ± 2 Monte Carlo s.e. that a procedure of exact coverage stays in; the OLS (HC3, FPC)
     reference in grey. Right: theory's floor (:func:`~dpcost.analysis.intervals.theory_floor`, dotted) and the median
@@ -92,8 +101,9 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
             # the reference's under-coverage is its variance estimate's (HC3 on heavy rows), not a bias: said so
             flag = " [undercovers]" if ref.undercovers.any() else ""
             label = f"OLS, HC3 with finite-population correction (non-private reference){flag}"
-            line = cov_ax.plot(ref.m, ref.coverage, color="#777777", lw=2.2, alpha=0.7, ls="--" if flag else "-",
-                               label=label)  # fmt: skip
+            line = cov_ax.plot(
+                ref.m, ref.coverage, color="#777777", lw=2.2, alpha=0.7, ls="--" if flag else "-", label=label
+            )
             if "ols" not in seen:
                 handles += line
                 seen.add("ols")
@@ -113,8 +123,16 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
             label = _flagged(legend_label(name, f"route {route}"), flags)
             line = cov_ax.plot(df.m, df.coverage, label=label, **style)
             for ax, col in ((cov_ax, "coverage"), (width_ax, width_col)):  # hollow where it under-covers
-                ax.plot(bad.m, bad[col], ls="none", marker=style["marker"], color=style["color"], mfc="white", ms=6,
-                        zorder=5)  # fmt: skip
+                ax.plot(
+                    bad.m,
+                    bad[col],
+                    ls="none",
+                    marker=style["marker"],
+                    color=style["color"],
+                    mfc="white",
+                    ms=6,
+                    zorder=5,
+                )
             # a width is only a cost where the interval covers: an under-covering curve is faded there, so the eye
             # compares the widths of valid intervals
             width_ax.plot(df.m, df[width_col], **(dict(style, alpha=FADED) if len(bad) else style))
@@ -130,16 +148,26 @@ def inference_figure(summary: pd.DataFrame, paths: Sequence[str], *, title: str,
             log_m_axis(ax)
             ax.set_xlabel(xlabel)
             ax.grid(True, which="both", alpha=0.3)
-    how = caption(epsilon=epsilon, delta=delta, calibration=calibration, tuning=tuning,
-                  reps=repetitions(cells.n_reps) if len(cells) else 0)  # fmt: skip
-    read = (f"How to read: a curve inside the grey band sits at the nominal {level:g} (the band: ±2 Monte Carlo s.e. "
-            f"over {reps} repetitions); below it the intervals under-cover. Coverage is averaged over the "
-            f"coefficients, the width ratio their median, over the {yardstick} interval; dotted black: theory's "
-            "floor on that ratio, what privacy must cost (the minimax rate, constant 1); the target is OLS on "
-            f"every row the subsamples are drawn from. Hollow markers, {UNDERCOVERS}: some coefficient covers below "
-            "0.90 by more than 2 s.e. at that m (its width curve is faded: not the width of a valid interval); its "
-            "interval is centred on a biased estimate (inference.csv: "
-            "mean_bias beside mean_half_width)." + (" [no interval at m = …]: the procedure refused there "
-                                                    "(inference.csv's note says why: blocks too small)."
-                                                    if refused else ""))  # fmt: skip
+    how = caption(
+        epsilon=epsilon,
+        delta=delta,
+        calibration=calibration,
+        tuning=tuning,
+        reps=repetitions(cells.n_reps) if len(cells) else 0,
+    )
+    read = (
+        f"How to read: a curve inside the grey band sits at the nominal {level:g} (the band: ±2 Monte Carlo s.e. "
+        f"over {reps} repetitions); below it the intervals under-cover. Coverage is averaged over the "
+        f"coefficients, the width ratio their median, over the {yardstick} interval; dotted black: theory's "
+        "floor on that ratio, what privacy must cost (the minimax rate, constant 1); the target is OLS on "
+        f"every row the subsamples are drawn from. Hollow markers, {UNDERCOVERS}: some coefficient covers below "
+        "0.90 by more than 2 s.e. at that m (its width curve is faded: not the width of a valid interval); its "
+        "interval is centred on a biased estimate (inference.csv: "
+        "mean_bias beside mean_half_width)."
+        + (
+            " [no interval at m = …]: the procedure refused there (inference.csv's note says why: blocks too small)."
+            if refused
+            else ""
+        )
+    )
     finish(fig, paths, title=title, caption=[read, how], legend=(handles, [h.get_label() for h in handles]))

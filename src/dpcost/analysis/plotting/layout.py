@@ -196,8 +196,16 @@ def finish(fig, paths: Sequence, *, title: str, caption: Sequence[str | None] = 
     fig.set_size_inches(width, height)
     fig.suptitle("\n".join(head), fontsize=TITLE_SIZE, y=1 - 0.08 / height, va="top")
     if foot:
-        fig.text(0.12 / width, 0.1 / height, "\n".join(foot), fontsize=CAPTION_SIZE, ha="left", va="bottom",
-                 color="#222222", gid=CAPTION)  # fmt: skip
+        fig.text(
+            0.12 / width,
+            0.1 / height,
+            "\n".join(foot),
+            fontsize=CAPTION_SIZE,
+            ha="left",
+            va="bottom",
+            color="#222222",
+            gid=CAPTION,
+        )
     rect = (0.0, bottom / height, w / width, 1 - top / height)
 
     def relayout():

@@ -18,8 +18,14 @@ R2_FLOOR = -1.0  # the R² panel's left edge: a method worse than predicting the
 def spread(values: pd.Series) -> dict:
     """Median, quartiles and range of one method's values over the data sets."""
     v = values.dropna().astype(float)
-    return {"median": v.median(), "q25": v.quantile(0.25), "q75": v.quantile(0.75), "min": v.min(), "max": v.max(),
-            "n": len(v)}  # fmt: skip
+    return {
+        "median": v.median(),
+        "q25": v.quantile(0.25),
+        "q75": v.quantile(0.75),
+        "min": v.min(),
+        "max": v.max(),
+        "n": len(v),
+    }
 
 
 def ranking(summary: pd.DataFrame, epsilon: float) -> pd.DataFrame:
@@ -29,30 +35,57 @@ def ranking(summary: pd.DataFrame, epsilon: float) -> pd.DataFrame:
     rows = []
     for method, g in top[top.epsilon == epsilon].groupby("method"):
         ratio, r2 = spread(g["ratio_to_ols"]), spread(g["r2"])
-        rows.append({"method": method, **{f"ratio_{k}": v for k, v in ratio.items()},
-                     **{f"r2_{k}": v for k, v in r2.items()}, "proven": bool(g["proven"].all())})  # fmt: skip
+        rows.append(
+            {
+                "method": method,
+                **{f"ratio_{k}": v for k, v in ratio.items()},
+                **{f"r2_{k}": v for k, v in r2.items()},
+                "proven": bool(g["proven"].all()),
+            }
+        )
     return pd.DataFrame(rows).sort_values(["ratio_median", "method"]).reset_index(drop=True)
 
 
 def _whisker(ax, y: float, s: dict, prefix: str, style: dict) -> None:
     """Range (thin), interquartile range (thick) and median (the method's marker) on one row."""
     ax.plot([s[f"{prefix}_min"], s[f"{prefix}_max"]], [y, y], color=style["color"], lw=1, alpha=0.8)
-    ax.plot([s[f"{prefix}_q25"], s[f"{prefix}_q75"]], [y, y], color=style["color"], lw=4.5, alpha=0.45,
-            solid_capstyle="butt")  # fmt: skip
-    ax.plot([s[f"{prefix}_median"]], [y], marker=style["marker"], color=style["color"], mec="black", mew=0.4, ms=6,
-            ls="none")  # fmt: skip
+    ax.plot(
+        [s[f"{prefix}_q25"], s[f"{prefix}_q75"]],
+        [y, y],
+        color=style["color"],
+        lw=4.5,
+        alpha=0.45,
+        solid_capstyle="butt",
+    )
+    ax.plot(
+        [s[f"{prefix}_median"]],
+        [y],
+        marker=style["marker"],
+        color=style["color"],
+        mec="black",
+        mew=0.4,
+        ms=6,
+        ls="none",
+    )
 
 
-def benchmark_figure(summary: pd.DataFrame, paths: Sequence[str], *, delta, calibration: str, tuning: str,
-                     reps) -> None:  # fmt: skip
+def benchmark_figure(
+    summary: pd.DataFrame, paths: Sequence[str], *, delta, calibration: str, tuning: str, reps
+) -> None:
     """The ranked chart of the benchmark (see the module); ``reps``: the repetitions behind each data set's value."""
     top = summary[summary.m == summary.groupby("dataset").m.transform("max")]
     epsilons = sorted(top.loc[top.private, "epsilon"].unique())
     tables = [ranking(summary, eps) for eps in epsilons]
     n_rows = max(len(t) for t in tables)
     ols_r2 = top.loc[top.method == "ols", "r2"].median() if (top.method == "ols").any() else np.nan
-    fig, axes = plt.subplots(len(epsilons), 2, figsize=(10.5, (0.9 + 0.26 * n_rows) * len(epsilons)), dpi=150,
-                             squeeze=False, gridspec_kw={"width_ratios": [1.25, 1]})  # fmt: skip
+    fig, axes = plt.subplots(
+        len(epsilons),
+        2,
+        figsize=(10.5, (0.9 + 0.26 * n_rows) * len(epsilons)),
+        dpi=150,
+        squeeze=False,
+        gridspec_kw={"width_ratios": [1.25, 1]},
+    )
     off = []
     for (left, right), eps, table in zip(axes, epsilons, tables, strict=True):
         right.sharey(left)
@@ -83,15 +116,20 @@ def benchmark_figure(summary: pd.DataFrame, paths: Sequence[str], *, delta, cali
         for ax in (left, right):
             ax.grid(True, axis="x", which="both", alpha=0.3)
     datasets = top.dataset.nunique()
-    read = (f"Each private method over the {datasets} data sets, at each data set's largest m: the marker is the "
-            "median, the thick bar the interquartile range, the thin line the range; methods sorted by their median "
-            "ratio (best at the top). Left: superpopulation RMSE over OLS's on the same data set and m, which counts "
-            "the full-data fit's own sampling error (solid line: OLS, "
-            "dotted: 2×); right: R² on the held-out rows (1: perfect, 0: predicting the mean; solid line: OLS's "
-            "median, dotted: 0). † not proven: an unproven calibration or floating-point noise."
-            )  # fmt: skip
+    read = (
+        f"Each private method over the {datasets} data sets, at each data set's largest m: the marker is the "
+        "median, the thick bar the interquartile range, the thin line the range; methods sorted by their median "
+        "ratio (best at the top). Left: superpopulation RMSE over OLS's on the same data set and m, which counts "
+        "the full-data fit's own sampling error (solid line: OLS, "
+        "dotted: 2×); right: R² on the held-out rows (1: perfect, 0: predicting the mean; solid line: OLS's "
+        "median, dotted: 0). † not proven: an unproven calibration or floating-point noise."
+    )
     notes = [read, caption(epsilon="ε per row", delta=delta, calibration=calibration, tuning=tuning, reps=reps)]
     if off:
         notes.append(f"Median R² below {R2_FLOOR:g}, off the right panel: {', '.join(off)}.")
-    finish(fig, paths, title="Private regression on real data: how close each method comes to OLS, across data sets",
-           caption=notes)  # fmt: skip
+    finish(
+        fig,
+        paths,
+        title="Private regression on real data: how close each method comes to OLS, across data sets",
+        caption=notes,
+    )

@@ -32,8 +32,11 @@ def method_style(name: str) -> dict:
     above). A name outside the registry gets a fixed style from a checksum of the name (stable across runs, unlike
     ``hash``)."""
     k = _ORDER.get(name, len(_ORDER) + zlib.crc32(name.encode()) % 48)
-    return {"color": _COLOURS[(k + 3 * (k // 8)) % len(_COLOURS)],
-            "marker": _MARKERS[(k + 5 * (k // 12)) % len(_MARKERS)], "ls": _LINES[k % len(_LINES)]}  # fmt: skip
+    return {
+        "color": _COLOURS[(k + 3 * (k // 8)) % len(_COLOURS)],
+        "marker": _MARKERS[(k + 5 * (k // 12)) % len(_MARKERS)],
+        "ls": _LINES[k % len(_LINES)],
+    }
 
 
 def method_label(name: str) -> str:
