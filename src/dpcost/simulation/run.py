@@ -18,7 +18,7 @@ import logging
 import time
 import warnings
 from collections.abc import Mapping
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -71,6 +71,25 @@ def _truncated_values(problem: str, data: tuple) -> np.ndarray:
     return X[np.arange(len(X)), np.arange(len(X)) % X.shape[1]]
 
 
+@dataclass(frozen=True)
+class _Job:
+    """What every curve of one job shares: the experiment at this n (its sizes and setting), the design, the noise
+    streams' seed and identity (``where``), the problem's parameters and the truncation variants' constants."""
+
+    exp: Experiment
+    n: int
+    d: int
+    s: int | None
+    setting: Mapping
+    design: Design
+    seed: int
+    where: str
+    params: dict
+    grid: np.ndarray
+    theory_R: str
+    quantile_share: float
+
+
 def run_job(
     exp: Experiment,
     n: int,
@@ -113,131 +132,135 @@ def run_job(
     where = f"simulation:{exp.problem}:{design.identity(exp.problem)}:d={d}:s={s}"
     if setting:
         where += ":" + ":".join(f"{k}={v!r}" for k, v in setting.items())
+    job = _Job(exp, n, d, s, setting, design, seed, where, params, grid, theory_R, quantile_share)
     tuners = {
         c: _STuner(exp, c, n, d, s, privacies[c].at(n), tuning, design.sigma, s_tuning, seed, where)
         for c in exp.curves
         if c.variant in sparsity.S_VARIANTS[1:]
     }
     for rep in reps:
-        data, truth = draw(design, exp.problem, n=n, d=d, s=s, rep=rep, seed=seed, setting=setting)
-        facts = plan_facts(exp.problem, data)
-        # public data beside the draw (knowledge transfer's X̃): given to the estimators, not in the noise identity
-        # (it is a function of the draw's identity, which is)
-        public = (
-            {"X_public": public_features(design, exp.problem, n=n, d=d, s=s, rep=rep, seed=seed)}
-            if exp.problem in KT_LOSS
-            else {}
-        )
-        for a in (*data, *public.values()):  # shared by every curve: read-only, so work on it is memoised by identity
-            if isinstance(a, np.ndarray):  # (losses.frozen: e.g. one clipped copy and one ||X~||_op a repetition)
-                a.flags.writeable = False
+        data, truth, facts, public = _draw(job, rep)
         for curve in exp.curves:
-            method, p_c = get(curve.method), privacies[curve]
-            p_n = p_c.at(n)
-            tun, p_est, extra = dict(base[curve.method]), p_n, {}
-            spent = (p_n.epsilon, p_n.delta) if method.private and curve.variant != "R=none" else (np.nan, np.nan)
-            if curve in tuners:
+            need_plan = with_plans and curve not in plans
+            if curve in tuners:  # a sparsity variant: ŝ chosen, then the estimate at ŝ (simulation.sparsity)
                 est, s_used, spent, proven = tuners[curve].estimate(data, rep)
-                if with_plans and curve not in plans:
+                if need_plan:
                     plans[curve] = tuners[curve].plan()
+                R = base[curve.method].get("R", np.nan)
+                err = error(exp.problem, est, truth)
                 rows.append(
-                    _row(
-                        exp,
-                        curve,
-                        True,
-                        n,
-                        d,
-                        s,
-                        setting,
-                        rep,
-                        p_n,
-                        tun.get("R", np.nan),
-                        s_used,
-                        spent,
-                        proven,
-                        error(exp.problem, est, truth),
-                    )
+                    _row(exp, curve, True, n, d, s, setting, rep, privacies[curve].at(n), R, s_used, spent, proven, err)
                 )
                 continue
-            rng = None
-            if curve.variant in R_VARIANTS and method.private:
-                key = METHODS[curve.method].truncation  # the constant the R= variants replace
-                values = _truncated_values(exp.problem, data)
-                if curve.variant == "R=theory":
-                    tun[key] = evaluate(theory_R, n=n, d=d, sigma=design.sigma)
-                elif curve.variant == "R=none":
-                    tun[key] = float(np.abs(values).max())
-                else:
-                    rng = noise_rng(
-                        seed,
-                        where,
-                        f"{curve.method}[{curve.variant}]",
-                        n,
-                        rep,
-                        privacy=p_c,
-                        tuning={**tun, "quantile_share": quantile_share},
-                        params=params,
-                    )
-                    p_q = replace(p_n, epsilon=quantile_share * p_n.epsilon)
-                    tun[key] = quantiles.truncation_level(values, privacy=p_q, rng=rng, candidates=grid)
-                    p_est = replace(p_n, epsilon=(1 - quantile_share) * p_n.epsilon)
-                extra = {"R": tun[key]}
-            if rng is None:
-                rng = noise_rng(
-                    seed, where, f"{curve.method}[{curve.variant}]", n, rep, privacy=p_c, tuning=tun, params=params
-                )
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    est, _ = method.estimate(
-                        *data,
-                        privacy=p_est if method.private else None,
-                        rng=rng,
-                        tuning=tun,
-                        params={**params, **public},
-                    )
-                except DPCostError as exc:  # e.g. a paper calibration refused at this n: say which curve
-                    raise type(exc)(f"{exp.name}, {curve.label}, n={n}: {exc}") from None
-            proven = unwarned(caught)  # a PRIVACY WARNING: this release's guarantee is not proven
-            if with_plans and method.private and curve not in plans:
-                plans[curve] = _plan(curve, method, p_est, n, d, tun, {**params, **facts, **public}, quantile_share)
-                if facts:  # e.g. the comparison graph's d_max, which the estimator reads from each draw's graph
-                    plans[curve].setdefault(
-                        "note", f"the plan shown is the first repetition's: {sorted(facts)} change with the draw"
-                    )
-            private = method.private and curve.variant != "R=none"
-            rows.append(
-                _row(
-                    exp,
-                    curve,
-                    private,
-                    n,
-                    d,
-                    s,
-                    setting,
-                    rep,
-                    p_n if method.private else None,
-                    extra.get("R", tun.get("R", np.nan)),
-                    s,
-                    spent,
-                    proven,
-                    error(exp.problem, est, truth),
-                )
+            row, plan = _estimate(
+                job, curve, privacies[curve], dict(base[curve.method]), rep, data, truth, facts, public, need_plan
             )
+            rows.append(row)
+            if plan is not None:
+                plans[curve] = plan
         del data
         done = rep + 1 - reps.start
         if done % max(1, len(reps) // 10) == 0:
-            log.info(
-                "%s n=%d: %d/%d repetitions (%d-%d), %.1f s",
-                exp.name,
-                n,
-                done,
-                len(reps),
-                reps.start,
-                reps.stop - 1,
-                time.perf_counter() - t0,
-            )
+            span, took = f"{reps.start}-{reps.stop - 1}", time.perf_counter() - t0
+            log.info("%s n=%d: %d/%d repetitions (%s), %.1f s", exp.name, n, done, len(reps), span, took)
     return pd.DataFrame(rows, columns=COLUMNS), list(plans.values())
+
+
+def _draw(job: _Job, rep: int) -> tuple[tuple, np.ndarray, dict, dict]:
+    """(data, truth, facts, public) of repetition ``rep``: the draw every curve shares, read-only; the plan facts it
+    implies; and the public data beside it (knowledge transfer's X̃), given to the estimators but not in the noise
+    identity (it is a function of the draw's identity, which is)."""
+    exp = job.exp
+    kw = {"n": job.n, "d": job.d, "s": job.s, "rep": rep, "seed": job.seed}
+    data, truth = draw(job.design, exp.problem, **kw, setting=job.setting)
+    facts = plan_facts(exp.problem, data)
+    public = {"X_public": public_features(job.design, exp.problem, **kw)} if exp.problem in KT_LOSS else {}
+    for a in (*data, *public.values()):  # shared by every curve: read-only, so work on it is memoised by identity
+        if isinstance(a, np.ndarray):  # (losses.frozen: e.g. one clipped copy and one ||X~||_op a repetition)
+            a.flags.writeable = False
+    return data, truth, facts, public
+
+
+def _estimate(
+    job: _Job,
+    curve: Curve,
+    p_c: Privacy,
+    tun: dict,
+    rep: int,
+    data: tuple,
+    truth,
+    facts: dict,
+    public: dict,
+    need_plan: bool,
+) -> tuple[tuple, dict | None]:
+    """(row, plan) of one curve on one draw: the truncation variant's R (:func:`_truncation`), the estimate from the
+    curve's own noise stream, whether a PRIVACY WARNING left its guarantee unproven, and, when ``need_plan``, the
+    plan record of a private curve (None otherwise)."""
+    exp, n = job.exp, job.n
+    method = get(curve.method)
+    p_n = p_c.at(n)
+    spent = (p_n.epsilon, p_n.delta) if method.private and curve.variant != "R=none" else (np.nan, np.nan)
+    rng, p_est, extra = _truncation(job, curve, method, p_c, p_n, tun, rep, data)
+    if rng is None:
+        rng = noise_rng(
+            job.seed, job.where, f"{curve.method}[{curve.variant}]", n, rep, privacy=p_c, tuning=tun, params=job.params
+        )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            est, _ = method.estimate(
+                *data,
+                privacy=p_est if method.private else None,
+                rng=rng,
+                tuning=tun,
+                params={**job.params, **public},
+            )
+        except DPCostError as exc:  # e.g. a paper calibration refused at this n: say which curve
+            raise type(exc)(f"{exp.name}, {curve.label}, n={n}: {exc}") from None
+    proven = unwarned(caught)  # a PRIVACY WARNING: this release's guarantee is not proven
+    plan = None
+    if need_plan and method.private:
+        plan = _plan(curve, method, p_est, n, job.d, tun, {**job.params, **facts, **public}, job.quantile_share)
+        if facts:  # e.g. the comparison graph's d_max, which the estimator reads from each draw's graph
+            plan.setdefault("note", f"the plan shown is the first repetition's: {sorted(facts)} change with the draw")
+    private = method.private and curve.variant != "R=none"
+    R = extra.get("R", tun.get("R", np.nan))
+    p_row = p_n if method.private else None
+    err = error(exp.problem, est, truth)
+    return _row(exp, curve, private, n, job.d, job.s, job.setting, rep, p_row, R, job.s, spent, proven, err), plan
+
+
+def _truncation(
+    job: _Job, curve: Curve, method, p_c: Privacy, p_n: Privacy, tun: dict, rep: int, data: tuple
+) -> tuple[np.random.Generator | None, Privacy, dict]:
+    """(rng, privacy of the estimate, extra): a truncation variant (``R_VARIANTS``) of a private method sets its
+    truncation constant in ``tun``: R=theory the public formula ``theory_R``, R=none the data's largest magnitude
+    (not private), R=dp_quantile a private quantile at ``quantile_share``·ε, the estimate then at the rest of ε (the
+    quantile and the estimate draw from one stream, returned). Any other curve: (None, ``p_n``, {})."""
+    if not (curve.variant in R_VARIANTS and method.private):
+        return None, p_n, {}
+    rng, p_est = None, p_n
+    key = METHODS[curve.method].truncation  # the constant the R= variants replace
+    values = _truncated_values(job.exp.problem, data)
+    if curve.variant == "R=theory":
+        tun[key] = evaluate(job.theory_R, n=job.n, d=job.d, sigma=job.design.sigma)
+    elif curve.variant == "R=none":
+        tun[key] = float(np.abs(values).max())
+    else:
+        rng = noise_rng(
+            job.seed,
+            job.where,
+            f"{curve.method}[{curve.variant}]",
+            job.n,
+            rep,
+            privacy=p_c,
+            tuning={**tun, "quantile_share": job.quantile_share},
+            params=job.params,
+        )
+        p_q = replace(p_n, epsilon=job.quantile_share * p_n.epsilon)
+        tun[key] = quantiles.truncation_level(values, privacy=p_q, rng=rng, candidates=job.grid)
+        p_est = replace(p_n, epsilon=(1 - job.quantile_share) * p_n.epsilon)
+    return rng, p_est, {"R": tun[key]}
 
 
 def _row(exp, curve, private, n, d, s, setting, rep, p_n, R, s_used, spent, proven, err) -> tuple:
