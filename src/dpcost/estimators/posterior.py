@@ -143,38 +143,13 @@ def adaops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, rho
     is ≥ t√(2π) − 1, that has probability ≤ Φ̄(bias + 1.5/t)·(1 + 1/(t√(2π) − 1)) ≤ Φ̄(bias), as Φ̄(b + h) ≤
     Φ̄(b)e^{−bh} and bias ≥ Φ⁻¹(0.8) > 0.27. The posterior sample stays float: NOT PROVEN (floating point).
     """
-    from scipy import special  # here: slow to import
-
     p = privacy.at(n)
     calibration = p.calibration
     e_a, d_a = budget_for(p)
     check_bounds(B_X=B_X, B_Y=B_Y)
-    if calibration == "paper":
-        ell = math.log(6 / d_a)
-        mult = math.sqrt(ell) / (e_a / 4)  # Wang's σ/Δ at (ε/4, δ/3)
-        bias = math.sqrt(ell)
-        fail = float(special.ndtr(-bias))
-        problems = []
-        if fail > d_a / 3:
-            problems.append(
-                f"its lower bound on lambda_min fails with probability {fail:.3g} > delta/3 = {d_a / 3:.3g}"
-            )
-        actual = gaussian_delta(mult, 1.0, e_a / 4)
-        if actual > d_a / 3:
-            problems.append(f"sigma = sqrt(log(6/delta))/(eps/4) has exact delta {actual:.3g} > delta/3")
-        if problems:
-            p.outside_validity("AdaOPS as printed (Wang 2018, Alg. 1) is not (eps, delta)-DP: " + "; ".join(problems))
-        post_log, d_each = ell, d_a / 3
-        comp = "basic composition of 3 releases at (eps/4, delta/3), (eps/4, delta/3), (eps/2, delta/3) as printed"
-    else:
-        d_each = d_a / 5
-        mult = gaussian_sigma(1.0, e_a / 4, d_each, "analytic")
-        bias = -float(special.ndtri(d_each))  # Φ⁻¹(1 − δ/5), without rounding 1 − δ/5 to 1
-        post_log = math.log(2 / d_each)
-        comp = (
-            "basic composition of (eps/4, delta/5) x 2 analytic Gaussian releases, 2 failure events of "
-            "probability delta/5 and a posterior sample at (eps/2, delta/5)"
-        )
+    mult, bias, post_log, d_each, comp, problems = _adaops_calibration(p, e_a, d_a)
+    if problems:
+        p.outside_validity("AdaOPS as printed (Wang 2018, Alg. 1) is not (eps, delta)-DP: " + "; ".join(problems))
     if p.neighbours == "replace":
         comp += f"; proven for add/remove: run at ({e_a:.4g}, {d_a:.3g}), group privacy gives replace-one (eps, delta)"
     ell6 = math.log(6 / d_a)
@@ -196,7 +171,62 @@ def adaops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, rho
         "C2": ell6 / (e_a / 4),
         "t_floor": 2 * (1 + post_log) * B_X**2 / e_a,
     }
-    rels = (
+    rels = _adaops_releases(params, B_X, e_a, d_each, p.sampler)
+    return PrivacyPlan(
+        "adaops",
+        p.epsilon,
+        p.delta,
+        calibration,
+        comp,
+        f"rows clipped to ||x||_2 <= B_X = {B_X}, y clipped to [-{B_Y}, {B_Y}]",
+        rels,
+        p.relation,
+        params,
+        proven=calibration == "tight",
+        releases_stated_for="add_remove" if p.neighbours == "replace" else None,
+        whole_mechanism=False,
+        whole_mechanism_why=POSTERIOR_WHY,
+    )
+
+
+def _adaops_calibration(p: Privacy, e_a: float, d_a: float) -> tuple[float, float, float, float, str, list[str]]:
+    """(σ per unit of sensitivity, bias, the posterior's log term, δ of each part, composition, problems) of AdaOPS
+    at the add/remove budget (``e_a``, ``d_a``), under ``p.calibration``: paper as printed, with the reasons it is
+    not (ε, δ)-DP (its shifts fail more often than the δ/3 charged), tight with δ split in five and no problem
+    (:func:`adaops_plan`, which refuses or warns)."""
+    from scipy import special  # here: slow to import
+
+    calibration, problems = p.calibration, []
+    if calibration == "paper":
+        ell = math.log(6 / d_a)
+        mult = math.sqrt(ell) / (e_a / 4)  # Wang's σ/Δ at (ε/4, δ/3)
+        bias = math.sqrt(ell)
+        fail = float(special.ndtr(-bias))
+        if fail > d_a / 3:
+            problems.append(
+                f"its lower bound on lambda_min fails with probability {fail:.3g} > delta/3 = {d_a / 3:.3g}"
+            )
+        actual = gaussian_delta(mult, 1.0, e_a / 4)
+        if actual > d_a / 3:
+            problems.append(f"sigma = sqrt(log(6/delta))/(eps/4) has exact delta {actual:.3g} > delta/3")
+        post_log, d_each = ell, d_a / 3
+        comp = "basic composition of 3 releases at (eps/4, delta/3), (eps/4, delta/3), (eps/2, delta/3) as printed"
+    else:
+        d_each = d_a / 5
+        mult = gaussian_sigma(1.0, e_a / 4, d_each, "analytic")
+        bias = -float(special.ndtri(d_each))  # Φ⁻¹(1 − δ/5), without rounding 1 − δ/5 to 1
+        post_log = math.log(2 / d_each)
+        comp = (
+            "basic composition of (eps/4, delta/5) x 2 analytic Gaussian releases, 2 failure events of "
+            "probability delta/5 and a posterior sample at (eps/2, delta/5)"
+        )
+    return mult, bias, post_log, d_each, comp, problems
+
+
+def _adaops_releases(params: dict, B_X: float, e_a: float, d_each: float, sampler: str) -> tuple:
+    """AdaOPS's three releases (:func:`adaops_plan`): λ_min(X'X) and the log norm bound on the grid at (ε/4, δ
+    each), then the posterior sample at (ε/2, δ each), float."""
+    return (
         grid_release(
             "gaussian",
             "gaussian: lambda_min(X'X)",
@@ -207,7 +237,7 @@ def adaops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, rho
             e_a / 4,
             d_each,
             coordinates=1,
-            sampler=p.sampler,
+            sampler=sampler,
             norm_words="absolute",
         ),
         grid_release(
@@ -215,12 +245,12 @@ def adaops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, rho
             "gaussian: log(B_Y + B_X ||theta_lambda||), sensitivity from the released lambda_min",
             1.0,
             "l2",
-            grid_mult,
+            params["norm_multiplier"],
             1,
             e_a / 4,
             d_each,
             coordinates=1,
-            sampler=p.sampler,
+            sampler=sampler,
             norm_words="absolute, per unit of log(1 + B_X^2/(lambda + lambda_min~))",
             per_unit=True,
         ),
@@ -238,21 +268,6 @@ def adaops_plan(privacy: Privacy, n: int, d: int, *, B_X: float, B_Y: float, rho
             noise="float",
             norm_words="per-instance DP bound (Wang 2018, Remark 11)",
         ),
-    )
-    return PrivacyPlan(
-        "adaops",
-        p.epsilon,
-        p.delta,
-        calibration,
-        comp,
-        f"rows clipped to ||x||_2 <= B_X = {B_X}, y clipped to [-{B_Y}, {B_Y}]",
-        rels,
-        p.relation,
-        params,
-        proven=calibration == "tight",
-        releases_stated_for="add_remove" if p.neighbours == "replace" else None,
-        whole_mechanism=False,
-        whole_mechanism_why=POSTERIOR_WHY,
     )
 
 
