@@ -258,49 +258,9 @@ def karwa_vadhan_mean_plan(
     w = kv_half_width(sigma, n, beta)
     sens_mean = 2 * w / n
     e1, e2 = range_fraction * epsilon, (1 - range_fraction) * epsilon
-    if p.calibration == "paper":
-        b_hist0, mult_mean = 2 * d / e1, d / e2
-        d1 = d2 = 0.0
-        comp = (
-            f"basic composition of pure-DP steps (delta unused): {d} noisy histograms, {2 * d} changing counts "
-            f"at Laplace(2d/eps1) (eps1 = {e1:.4g}), then {d} clipped means at Laplace(2w d/(n eps2)) (eps2 = {e2:.4g})"
-        )
-    else:
-        d1 = d2 = delta / 2  # per step; a single release is charged no δ of its own (None below)
-        b_hist0, mult_mean = laplace_composition_scale(2 * d, e1, d1), laplace_composition_scale(d, e2, d2)
-        comp = (
-            f"PLD accounting (dp-accounting) of {2 * d} changing Laplace counts at ({e1:.4g}, {d1:.3g}) and of {d} "
-            f"Laplace means at ({e2:.4g}, {d2:.3g}); the two steps composed basically"
-        )
+    b_hist0, mult_mean, d1, d2, comp = _kv_calibration(p, d, e1, e2)
     b_mean0 = sens_mean * mult_mean
-    typed = {"coordinates": 1, "sampler": p.sampler}
-    rels = (
-        grid_release(
-            "laplace",
-            f"laplace: noisy histogram counts, {d} coordinates x {K} bins of width sigma (at most 2 counts per "
-            "coordinate change between neighbours)",
-            1.0,
-            "each",
-            grid_scale(b_hist0, 1.0, 1, "l1", "laplace", p.sampler),
-            2 * d,
-            1 / b_hist0,
-            0.0 if p.calibration == "paper" else None,
-            norm_words="l1 per count",
-            **typed,
-        ),
-        grid_release(
-            "laplace",
-            "laplace: coordinate means clipped to the private ranges",
-            sens_mean,
-            "each",
-            grid_scale(b_mean0, sens_mean, 1, "l1", "laplace", p.sampler),
-            d,
-            sens_mean / b_mean0,
-            0.0 if p.calibration == "paper" else None,
-            norm_words="l1 per coordinate",
-            **typed,
-        ),
-    )
+    rels = _kv_releases(p, d, K, sens_mean, b_hist0, b_mean0)
     params = {
         "r": r,
         "bins_per_coordinate": K,
@@ -329,6 +289,61 @@ def karwa_vadhan_mean_plan(
         params,
         whole_mechanism=False,
         whole_mechanism_why=why,
+    )
+
+
+def _kv_calibration(p: Privacy, d: int, e1: float, e2: float) -> tuple[float, float, float, float, str]:
+    """(b_hist, b_mean per unit of sensitivity, δ of the range step, δ of the mean step, composition) of
+    :func:`karwa_vadhan_mean_plan` at ε₁ = ``e1``, ε₂ = ``e2``: paper basic composition of pure-DP Laplace
+    releases, tight the PLD accountant's smallest Laplace scales at δ/2 per step."""
+    delta = p.delta
+    if p.calibration == "paper":
+        b_hist0, mult_mean = 2 * d / e1, d / e2
+        d1 = d2 = 0.0
+        comp = (
+            f"basic composition of pure-DP steps (delta unused): {d} noisy histograms, {2 * d} changing counts "
+            f"at Laplace(2d/eps1) (eps1 = {e1:.4g}), then {d} clipped means at Laplace(2w d/(n eps2)) (eps2 = {e2:.4g})"
+        )
+    else:
+        d1 = d2 = delta / 2  # per step; a single release is charged no δ of its own (None below)
+        b_hist0, mult_mean = laplace_composition_scale(2 * d, e1, d1), laplace_composition_scale(d, e2, d2)
+        comp = (
+            f"PLD accounting (dp-accounting) of {2 * d} changing Laplace counts at ({e1:.4g}, {d1:.3g}) and of {d} "
+            f"Laplace means at ({e2:.4g}, {d2:.3g}); the two steps composed basically"
+        )
+    return b_hist0, mult_mean, d1, d2, comp
+
+
+def _kv_releases(p: Privacy, d: int, K: int, sens_mean: float, b_hist0: float, b_mean0: float) -> tuple:
+    """The two steps' releases of :func:`karwa_vadhan_mean_plan` on the grid: 2d histogram counts of
+    sensitivity 1, then d clipped means of sensitivity 2w/n, at the scales of :func:`_kv_calibration`."""
+    typed = {"coordinates": 1, "sampler": p.sampler}
+    return (
+        grid_release(
+            "laplace",
+            f"laplace: noisy histogram counts, {d} coordinates x {K} bins of width sigma (at most 2 counts per "
+            "coordinate change between neighbours)",
+            1.0,
+            "each",
+            grid_scale(b_hist0, 1.0, 1, "l1", "laplace", p.sampler),
+            2 * d,
+            1 / b_hist0,
+            0.0 if p.calibration == "paper" else None,
+            norm_words="l1 per count",
+            **typed,
+        ),
+        grid_release(
+            "laplace",
+            "laplace: coordinate means clipped to the private ranges",
+            sens_mean,
+            "each",
+            grid_scale(b_mean0, sens_mean, 1, "l1", "laplace", p.sampler),
+            d,
+            sens_mean / b_mean0,
+            0.0 if p.calibration == "paper" else None,
+            norm_words="l1 per coordinate",
+            **typed,
+        ),
     )
 
 
