@@ -331,45 +331,8 @@ def dp_fourier_regression_plan(privacy: Privacy, n: int, d: int, *, K, T, mechan
         rel = grid_release("laplace", "laplace", sens, "l1", scale, 1, eps, 0.0, coordinates=K, sampler=p.sampler)
         comp, params["expected_noise_sq"] = "one Laplace release, pure eps-DP", 2 * K * scale**2
     else:
-        if K > KNORM_MAX_K:
-            raise PrivacyError(
-                f"the K-norm mechanism is sampled exactly for K <= {KNORM_MAX_K} only, got K = {K}: "
-                "use mechanism='gaussian' (same K^2 noise order, (eps, delta)-DP) or 'laplace'"
-            )
-        sens = 2 * T / n
-        r_k, r_norm = (1, "linf") if K <= 2 else (2, "l2")  # N(e) ≤ 1 resp. √2 for a rounding error |e_j| ≤ 1
-        scale = grid_scale(knorm_scale(n, T, eps), sens, r_k, r_norm, "laplace", p.sampler)
-        body = "S" if K <= 2 else "Q = [-1,1] x sqrt2*polygon (28 rational tangents), Q contains S"
-        how = (
-            "float-unsafe numpy K-norm: gamma radius x uniform point of the body (NOT private on a computer: "
-            "Mironov 2012)"
-            if p.sampler == "float-unsafe"
-            else f"exact lattice K-norm on steps scale/2^{GRID_BITS} x (1, sqrt2, sqrt2): rejection from exact "
-            "discrete Laplace proposals, exact Bernoulli(exp(-rational)) acceptance; sensitivity inflated by "
-            f"{math.sqrt(r_k):.3g} grid steps for rounding; scale raised by a relative {MARGIN:g}"
-        )
-        rel = Release(
-            f"knorm: K-norm mechanism on {body}",
-            sens,
-            "gauge",
-            scale,
-            1,
-            eps,
-            0.0,
-            how,
-            kind="knorm",
-            noise=noise_of(p.sampler),
-            coordinates=K,
-            rounding=grid_rounding(r_k, r_norm, scale, p.sampler),
-            norm_words="S-gauge (conv of +-phi(x))",
-        )
-        comp = "one K-norm release, density exp(-||t||_Q/b), b = 2T/(n eps) (Hardt & Talwar 2010), pure eps-DP"
-        printed = printed_knorm_scale(n, T, eps)
-        params |= {
-            "printed_scale": printed,
-            "printed_epsilon": sens / printed,
-            "expected_noise_sq": knorm_noise_moment(K) * scale**2,
-        }
+        rel, comp, knorm_params = _knorm_release(p, n, K, T)
+        params |= knorm_params
     why = f"one {MECHANISMS[mechanism]} release of the truncated Fourier coefficients"
     return PrivacyPlan(
         "dp_fourier",
@@ -385,6 +348,52 @@ def dp_fourier_regression_plan(privacy: Privacy, n: int, d: int, *, K, T, mechan
         whole_mechanism=True,
         whole_mechanism_why=why,
     )
+
+
+def _knorm_release(p: Privacy, n: int, K: int, T: float) -> tuple[Release, str, dict]:
+    """(release, composition, parameters) of :func:`dp_fourier_regression_plan`'s K-norm mechanism: the exact
+    lattice sampler of :mod:`dpcost.dp.samplers` (or numpy's, float-unsafe) at b = 2T/(nε), K ≤ 3 only, with the
+    scale the paper printed beside it."""
+    eps = p.epsilon
+    if K > KNORM_MAX_K:
+        raise PrivacyError(
+            f"the K-norm mechanism is sampled exactly for K <= {KNORM_MAX_K} only, got K = {K}: "
+            "use mechanism='gaussian' (same K^2 noise order, (eps, delta)-DP) or 'laplace'"
+        )
+    sens = 2 * T / n
+    r_k, r_norm = (1, "linf") if K <= 2 else (2, "l2")  # N(e) ≤ 1 resp. √2 for a rounding error |e_j| ≤ 1
+    scale = grid_scale(knorm_scale(n, T, eps), sens, r_k, r_norm, "laplace", p.sampler)
+    body = "S" if K <= 2 else "Q = [-1,1] x sqrt2*polygon (28 rational tangents), Q contains S"
+    how = (
+        "float-unsafe numpy K-norm: gamma radius x uniform point of the body (NOT private on a computer: Mironov 2012)"
+        if p.sampler == "float-unsafe"
+        else f"exact lattice K-norm on steps scale/2^{GRID_BITS} x (1, sqrt2, sqrt2): rejection from exact "
+        "discrete Laplace proposals, exact Bernoulli(exp(-rational)) acceptance; sensitivity inflated by "
+        f"{math.sqrt(r_k):.3g} grid steps for rounding; scale raised by a relative {MARGIN:g}"
+    )
+    rel = Release(
+        f"knorm: K-norm mechanism on {body}",
+        sens,
+        "gauge",
+        scale,
+        1,
+        eps,
+        0.0,
+        how,
+        kind="knorm",
+        noise=noise_of(p.sampler),
+        coordinates=K,
+        rounding=grid_rounding(r_k, r_norm, scale, p.sampler),
+        norm_words="S-gauge (conv of +-phi(x))",
+    )
+    comp = "one K-norm release, density exp(-||t||_Q/b), b = 2T/(n eps) (Hardt & Talwar 2010), pure eps-DP"
+    printed = printed_knorm_scale(n, T, eps)
+    params = {
+        "printed_scale": printed,
+        "printed_epsilon": sens / printed,
+        "expected_noise_sq": knorm_noise_moment(K) * scale**2,
+    }
+    return rel, comp, params
 
 
 def release(theta_hat, plan: PrivacyPlan, rng: np.random.Generator, sampler: str = "exact") -> np.ndarray:
