@@ -102,34 +102,7 @@ def tukey_em_plan(privacy: Privacy, n: int, d: int, *, block_size: int | None, p
     bs = n // max(K, 1)
     if p.calibration == "paper":
         t = K // 4
-    rels = (
-        grid_release(
-            "laplace",
-            "laplace: PTR test of the distance to unsafety L",
-            1.0,
-            "l1",
-            b,
-            1,
-            e_ptr,
-            0.0,
-            coordinates=1,
-            sampler=p.sampler,
-            norm_words="absolute",
-        ),
-        Release(
-            f"restricted exponential mechanism exp({c:.4g} depth) on depth >= {t}",
-            1.0,
-            "linf",
-            None,
-            1,
-            eps - e_ptr,
-            delta,
-            sampler=EM_NOISE,
-            kind="exponential",
-            noise="float",
-            norm_words="depth (sup)",
-        ),
-    )
+    rels = _tukey_releases(p, b, e_ptr, c, t)
     assumption = f"{K} disjoint blocks of {bs} rows (one record changes one block model); no bound on x or y"
     params = {
         "blocks": K,
@@ -156,6 +129,41 @@ def tukey_em_plan(privacy: Privacy, n: int, d: int, *, block_size: int | None, p
         proven,
         whole_mechanism=False,
         whole_mechanism_why=why,
+    )
+
+
+def _tukey_releases(p: Privacy, b: float, e_ptr: float, c: float, t: int) -> tuple:
+    """:func:`tukey_em_plan`'s two releases: the PTR test of the distance to unsafety L (discrete Laplace of scale
+    ``b`` at ε_ptr, sensitivity 1 on the integer L) and the restricted exponential mechanism exp(c·depth) on the
+    models of depth ≥ ``t`` (depth sensitivity 1), charged the rest of ε and δ."""
+    eps, delta = p.epsilon, p.delta
+    return (
+        grid_release(
+            "laplace",
+            "laplace: PTR test of the distance to unsafety L",
+            1.0,
+            "l1",
+            b,
+            1,
+            e_ptr,
+            0.0,
+            coordinates=1,
+            sampler=p.sampler,
+            norm_words="absolute",
+        ),
+        Release(
+            f"restricted exponential mechanism exp({c:.4g} depth) on depth >= {t}",
+            1.0,
+            "linf",
+            None,
+            1,
+            eps - e_ptr,
+            delta,
+            sampler=EM_NOISE,
+            kind="exponential",
+            noise="float",
+            norm_words="depth (sup)",
+        ),
     )
 
 
