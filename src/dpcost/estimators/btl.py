@@ -294,13 +294,7 @@ def dp_btl_plan(privacy: Privacy, n: int, d: int, *, d_max: int | None, sensitiv
     n = _check_items(n)
     p = privacy.at(n)
     require_replace(p, "dp_btl", "item-level neighbours on a fixed public graph, n public")
-    if d != n:
-        raise PrivacyError(f"the BTL parameter has one coordinate per item: d must equal n = {n}, got {d!r}")
-    if sensitivity not in SENSITIVITIES:
-        raise PrivacyError(f"sensitivity must be one of {SENSITIVITIES}, got {sensitivity!r}")
-    d_max = n - 1 if d_max is None else d_max
-    if not (isinstance(d_max, numbers.Integral) and not isinstance(d_max, bool) and 1 <= d_max <= n - 1):
-        raise PrivacyError(f"d_max must be an integer in [1, n - 1] = [1, {n - 1}], got {d_max!r}")
+    d_max = _check_plan_arguments(n, d, d_max, sensitivity)
     epsilon, delta = p.epsilon, p.delta
     true_sens, printed = btl_sensitivity(int(d_max)), paper_sensitivity(n)
     sens = true_sens if sensitivity == "degree" else printed
@@ -331,18 +325,8 @@ def dp_btl_plan(privacy: Privacy, n: int, d: int, *, d_max: int | None, sensitiv
         p.outside_validity(msg)
         assumption = "NOT PROVEN: " + msg + "; " + assumption
         params["PRIVACY GAP"] = msg
-    rel = grid_release(
-        "gaussian",
-        "gaussian: linear term of the objective (4.4)",
-        sens,
-        "l2",
-        sigma,
-        1,
-        epsilon,
-        delta,
-        coordinates=n,
-        sampler=p.sampler,
-    )
+    what = "gaussian: linear term of the objective (4.4)"
+    rel = grid_release("gaussian", what, sens, "l2", sigma, 1, epsilon, delta, coordinates=n, sampler=p.sampler)
     neighbours = p.relation + " (a record: all comparison outcomes of one item; graph and n public)"
     why = "one Gaussian release of the linear term -B'y; the constrained solve is post-processing"
     return PrivacyPlan(
@@ -359,6 +343,19 @@ def dp_btl_plan(privacy: Privacy, n: int, d: int, *, d_max: int | None, sensitiv
         whole_mechanism=True,
         whole_mechanism_why=why,
     )
+
+
+def _check_plan_arguments(n: int, d: int, d_max: int | None, sensitivity: str) -> int:
+    """d_max of :func:`dp_btl_plan` (n − 1 when None: the complete graph), after its arguments are checked: d = n,
+    a known sensitivity, d_max an integer in [1, n − 1]."""
+    if d != n:
+        raise PrivacyError(f"the BTL parameter has one coordinate per item: d must equal n = {n}, got {d!r}")
+    if sensitivity not in SENSITIVITIES:
+        raise PrivacyError(f"sensitivity must be one of {SENSITIVITIES}, got {sensitivity!r}")
+    d_max = n - 1 if d_max is None else d_max
+    if not (isinstance(d_max, numbers.Integral) and not isinstance(d_max, bool) and 1 <= d_max <= n - 1):
+        raise PrivacyError(f"d_max must be an integer in [1, n - 1] = [1, {n - 1}], got {d_max!r}")
+    return d_max
 
 
 def dp_btl(
