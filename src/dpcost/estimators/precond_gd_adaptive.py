@@ -170,11 +170,8 @@ def precond_gd_adaptive_plan(
             budget = (share * p.epsilon, p.delta / (2 + J + T))
             sigma = classic_gaussian_sigma(sens, *budget)
         sigma = grid_scale(sigma, sens, k, "l2", "gaussian", p.sampler)
-        rels.append(
-            grid_release(
-                "gaussian", f"gaussian: {name}", sens, "l2", sigma, count, *budget, coordinates=k, sampler=p.sampler
-            )
-        )
+        what = f"gaussian: {name}"
+        rels.append(grid_release("gaussian", what, sens, "l2", sigma, count, *budget, coordinates=k, sampler=p.sampler))
     assumption = (
         "B0 and C_t are released before they are used; rows clipped to ||x|| <= B0 and terms u_i r_i to norm <= C_t, "
         "released in those units; each record counts once in each histogram (public grid)"

@@ -121,31 +121,11 @@ def two_stage_plan(
     theta_sens = 2 * G / (n * lam)
     sens2 = (1 + 2 * tol) * theta_sens
     sigma2, how2 = calibrated_gaussian_sigma(p, sens2, e2, d2, s, "stage 2 (epsilon2 = (1 - share) * epsilon)")
+    what1 = f"gaussian ({how1}): block vote counts (support = top s, post-processing)"
+    what2 = f"gaussian ({how2}): the ridge fit on the selected coordinates (output perturbation)"
     rels = (
-        grid_release(
-            "gaussian",
-            f"gaussian ({how1}): block vote counts (support = top s, post-processing)",
-            sens1,
-            "l2",
-            sigma1,
-            1,
-            e1,
-            d1,
-            coordinates=d,
-            sampler=p.sampler,
-        ),
-        grid_release(
-            "gaussian",
-            f"gaussian ({how2}): the ridge fit on the selected coordinates (output perturbation)",
-            sens2,
-            "l2",
-            sigma2,
-            1,
-            e2,
-            d2,
-            coordinates=s,
-            sampler=p.sampler,
-        ),
+        grid_release("gaussian", what1, sens1, "l2", sigma1, 1, e1, d1, coordinates=d, sampler=p.sampler),
+        grid_release("gaussian", what2, sens2, "l2", sigma2, 1, e2, d2, coordinates=s, sampler=p.sampler),
     )
     comp = "basic composition: stage 1 at (share eps, share delta), stage 2 at the rest"
     fit = "logistic loss" if loss == "logistic" else f"squared loss with the residual clipped at {c_r} (Huber)"
