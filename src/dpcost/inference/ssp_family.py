@@ -80,21 +80,7 @@ def ssp_family_interval(
     (sensitivity R²) at f (:func:`~.budget.split`). Add/remove neighbours are refused at the call: σ̂² =
     max(S̃ − tr(ĜV), σ_S)/(n − d) and the check n ≥ d + 2 read n, which add/remove makes private (where the floor
     binds, σ̂² names n)."""
-    from scipy import special  # here: slow to import; scipy.stats's quantiles are these functions, at 3x its import
-
-    statistics = METHODS[method].statistics if method in METHODS else None
-    if statistics is None:  # the routes read the released statistics of the methods whose registry entry names them
-        family = sorted(k for k, m in METHODS.items() if m.statistics is not None)
-        raise PrivacyError(f"{method!r} is not in the SSP family {family}")
-    if route not in ROUTES:
-        raise PrivacyError(f"route must be one of {ROUTES}, got {route!r}")
-    level = check_level(level)
-    if bias not in BIAS:
-        raise PrivacyError(f"bias must be one of {BIAS}, got {bias!r}")
-    if not (isinstance(draws, int) and not isinstance(draws, bool) and draws >= 100):
-        raise PrivacyError(f"draws must be an integer >= 100, got {draws!r}")
-    if "B_X" not in constants or "B_Y" not in constants:
-        raise PrivacyError(f"{method} needs its public bounds B_X and B_Y")
+    statistics, level = _check_arguments(method, route, level, bias, draws, constants)
     # before anything reads the data: the refusal depends on the specification alone, so it is the same on every
     # data set (a neighbour never sees "released" where the other sees "refused")
     require_replace(
@@ -122,20 +108,7 @@ def ssp_family_interval(
         lower, upper, quantile = 2 * theta - q_hi, 2 * theta - q_lo, f"basic bootstrap, {draws} draws"
         se, details = sims.std(axis=0, ddof=1), {}
     else:
-        A_inv = _inverse(s)
-        with np.errstate(over="ignore", invalid="ignore"):
-            cov = V_noise + sigma2 * A_inv @ G_hat @ A_inv
-        se = np.sqrt(np.maximum(np.diag(cov), 0.0))
-        if bias == "bound" and s.lam > 0 and level + GAMMA < 1:
-            b_hat, b_sd = ridge_bias(s, G_hat, A_inv, sigma2)
-            with np.errstate(over="ignore", invalid="ignore"):
-                B = np.abs(b_hat) + special.ndtri(1 - GAMMA / 2) * b_sd
-                half = critical_value(B / se, 1 - level - GAMMA) * se
-            quantile = f"bias-aware: |N(B/se, 1)| at {level + GAMMA:g}, bias bound at {1 - GAMMA:g}"
-            details = {"bias": b_hat, "bias_bound": B}
-        else:
-            half, quantile, details = special.ndtri(0.5 + level / 2) * se, "normal", {}
-        lower, upper = theta - half, theta + half
+        lower, upper, quantile, se, details = _delta_interval(s, theta, G_hat, V_noise, sigma2, level, bias)
     plan = sp.plan(method, s.plan, (rel,), f"residuals clipped to [-R, R], R = {R:.6g}, for sigma^2")
     return make_interval(
         lower,
@@ -148,6 +121,48 @@ def ssp_family_interval(
         plan=plan,
         details={"sigma2": sigma2, "se": se, "lambda": s.lam, **details},
     )
+
+
+def _check_arguments(method: str, route: str, level: float, bias: str, draws, constants) -> tuple:
+    """(statistics, level): the released statistics of ``method``'s registry entry and the checked level, after
+    the route, bias, draws and the public bounds are checked — all before the data are read."""
+    statistics = METHODS[method].statistics if method in METHODS else None
+    if statistics is None:  # the routes read the released statistics of the methods whose registry entry names them
+        family = sorted(k for k, m in METHODS.items() if m.statistics is not None)
+        raise PrivacyError(f"{method!r} is not in the SSP family {family}")
+    if route not in ROUTES:
+        raise PrivacyError(f"route must be one of {ROUTES}, got {route!r}")
+    level = check_level(level)
+    if bias not in BIAS:
+        raise PrivacyError(f"bias must be one of {BIAS}, got {bias!r}")
+    if not (isinstance(draws, int) and not isinstance(draws, bool) and draws >= 100):
+        raise PrivacyError(f"draws must be an integer >= 100, got {draws!r}")
+    if "B_X" not in constants or "B_Y" not in constants:
+        raise PrivacyError(f"{method} needs its public bounds B_X and B_Y")
+    return statistics, level
+
+
+def _delta_interval(s, theta, G_hat, V_noise, sigma2: float, level: float, bias: str) -> tuple:
+    """(lower, upper, quantile, se, details) of the ``delta`` route (module docstring): the delta-method
+    standard errors, and where λ > 0 under ``bias="bound"`` Armstrong & Kolesár's fixed-length interval around
+    the ridge's estimated bias and its bound; else the normal interval."""
+    from scipy import special  # here: slow to import; scipy.stats's quantiles are these functions, at 3x its import
+
+    A_inv = _inverse(s)
+    with np.errstate(over="ignore", invalid="ignore"):
+        cov = V_noise + sigma2 * A_inv @ G_hat @ A_inv
+    se = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    if bias == "bound" and s.lam > 0 and level + GAMMA < 1:
+        b_hat, b_sd = ridge_bias(s, G_hat, A_inv, sigma2)
+        with np.errstate(over="ignore", invalid="ignore"):
+            B = np.abs(b_hat) + special.ndtri(1 - GAMMA / 2) * b_sd
+            half = critical_value(B / se, 1 - level - GAMMA) * se
+        quantile = f"bias-aware: |N(B/se, 1)| at {level + GAMMA:g}, bias bound at {1 - GAMMA:g}"
+        details = {"bias": b_hat, "bias_bound": B}
+    else:
+        half, quantile, details = special.ndtri(0.5 + level / 2) * se, "normal", {}
+    lower, upper = theta - half, theta + half
+    return lower, upper, quantile, se, details
 
 
 def critical_value(t, alpha: float) -> np.ndarray:
