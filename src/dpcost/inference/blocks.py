@@ -105,24 +105,7 @@ def blocks_interval(
     stream = derived_rng(rng, "interval", method, "blocks", k, "partition")
     parts = np.array_split(stream.permutation(n), k)
     children = stream.bit_generator.seed_seq.spawn(k)
-    if m.blocks is None:  # block j's release with the j-th child
-        ests = np.stack(
-            [
-                np.asarray(
-                    m.fn(take_rows(X, idx), take_rows(y, idx), privacy=p, rng=np.random.default_rng(c), **tuning),
-                    dtype=float,
-                )
-                for idx, c in zip(parts, children, strict=True)
-            ]
-        )
-    else:  # the blocks of each size (⌈n/k⌉ first, then ⌊n/k⌋) stacked, with the child of the first of them
-        ests = np.empty((k, d))
-        for size in sorted({len(i) for i in parts}, reverse=True):
-            js = [j for j, i in enumerate(parts) if len(i) == size]
-            idx = np.stack([parts[j] for j in js])
-            ests[js] = m.blocks(
-                take_rows(X, idx), take_rows(y, idx), privacy=p, rng=np.random.default_rng(children[js[0]]), **tuning
-            )
+    ests = _block_estimates(m, X, y, parts, children, p, tuning)
     with np.errstate(over="ignore", invalid="ignore"):
         centre = ests.mean(axis=0)
         se = ests.std(axis=0, ddof=1) / np.sqrt(k)
@@ -141,6 +124,30 @@ def blocks_interval(
         plan=plan,
         details={"se": se, "blocks": k, "rows_mu": n // k * mu, "block_estimates": ests},
     )
+
+
+def _block_estimates(m, X, y, parts: list, children: list, p: Privacy, tuning: dict) -> np.ndarray:
+    """(k, d): the private estimate of each block of rows ``parts``, at the full budget ``p``, block j's noise from
+    the j-th child stream (a method with a stacked ``blocks`` routine: the blocks of one size at once)."""
+    if m.blocks is None:  # block j's release with the j-th child
+        ests = np.stack(
+            [
+                np.asarray(
+                    m.fn(take_rows(X, idx), take_rows(y, idx), privacy=p, rng=np.random.default_rng(c), **tuning),
+                    dtype=float,
+                )
+                for idx, c in zip(parts, children, strict=True)
+            ]
+        )
+    else:  # the blocks of each size (⌈n/k⌉ first, then ⌊n/k⌋) stacked, with the child of the first of them
+        ests = np.empty((len(parts), X.shape[1]))
+        for size in sorted({len(i) for i in parts}, reverse=True):
+            js = [j for j, i in enumerate(parts) if len(i) == size]
+            idx = np.stack([parts[j] for j in js])
+            ests[js] = m.blocks(
+                take_rows(X, idx), take_rows(y, idx), privacy=p, rng=np.random.default_rng(children[js[0]]), **tuning
+            )
+    return ests
 
 
 def plan_mu(plan: PrivacyPlan) -> float:
