@@ -74,8 +74,7 @@ def inference_figure(
     markers are hollow, and its legend entry says :data:`UNDERCOVERS`; where the procedure made no interval at
     some m (refused: the blocks route's blocks too small) its entry names those m. ``summary``: inference.csv
     (:func:`dpcost.analysis.intervals.summarize`)."""
-    from ...dp.delta import resolve_delta
-    from ..intervals import pooled, theory_floor
+    from ..intervals import pooled
 
     cells = pooled(summary)
     d = int(summary.coefficient.nunique()) if "coefficient" in summary else 0
@@ -95,59 +94,12 @@ def inference_figure(
     handles, seen = [], set()
     for row, names in zip(axes, groups, strict=True):
         cov_ax, width_ax = row
-        cov_ax.axhspan(level - band, min(level + band, 1.0), color="#999999", alpha=0.18, lw=0)
-        cov_ax.axhline(level, color="#555555", ls="--", lw=1.0)
-        if len(ref):
-            # the reference's under-coverage is its variance estimate's (HC3 on heavy rows), not a bias: said so
-            flag = " [undercovers]" if ref.undercovers.any() else ""
-            label = f"OLS, HC3 with finite-population correction (non-private reference){flag}"
-            line = cov_ax.plot(
-                ref.m, ref.coverage, color="#777777", lw=2.2, alpha=0.7, ls="--" if flag else "-", label=label
-            )
-            if "ols" not in seen:
-                handles += line
-                seen.add("ols")
-        width_ax.axhline(1.0, color="#777777", lw=2.2, alpha=0.7)
-        if d and len(ms):  # what theory says privacy must cost, beside what the methods cost
-            floor = [float(theory_floor(d, epsilon, resolve_delta(delta, m), m)) for m in ms]
-            line = width_ax.plot(ms, floor, color="black", ls=":", lw=1.6, label=FLOOR_LABEL, zorder=4)
-            if "floor" not in seen:
-                handles += line
-                seen.add("floor")
+        _references(cov_ax, width_ax, ref, level, band, (d, ms, epsilon, delta), handles, seen)
         for name in names:
             df = private[private.method == name].sort_values("m")
-            style = dict(method_style(name), ms=5)
-            route = df.route.iloc[0]
-            bad = df[df.undercovers.astype(bool)]
-            flags = ([UNDERCOVERS] if len(bad) else []) + ([refused[name]] if name in refused else [])
-            label = _flagged(legend_label(name, f"route {route}"), flags)
-            line = cov_ax.plot(df.m, df.coverage, label=label, **style)
-            for ax, col in ((cov_ax, "coverage"), (width_ax, width_col)):  # hollow where it under-covers
-                ax.plot(
-                    bad.m,
-                    bad[col],
-                    ls="none",
-                    marker=style["marker"],
-                    color=style["color"],
-                    mfc="white",
-                    ms=6,
-                    zorder=5,
-                )
-            # a width is only a cost where the interval covers: an under-covering curve is faded there, so the eye
-            # compares the widths of valid intervals
-            width_ax.plot(df.m, df[width_col], **(dict(style, alpha=FADED) if len(bad) else style))
-            if name not in seen:
-                handles += line
-                seen.add(name)
-        cov_ax.set_ylim(max(0.0, min(level - 2 * band, float(cells.coverage.min()) - 0.05)) if len(cells) else 0, 1.02)
-        cov_ax.set_ylabel("coverage of the full-data OLS coefficient")
-        width_ax.set_yscale("log")
-        log_axis(width_ax.yaxis)
-        width_ax.set_ylabel(f"width / {yardstick} width")
-        for ax in row:
-            log_m_axis(ax)
-            ax.set_xlabel(xlabel)
-            ax.grid(True, which="both", alpha=0.3)
+            _method_curves(cov_ax, width_ax, df, name, width_col, refused.get(name), handles, seen)
+        low = max(0.0, min(level - 2 * band, float(cells.coverage.min()) - 0.05)) if len(cells) else 0
+        _axes(row, low, yardstick, xlabel)
     how = caption(
         epsilon=epsilon,
         delta=delta,
@@ -155,7 +107,74 @@ def inference_figure(
         tuning=tuning,
         reps=repetitions(cells.n_reps) if len(cells) else 0,
     )
-    read = (
+    read = _how_to_read(level, reps, yardstick, bool(refused))
+    finish(fig, paths, title=title, caption=[read, how], legend=(handles, [h.get_label() for h in handles]))
+
+
+def _references(cov_ax, width_ax, ref: pd.DataFrame, level: float, band: float, floor_at, handles, seen) -> None:
+    """What a row's panels compare against: the nominal level and its band and the OLS reference (coverage), the
+    OLS width and theory's floor at ``floor_at`` = (d, the m, ε, δ) (width); each added to the legend once."""
+    from ...dp.delta import resolve_delta
+    from ..intervals import theory_floor
+
+    d, ms, epsilon, delta = floor_at
+    cov_ax.axhspan(level - band, min(level + band, 1.0), color="#999999", alpha=0.18, lw=0)
+    cov_ax.axhline(level, color="#555555", ls="--", lw=1.0)
+    if len(ref):
+        # the reference's under-coverage is its variance estimate's (HC3 on heavy rows), not a bias: said so
+        flag = " [undercovers]" if ref.undercovers.any() else ""
+        label = f"OLS, HC3 with finite-population correction (non-private reference){flag}"
+        line = cov_ax.plot(
+            ref.m, ref.coverage, color="#777777", lw=2.2, alpha=0.7, ls="--" if flag else "-", label=label
+        )
+        if "ols" not in seen:
+            handles += line
+            seen.add("ols")
+    width_ax.axhline(1.0, color="#777777", lw=2.2, alpha=0.7)
+    if d and len(ms):  # what theory says privacy must cost, beside what the methods cost
+        floor = [float(theory_floor(d, epsilon, resolve_delta(delta, m), m)) for m in ms]
+        line = width_ax.plot(ms, floor, color="black", ls=":", lw=1.6, label=FLOOR_LABEL, zorder=4)
+        if "floor" not in seen:
+            handles += line
+            seen.add("floor")
+
+
+def _method_curves(cov_ax, width_ax, df: pd.DataFrame, name: str, width_col: str, refused, handles, seen) -> None:
+    """One method's coverage and width curves, hollow markers where it under-covers and its width faded there; its
+    legend entry flagged (:data:`UNDERCOVERS`, the m where it made no interval) and added once."""
+    style = dict(method_style(name), ms=5)
+    route = df.route.iloc[0]
+    bad = df[df.undercovers.astype(bool)]
+    flags = ([UNDERCOVERS] if len(bad) else []) + ([refused] if refused is not None else [])
+    label = _flagged(legend_label(name, f"route {route}"), flags)
+    line = cov_ax.plot(df.m, df.coverage, label=label, **style)
+    for ax, col in ((cov_ax, "coverage"), (width_ax, width_col)):  # hollow where it under-covers
+        ax.plot(bad.m, bad[col], ls="none", marker=style["marker"], color=style["color"], mfc="white", ms=6, zorder=5)
+    # a width is only a cost where the interval covers: an under-covering curve is faded there, so the eye
+    # compares the widths of valid intervals
+    width_ax.plot(df.m, df[width_col], **(dict(style, alpha=FADED) if len(bad) else style))
+    if name not in seen:
+        handles += line
+        seen.add(name)
+
+
+def _axes(row, low: float, yardstick: str, xlabel: str) -> None:
+    """A row's scales and labels: coverage from ``low`` to just above 1, the width ratio on a log scale."""
+    cov_ax, width_ax = row
+    cov_ax.set_ylim(low, 1.02)
+    cov_ax.set_ylabel("coverage of the full-data OLS coefficient")
+    width_ax.set_yscale("log")
+    log_axis(width_ax.yaxis)
+    width_ax.set_ylabel(f"width / {yardstick} width")
+    for ax in row:
+        log_m_axis(ax)
+        ax.set_xlabel(xlabel)
+        ax.grid(True, which="both", alpha=0.3)
+
+
+def _how_to_read(level: float, reps: int, yardstick: str, refused: bool) -> str:
+    """The caption's reading guide: the band, the averages, theory's floor, the hollow markers, a refusal."""
+    return (
         f"How to read: a curve inside the grey band sits at the nominal {level:g} (the band: ±2 Monte Carlo s.e. "
         f"over {reps} repetitions); below it the intervals under-cover. Coverage is averaged over the "
         f"coefficients, the width ratio their median, over the {yardstick} interval; dotted black: theory's "
@@ -170,4 +189,3 @@ def inference_figure(
             else ""
         )
     )
-    finish(fig, paths, title=title, caption=[read, how], legend=(handles, [h.get_label() for h in handles]))
