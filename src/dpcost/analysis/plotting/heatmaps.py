@@ -68,32 +68,7 @@ def privacy_map_figure(
     im = ax.imshow(
         table.to_numpy(dtype=float), cmap="Greys", norm=ratio_norm(table.to_numpy()), aspect="auto", origin="lower"
     )
-    for i in range(table.shape[0]):
-        for j in range(table.shape[1]):
-            r = table.iat[i, j]
-            if not np.isfinite(r):
-                continue
-            dark = _dark(im, r)
-            ax.text(
-                j,
-                i,
-                f"{r:.2g}×\n{who.iat[i, j]}",
-                ha="center",
-                va="center",
-                fontsize=6.5,
-                color="white" if dark else "black",
-            )
-            style = method_style(who.iat[i, j])
-            ax.plot(
-                j - 0.38,
-                i + 0.3,
-                marker=style["marker"],
-                color=style["color"],
-                mec="white" if dark else "black",
-                mew=0.5,
-                ms=5,
-                ls="none",
-            )
+    _label_cells(ax, im, table, who)
     ax.set_xticks(range(table.shape[1]), [f"{int(m):,}" for m in table.columns])
     ax.set_yticks(range(table.shape[0]), [f"{e:g}" for e in table.index])
     ax.set_xlabel("subsample size m (records)")
@@ -125,6 +100,37 @@ def privacy_map_figure(
     finish(
         fig, paths, title=f"{title}: what privacy costs at each sample size and ε", caption=[read, how], legend=legend
     )
+
+
+def _label_cells(ax, im, table: pd.DataFrame, who: pd.DataFrame) -> None:
+    """Every finite cell of the map labelled with its ratio and the best private method, the method's marker in
+    its corner, in white on a dark cell."""
+    for i in range(table.shape[0]):
+        for j in range(table.shape[1]):
+            r = table.iat[i, j]
+            if not np.isfinite(r):
+                continue
+            dark = _dark(im, r)
+            ax.text(
+                j,
+                i,
+                f"{r:.2g}×\n{who.iat[i, j]}",
+                ha="center",
+                va="center",
+                fontsize=6.5,
+                color="white" if dark else "black",
+            )
+            style = method_style(who.iat[i, j])
+            ax.plot(
+                j - 0.38,
+                i + 0.3,
+                marker=style["marker"],
+                color=style["color"],
+                mec="white" if dark else "black",
+                mew=0.5,
+                ms=5,
+                ls="none",
+            )
 
 
 FLOOR_PANEL_WIDTH = 3.6  # inches: the map's panel of costs against m
