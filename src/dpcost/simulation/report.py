@@ -188,57 +188,16 @@ def figure(
         if by_eps:
             _epsilon_panel(ax, g, order, labels)
         for (method, variant, eps), c in [] if by_eps else curves:
-            c = c.sort_values("n")
-            style = method_style(method)
-            colour, marker = style["color"], style["marker"]
-            # no variant: the method's own line, so that two methods sharing a marker still differ in greyscale
-            ls, fill = _VARIANT.get(variant, ("-", "full")) if variant else (style["ls"], "full")
-            if len(eps_all) > 1 and not variant and not pd.isna(eps):
-                ls, fill = _EPS_STYLE[eps_all.index(eps) % len(_EPS_STYLE)]
-            ax.plot(
-                c.n,
-                c["mean"],
-                color=colour,
-                marker=marker,
-                ls=ls,
-                fillstyle=fill,
-                ms=6,
-                label=curve_label(
-                    method,
-                    variant,
-                    bool(c.private.iloc[0]),
-                    labels,
-                    c.epsilon_spent.max(),
-                    c.epsilon.max(),
-                    proven=bool(c.proven.astype(bool).all()),
-                    show_epsilon=len(eps_all) > 1,
-                ),
-            )
-            ax.fill_between(c.n, c.q05, c.q95, color=colour, alpha=0.08, lw=0)
-            r = rates[
+            fitted = rates[
                 (rates.experiment == exp)
                 & (rates.method == method)
                 & (rates.variant == variant)
                 & _same(rates.epsilon, eps)
             ]
-            for k, (shape, rs) in enumerate(r.groupby("shape", sort=False) if "shape" in r else [("minimax", r)]):
-                ax.plot(rs.n, rs.fitted, color=colour, ls=_SHAPE_LINES[min(k, 1)], lw=0.9, alpha=0.8)
+            for shape in _curve(ax, c.sort_values("n"), (method, variant, eps), eps_all, labels, fitted):
                 shapes += [shape] if shape not in shapes else []
-        handles, texts = ax.get_legend_handles_labels()
-        for k, shape in enumerate(shapes):  # what the thin lines are, once per panel
-            handles.append(Line2D([], [], color="#555555", ls=_SHAPE_LINES[min(k, 1)], lw=0.9))
-            texts.append(f"{SHAPE_TEXT.get(shape, shape)}, one fitted constant per curve")
         own = f", delta = {deltas[exp]}" if exp in (deltas or {}) else ""
-        ax.set_title(textwrap.fill(f"({panel}) {_title(g)}{own}", 70), fontsize=10)
-        if not by_eps:  # Wang & Gu's Fig. 2: epsilon on a linear axis
-            log_m_axis(ax)
-        ax.set_yscale("log")
-        log_axis(ax.yaxis)
-        ax.set_xlabel("epsilon" if by_eps else "number of items n" if g.problem.iloc[0] == "btl" else "sample size n")
-        ax.set_ylabel(r"mean relative $\ell_2$ error" if g.problem.iloc[0] in KT_PROBLEMS else r"mean $\ell_2$ error")
-        ax.grid(True, which="both", alpha=0.3)
-        texts = [textwrap.fill(t, 75, subsequent_indent="  ") for t in texts]  # long labels stay under their panel
-        ax.legend(handles, texts, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.19), frameon=False)
+        _finish_panel(ax, g, f"({panel}) {_title(g)}{own}", by_eps, shapes)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
     finish(
@@ -248,6 +207,55 @@ def figure(
         dpi=120,
         caption=[*caption, "Thin lines: the papers' rates with one fitted constant per curve."],
     )
+
+
+def _curve(ax, c: pd.DataFrame, key: tuple, eps_all: list, labels: Mapping[str, str], fitted: pd.DataFrame) -> list:
+    """One curve of a panel: the mean error against n with its 5–95 % band, in the method's colour and marker and
+    its variant's (or ε's) line, and its fitted rates (``fitted``) thin; the rate shapes drawn, in order."""
+    method, variant, eps = key
+    style = method_style(method)
+    colour, marker = style["color"], style["marker"]
+    # no variant: the method's own line, so that two methods sharing a marker still differ in greyscale
+    ls, fill = _VARIANT.get(variant, ("-", "full")) if variant else (style["ls"], "full")
+    if len(eps_all) > 1 and not variant and not pd.isna(eps):
+        ls, fill = _EPS_STYLE[eps_all.index(eps) % len(_EPS_STYLE)]
+    label = curve_label(
+        method,
+        variant,
+        bool(c.private.iloc[0]),
+        labels,
+        c.epsilon_spent.max(),
+        c.epsilon.max(),
+        proven=bool(c.proven.astype(bool).all()),
+        show_epsilon=len(eps_all) > 1,
+    )
+    ax.plot(c.n, c["mean"], color=colour, marker=marker, ls=ls, fillstyle=fill, ms=6, label=label)
+    ax.fill_between(c.n, c.q05, c.q95, color=colour, alpha=0.08, lw=0)
+    shapes = []
+    for k, (shape, rs) in enumerate(
+        fitted.groupby("shape", sort=False) if "shape" in fitted else [("minimax", fitted)]
+    ):
+        ax.plot(rs.n, rs.fitted, color=colour, ls=_SHAPE_LINES[min(k, 1)], lw=0.9, alpha=0.8)
+        shapes.append(shape)
+    return shapes
+
+
+def _finish_panel(ax, g: pd.DataFrame, title: str, by_eps: bool, shapes: list) -> None:
+    """A panel's legend (its curves, then what each thin rate line is, once), title, axes and labels."""
+    handles, texts = ax.get_legend_handles_labels()
+    for k, shape in enumerate(shapes):  # what the thin lines are, once per panel
+        handles.append(Line2D([], [], color="#555555", ls=_SHAPE_LINES[min(k, 1)], lw=0.9))
+        texts.append(f"{SHAPE_TEXT.get(shape, shape)}, one fitted constant per curve")
+    ax.set_title(textwrap.fill(title, 70), fontsize=10)
+    if not by_eps:  # Wang & Gu's Fig. 2: epsilon on a linear axis
+        log_m_axis(ax)
+    ax.set_yscale("log")
+    log_axis(ax.yaxis)
+    ax.set_xlabel("epsilon" if by_eps else "number of items n" if g.problem.iloc[0] == "btl" else "sample size n")
+    ax.set_ylabel(r"mean relative $\ell_2$ error" if g.problem.iloc[0] in KT_PROBLEMS else r"mean $\ell_2$ error")
+    ax.grid(True, which="both", alpha=0.3)
+    texts = [textwrap.fill(t, 75, subsequent_indent="  ") for t in texts]  # long labels stay under their panel
+    ax.legend(handles, texts, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.19), frameon=False)
 
 
 def ledger(plans: Sequence[dict], *, quantile_share: float) -> dict:
