@@ -178,27 +178,7 @@ def run_method(
     data_params = {**params, "X_public": split.X_public}
     rows, plans = [], []
     if not m.private:
-        t0 = time.perf_counter()
-        est, _ = m.estimate(split.X, split.y, privacy=None, rng=None, tuning=tun, params=data_params)
-        seconds = time.perf_counter() - t0
-        rows.append(
-            (
-                split.dataset,
-                method,
-                False,
-                True,
-                math.nan,
-                math.nan,
-                0,
-                METRIC[split.task],
-                split.score(est),
-                int(np.count_nonzero(est)),
-                seconds,
-            )
-        )
-        log.info(
-            "%s %s (non-private): %s %.4g, %.1f s", split.dataset, method, METRIC[split.task], rows[-1][8], seconds
-        )
+        rows.append(_non_private(split, m, method, tun, data_params))
         return pd.DataFrame(rows, columns=COLUMNS), plans
     t_all = time.perf_counter()
     for epsilon in epsilons:
@@ -222,28 +202,7 @@ def run_method(
                 tuning=tun,
                 params=params,
             )
-            t0 = time.perf_counter()
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    est, _ = m.estimate(split.X, split.y, privacy=privacy, rng=rng, tuning=tun, params=data_params)
-                except DPCostError as exc:
-                    raise type(exc)(f"{split.dataset}, {method}, epsilon={epsilon:g}: {exc}") from None
-            rows.append(
-                (
-                    split.dataset,
-                    method,
-                    True,
-                    unwarned(caught),
-                    float(epsilon),
-                    float(delta),
-                    trial,
-                    METRIC[split.task],
-                    split.score(est),
-                    int(np.count_nonzero(est)),
-                    time.perf_counter() - t0,
-                )
-            )
+            rows.append(_private_trial(split, m, method, (epsilon, delta, trial), privacy, rng, tun, data_params))
         done = [r[8] for r in rows if r[4] == float(epsilon)]
         log.info(
             "%s %s eps=%g: %d trials, %s %.4g (sd %.2g), %.1f s so far",
@@ -257,6 +216,57 @@ def run_method(
             time.perf_counter() - t_all,
         )
     return pd.DataFrame(rows, columns=COLUMNS), plans
+
+
+def _non_private(split: Split, m, method: str, tun: dict, data_params: dict) -> tuple:
+    """The one row of a non-private method: one deterministic fit, scored on the test rows."""
+    t0 = time.perf_counter()
+    est, _ = m.estimate(split.X, split.y, privacy=None, rng=None, tuning=tun, params=data_params)
+    seconds = time.perf_counter() - t0
+    row = (
+        split.dataset,
+        method,
+        False,
+        True,
+        math.nan,
+        math.nan,
+        0,
+        METRIC[split.task],
+        split.score(est),
+        int(np.count_nonzero(est)),
+        seconds,
+    )
+    log.info("%s %s (non-private): %s %.4g, %.1f s", split.dataset, method, METRIC[split.task], row[8], seconds)
+    return row
+
+
+def _private_trial(
+    split: Split, m, method: str, cell: tuple, privacy: Privacy, rng, tun: dict, data_params: dict
+) -> tuple:
+    """The row of one private trial at ``cell`` = (ε, δ, trial): the estimate from its own noise stream ``rng``,
+    scored on the test rows, and whether a PRIVACY WARNING left its guarantee unproven."""
+    epsilon, delta, trial = cell
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            est, _ = m.estimate(split.X, split.y, privacy=privacy, rng=rng, tuning=tun, params=data_params)
+        except DPCostError as exc:
+            raise type(exc)(f"{split.dataset}, {method}, epsilon={epsilon:g}: {exc}") from None
+    # seconds: the fit and its scoring
+    return (
+        split.dataset,
+        method,
+        True,
+        unwarned(caught),
+        float(epsilon),
+        float(delta),
+        trial,
+        METRIC[split.task],
+        split.score(est),
+        int(np.count_nonzero(est)),
+        time.perf_counter() - t0,
+    )
 
 
 def peak_memory_mb() -> float:
