@@ -218,6 +218,15 @@ def run_targeted(
     h = leverage(Xi)
     targets, kinds = pick_targets(Xi, k_top, k_random, rng_for(seed, dataset, "targeted", "targets"))
     rng_of = functools.partial(rng_for, seed, dataset)
+    # the LiRA test's settings and the reconstruction's, the same at every m and target
+    test = {
+        "identity": ("targeted", method.name),
+        "rng_of": rng_of,
+        "n_train": shadows,
+        "n_test": test_releases,
+        "alpha": alpha,
+    }
+    reconstruction = {"seed": seed, "dataset": dataset, "nfev": reconstruction_nfev}
     rows = []
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="PRIVACY WARNING")
@@ -226,44 +235,13 @@ def run_targeted(
                 continue  # no IN/OUT pair of subsamples (m = n), or too few rows to fit
             tuning = tuning_by_m.get(m, {})
             p_m = privacy.at(m)
-            if method.private and from_sums(method):  # each shadow's release from its sums
-                releases = sums_releases(Xi, y, method, privacy=p_m, **tuning)
-                eps = privacy.epsilon
-            elif method.private:
-                fit = _fit(method, tuning, params, p_m)
-                releases, eps = one_by_one(lambda r, g, fit=fit: fit(Xi[r], y[r], g)), privacy.epsilon
-            else:
-                releases, eps = ols_releases(Xi, y), None
+            releases, eps = _releases(Xi, y, method, tuning, params, privacy, p_m)
             for t, kind in zip(targets, kinds, strict=True):
                 t = int(t)
-                r = lira(
-                    releases,
-                    n,
-                    m,
-                    t,
-                    identity=("targeted", method.name),
-                    rng_of=rng_of,
-                    delta=p_m.delta,
-                    epsilon=eps,
-                    n_train=shadows,
-                    n_test=test_releases,
-                    alpha=alpha,
-                )
+                r = lira(releases, n, m, t, delta=p_m.delta, epsilon=eps, **test)
                 err, how = np.nan, "not run"
                 if reconstruct_private or not method.private:
-                    err, how = _reconstruct(
-                        Xi,
-                        y,
-                        t,
-                        m,
-                        method,
-                        tuning,
-                        params,
-                        privacy,
-                        seed=seed,
-                        dataset=dataset,
-                        nfev=reconstruction_nfev,
-                    )
+                    err, how = _reconstruct(Xi, y, t, m, method, tuning, params, privacy, **reconstruction)
                 rows.append(
                     {
                         **r,
@@ -279,6 +257,20 @@ def run_targeted(
                 )
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "within"])
     return with_verdict(table)[list(COLUMNS)]
+
+
+def _releases(Xi, y, method: Method, tuning: Mapping, params: Mapping, privacy: Privacy, p_m: Privacy) -> tuple:
+    """(releases, ε) of ``method`` at m, what the attack draws shadow releases from: a private method's from each
+    shadow's sums where it releases from them, else one fit per shadow; OLS's closed form (ε None)."""
+    if method.private and from_sums(method):  # each shadow's release from its sums
+        releases = sums_releases(Xi, y, method, privacy=p_m, **tuning)
+        eps = privacy.epsilon
+    elif method.private:
+        fit = _fit(method, tuning, params, p_m)
+        releases, eps = one_by_one(lambda r, g, fit=fit: fit(Xi[r], y[r], g)), privacy.epsilon
+    else:
+        releases, eps = ols_releases(Xi, y), None
+    return releases, eps
 
 
 def with_verdict(table: pd.DataFrame) -> pd.DataFrame:
