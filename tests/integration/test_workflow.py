@@ -338,7 +338,10 @@ def test_report_builds_with_figures_tables_ledger_config_and_provenance(run, rep
 
 
 def test_the_first_page_holds_the_headline_figure_and_the_largest_m(run, report):
-    first = Page(_script_var(report, "workflow_desc"))  # the page the report opens on
+    desc = _script_var(report, "workflow_desc")
+    first = Page(desc)  # the page the report opens on
+    # the headline note once read "error_curves_all.. Every": one sentence ended twice
+    assert not re.search(r"\w\.\.\s", desc), "a sentence ends twice"
     png = (run / "results/housing/error_curves.png").read_bytes()
     assert f"data:image/png;base64,{base64.b64encode(png).decode()}" in first.images
     summary = pd.read_csv(run / "results/housing/summary.csv")

@@ -32,7 +32,7 @@ def report_analysis(job: Job) -> None:
     shown = headline(summary)
     labels = {k: method_label(k) for k in shown}
     note = (
-        f"Methods {HEADLINE_NOTE}. Every method at every m: the summary table under {ds} in the menu, beside "
+        f"{HEADLINE_NOTE} Every method at every m: the summary table under {ds} in the menu, beside "
         "the raw files (summary.csv, …)."
     )
     fragment = pages.headline(
