@@ -27,8 +27,14 @@ details{margin:.25rem 0}summary{cursor:pointer}p.note{color:#4b5563}
 """
 # the headline is shown inside the report's first page, whose text column is narrow (Tailwind's max-w-lg): widened
 # for the figure and the table, and styled by itself (the report's own stylesheet does not style tables)
+# Snakemake's landing page lays the description (this fragment) and its rule graph side by side in one flex row:
+# the row wraps, so the graph goes below the headline when both do not fit (at 1,440 px it was drawn over the table),
+# and a table wider than the page scrolls inside its own box instead of widening the description
 HEADLINE_STYLE = (
+    ".flex:has(> .py-2 > .prose .dpcost-headline){flex-wrap:wrap}"
+    ".py-2:has(> .prose .dpcost-headline){min-width:0;max-width:100%}"
     ".prose:has(.dpcost-headline){max-width:60rem}"
+    ".dpcost-scroll{overflow-x:auto;max-width:100%}"
     ".dpcost-headline img{max-width:100%;height:auto}"
     ".dpcost-headline table{border-collapse:collapse;font-size:12px;margin:.5rem 0 1.5rem}"
     ".dpcost-headline th,.dpcost-headline td{border:1px solid #d1d5db;padding:.15rem .4rem;text-align:left}"
@@ -208,7 +214,7 @@ def headline(
         f'<img alt="{html.escape(title)}: error curves" src="data:image/png;base64,{figure}">',
         f"<p><b>{html.escape(sentence)}</b></p>" if sentence else "",
         f"<p>The methods of the figure at the largest m ({html.escape(setting)}), best mean error first:</p>",
-        table(rows, titles=titles, cell_titles={"method": labels or {}}),
+        f'<div class="dpcost-scroll">{table(rows, titles=titles, cell_titles={"method": labels or {}})}</div>',
         f'<p class="note">{html.escape(note)}</p>' if note else "",
         "</div>",
     ]
@@ -221,7 +227,7 @@ def figure_and_table(title: str, png: bytes, df: pd.DataFrame, text: str) -> str
     return ascii_html(
         f'<div class="dpcost-headline"><style>{HEADLINE_STYLE}</style>\n<h2>{html.escape(title)}</h2>\n'
         f'<img alt="{html.escape(title)}" src="data:image/png;base64,{figure}">\n<p>{html.escape(text)}</p>\n'
-        f"{table(df)}\n</div>\n"
+        f'<div class="dpcost-scroll">{table(df)}</div>\n</div>\n'
     )
 
 

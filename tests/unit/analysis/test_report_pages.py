@@ -65,6 +65,8 @@ def test_the_headline_fragment_embeds_the_figure_and_says_the_answer():
     assert "the best private method shown, <b>x</b>" not in text and "&lt;b&gt;x&lt;/b&gt;" in text  # escaped
     assert re.search(r"has mean error 0\.0474 \(se 0\.01\): 15 times that of the non-private ols", text)
     assert '<td title="OLS (non-private)">ols</td>' in text
+    # the landing page's row wraps (its rule graph below the headline when both do not fit) and the table scrolls
+    assert "flex-wrap:wrap" in text and re.search(r'<div class="dpcost-scroll"><table', text)
 
 
 def test_no_answer_without_both_kinds_of_method():
