@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO / "tests"))
 CHILD = """
 import yaml, warnings
 warnings.simplefilter("ignore")
-from dpcost.config import resolve, with_defaults
+from dpcost.run.config import resolve, with_defaults
 from dpcost.jobs import Job
 from dpcost.jobs.tune import tune
 run = resolve(with_defaults(yaml.safe_load(open({config!r}))), run_checks=False)

@@ -28,16 +28,16 @@ def _fail(message, prefix="config error: "):
 
 
 try:
-    from dpcost.startup import start
+    from dpcost.run.startup import start
     from dpcost.errors import DPCostError
     from dpcost.run.data_check import check_data, check_preparations, downloads_needed
     from dpcost.run.closing import job_errors, summary
-    from dpcost.run_record import config_sha256
+    from dpcost.run.record import config_sha256
 except ImportError as exc:
     _fail(f"a dependency is missing ({exc}); install them with: pip install -e .")
 
 # Every kind: table block laid over table_defaults, before validation (so that the schema's defaults do not mask
-# these), then every check no job should start without (dpcost.startup.start, which the tests call too: a config error
+# these), then every check no job should start without (dpcost.run.startup.start, which the tests call too: a config error
 # is tested there, one of each kind through Snakemake). A job a cluster executor spawns re-reads the config and skips
 # the slow checks, which the main process made.
 _SCHEMA = workflow.source_path("../schemas/config.schema.yaml")
@@ -138,7 +138,7 @@ if workflow.is_main_process:
 
 def say_work():
     """Before any job (and in a dry run): one line estimating the run's work on the given cores, and a warning with
-    the knobs to turn when it is over an hour (dpcost.workload). An estimate that cannot be made says so.
+    the knobs to turn when it is over an hour (dpcost.run.workload). An estimate that cannot be made says so.
     """
     asked = _command_line()
     if asked is None or not (asked[1] or workflow.output_settings.dryrun):
@@ -146,7 +146,7 @@ def say_work():
     settings = workflow.resource_settings
     cores = settings.cores or settings.nodes or 1
     try:
-        from dpcost import workload
+        from dpcost.run import workload
 
         work = workload.of_run(RUN, asked[0])
         text = (

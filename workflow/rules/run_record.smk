@@ -1,4 +1,4 @@
-# `snakemake --report` describes a run (dpcost.run_record): a real run records the config files, --config values and
+# `snakemake --report` describes a run (dpcost.run.record): a real run records the config files, --config values and
 # targets it was given in results/run.json when it starts (onstart: never on a dry run, nor by --report), and a
 # report given another configuration stops with one line naming the run's. Read before the workflow's
 # `configfile:` (the Snakefile includes this second), so that a report without the --configfile the run needed stops
@@ -12,7 +12,7 @@ _RR_SRC = Path(_RR_HERE).parents[1] / "src" if isinstance(_RR_HERE, str) else No
 if _RR_SRC is not None and _RR_SRC.is_dir() and str(_RR_SRC) not in sys.path:
     sys.path.insert(0, str(_RR_SRC))
 
-from dpcost import run_record
+from dpcost.run import record as run_record
 
 # over the workflow's own config file, the Snakefile's `configfile:` (read by rules/yaml_syntax.smk)
 RUN_GIVEN = run_record.Given.of(

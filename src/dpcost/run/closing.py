@@ -13,9 +13,9 @@ from pathlib import Path
 
 from ..analysis import datasets
 from ..analysis.checks import delta_warning
-from ..config import RunConfig
 from ..estimators.peers import available as peers_available
 from ..estimators.registry import methods_of
+from .config import RunConfig
 
 # a job log's ERROR record: "<date> <time> ERROR <rule>: <message>" (dpcost.jobs.run's format)
 _ERROR = re.compile(r"^\S+ \S+ ERROR (\S+): (.*)$")

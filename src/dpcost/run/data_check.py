@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..analysis.streams import rng_for
-from ..config import RunConfig
 from ..data import availability
 from ..data.prepare import prepare_file
 from ..errors import ConfigError, DownloadError, DPCostError
+from .config import RunConfig
 
 
 def raw_table(run: RunConfig, name: str) -> Path:

@@ -9,9 +9,9 @@ import pytest
 import yaml
 from snakemake.utils import update_config, validate
 
-from dpcost.config import resolve, with_defaults
 from dpcost.errors import DownloadError
 from dpcost.run.closing import summary, warnings_of
+from dpcost.run.config import resolve, with_defaults
 from dpcost.run.data_check import check_data, download_outputs, downloads_needed
 
 from support import REPO, free_port

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .analysis.targeted import options as targeted_options
+from ..analysis.targeted import options as targeted_options
+from ..errors import ConfigError
+from ..estimators.registry import methods_of
 from .config import RunConfig, resolve, with_defaults
-from .errors import ConfigError
-from .estimators.registry import methods_of
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Startup:
 def start(config: dict, validate: Callable[[dict], object], *, run_checks: bool = True) -> Startup:
     """Every check the workflow makes of its config before any job, in its order, as the Snakefile makes them (it
     calls this; so do the tests, without starting Snakemake): every table laid over ``table_defaults``, then
-    ``validate`` (the schema; Snakemake's fills in the schema's defaults), :func:`~dpcost.config.resolve`, the
+    ``validate`` (the schema; Snakemake's fills in the schema's defaults), :func:`~dpcost.run.config.resolve`, the
     ``inference`` and ``targeted`` blocks. ``config`` is updated in place, as the workflow's own. Raises a
     :class:`~dpcost.errors.DPCostError` whose one line names the key (``config error: `` is the caller's)."""
     config.update(with_defaults(config))

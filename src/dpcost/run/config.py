@@ -3,7 +3,7 @@ workflow's rules read — which analyses run, their methods (peers included), pr
 split, the simulation study and the real-data benchmark. The workflow (workflow/rules/common.smk) lays every
 ``kind: table`` block over ``table_defaults`` (:func:`with_defaults`), validates the result against its schema, and
 calls :func:`resolve`; a bad value is one :class:`~dpcost.errors.ConfigError` whose message names the key.
-Unit-tested without Snakemake (tests/unit/test_run_config.py)."""
+Unit-tested without Snakemake (tests/unit/run/test_run_config.py)."""
 
 from __future__ import annotations
 
@@ -13,15 +13,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .analysis import datasets, intervals
-from .analysis.checks import check_setup
-from .analysis.tuning import TuningSpec, looks_at_data, searches_decoys
-from .data import libsvm
-from .dp.privacy import Privacy
-from .errors import ConfigError, DPCostError
-from .estimators.peers import available as peers_available
-from .estimators.registry import methods_of
-from .run_record import laid_over
+from ..analysis import datasets, intervals
+from ..analysis.checks import check_setup
+from ..analysis.tuning import TuningSpec, looks_at_data, searches_decoys
+from ..data import libsvm
+from ..dp.privacy import Privacy
+from ..errors import ConfigError, DPCostError
+from ..estimators.peers import available as peers_available
+from ..estimators.registry import methods_of
+from .record import laid_over
 
 # the keys of a table's block that its preparation reads (dpcost.data.prepare.prepare)
 PREPARATION_KEYS = ("response", "covariates", "categorical", "levels", "transforms", "y_scale", "test_fraction",
@@ -216,7 +216,7 @@ def resolve(config: Mapping, *, run_checks: bool = True) -> RunConfig:
     spawns) every private method once on a tiny input (:func:`~dpcost.analysis.checks.check_setup`), for the
     analyses and the benchmark. Raises a :class:`~dpcost.errors.DPCostError` (a ConfigError, or the estimator's own
     refusal) whose one line names the key."""
-    from .data import table as table_data
+    from ..data import table as table_data
 
     tables = tuple(k for k, v in config.items() if isinstance(v, dict) and v.get("kind") == "table")
     studies = tuple(name for name in config["datasets"] if name in libsvm.DATASETS)
@@ -229,7 +229,7 @@ def resolve(config: Mapping, *, run_checks: bool = True) -> RunConfig:
     for name in studies:
         if name not in config:
             raise ConfigError(f"datasets lists {name} but the config has no {name} block (see config/README.md)")
-        from .analysis.transfer import check_block
+        from ..analysis.transfer import check_block
 
         check_block(name, config[name])  # raises a DPCostError naming the key
     for name in tables:
@@ -297,7 +297,7 @@ def _peers(name: str, block: Mapping) -> tuple[str, ...]:
 def _simulation(config: Mapping):
     if "simulation" not in config:
         return None
-    from .simulation.experiments import SimulationStudy
+    from ..simulation.experiments import SimulationStudy
 
     try:
         return SimulationStudy.from_config(config["simulation"])

@@ -1,5 +1,5 @@
-"""The run's configuration resolved without Snakemake (dpcost.config): tables laid over their defaults, every start-up
-check's one line naming the key, and the facts the rules read."""
+"""The run's configuration resolved without Snakemake (dpcost.run.config): tables laid over their defaults, every
+start-up check's one line naming the key, and the facts the rules read."""
 
 import copy
 
@@ -8,8 +8,8 @@ import yaml
 from snakemake.utils import update_config, validate
 
 from dpcost.analysis.checks import delta_notes
-from dpcost.config import PREPARATION_KEYS, resolve, with_defaults
 from dpcost.errors import DPCostError
+from dpcost.run.config import PREPARATION_KEYS, resolve, with_defaults
 
 from support import REPO
 

@@ -57,7 +57,7 @@ def config_sha256(config: Mapping) -> str:
 
 def laid_over(base: Mapping, block: Mapping) -> dict:
     """``block`` laid over ``base`` as Snakemake merges config files: mappings key by key, at every depth; any other
-    value (a list, a number) replaces the base's whole. (Here, not in :mod:`dpcost.config`, which imports the
+    value (a list, a number) replaces the base's whole. (Here, not in :mod:`dpcost.run.config`, which imports the
     analyses: this module stays light for the Snakefile's parse.)"""
     out = copy.deepcopy(dict(base))
     for key, value in block.items():
