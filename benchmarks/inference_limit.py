@@ -98,7 +98,7 @@ def table(name: str, cfg: dict, seed: int):
     from dpcost.analysis.streams import rng_for
     from dpcost.data.prepare import prepare
     from dpcost.data.table import fetch
-    from dpcost.run.config import PREPARATION_KEYS
+    from dpcost.run.args import PREPARATION_KEYS
 
     block = cfg[name]
     offline = [s for s in block["sources"] if "url" not in s]

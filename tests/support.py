@@ -94,7 +94,7 @@ def housing_design() -> tuple[np.ndarray, np.ndarray, list[str], dict]:
     (:func:`dpcost.data.prepare.prepare` with the default block's preparation keys): the design every housing
     analysis reads."""
     from dpcost.data.prepare import prepare
-    from dpcost.run.config import PREPARATION_KEYS
+    from dpcost.run.args import PREPARATION_KEYS
 
     block = housing_block()
     preparation = {k: block[k] for k in PREPARATION_KEYS if k in block}

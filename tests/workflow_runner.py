@@ -79,7 +79,7 @@ def config_error(override: dict, *, small: bool = False, data: Path | None = Non
     for extra in ([yaml.safe_load((REPO / ".test" / "config.yaml").read_text())] if small else []) + [override]:
         update_config(config, copy.deepcopy(extra))
     try:
-        run = start(config, lambda c: validate(c, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))).run
+        run = start(config, lambda c: validate(c, str(REPO / "workflow" / "schemas" / "config.schema.yaml")))
     except DPCostError as exc:
         return f"config error: {exc}"
     if data is None or not config["download"]["check_sources"]:

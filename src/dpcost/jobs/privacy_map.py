@@ -31,7 +31,7 @@ def map_method(job: Job) -> None:
 
 def privacy_map(job: Job) -> None:
     """The map's summary (per method, ε, m), ratios (per ε, m), the ε needed (per m) and the figure. Arguments:
-    privacy (the block's), calibration, tuning_mode."""
+    privacy (the analysis's, as every job of it reads it), tuning_mode."""
     from ..analysis.plotting import privacy_map_figure, repetitions
 
     analysis = datasets.get(job.dataset)
@@ -47,6 +47,6 @@ def privacy_map(job: Job) -> None:
     ratios.to_csv(out["ratios"], index=False, float_format="%.6g")
     pmap.needed_table(pmap.epsilon_needed(ratios)).to_csv(out["needed"], index=False)
     privacy_map_figure(ratios, [out["png"], out["pdf"]], title=analysis.title.split(":")[0],
-                       delta=job.args["privacy"]["delta"], calibration=job.args["calibration"],
+                       delta=job.args["privacy"]["delta"], calibration=job.args["privacy"]["calibration"],
                        tuning=job.args["tuning_mode"], reps=repetitions(summary["n_reps"]),
                        d=len(meta.get("covariates") or []) or None)  # fmt: skip

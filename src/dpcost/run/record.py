@@ -5,7 +5,7 @@ defaults alone after a run made with ``--configfile``), it either stops at a fil
 or, worse, describes the results with the wrong settings. So a real run records, when it starts, the config files,
 ``--config`` values and targets it was given and a digest of the configuration they make (``results/run.json``,
 :func:`record`), and a report whose configuration has another digest stops with one line that says how to rerun it
-(:func:`report_problem`). Used by workflow/rules/run_record.smk, before the workflow reads its config file; it
+(:func:`report_problem`). Used by workflow/rules/preflight.smk, before the workflow reads its config file; it
 imports nothing of Snakemake's (the workflow hands it what Snakemake was given)."""
 
 from __future__ import annotations
@@ -107,6 +107,28 @@ def report_problem(path: str | Path, given: Given, report: str | None = None) ->
     rerun = shlex.join(["snakemake", *targets, "--report", report or DEFAULT_REPORT, *recorded.flags()])
     return (f"these results were made by the run started {started} with {made} ({path}), not with this "
             f"configuration; rerun as: {rerun}")  # fmt: skip
+
+
+def workflow_config(path: str | Path) -> Mapping | None:
+    """The workflow's own config file as read, before its ``configfile:`` reads it (None when there is none: Snakemake's
+    own message follows, or the ``--configfile`` files serve instead). A YAML syntax error raises a ValueError whose
+    one line names the file, line and column, which Snakemake's message does not. (yaml is Snakemake's own
+    dependency, imported here only: importing this module needs the standard library alone.)"""
+    import yaml
+
+    try:
+        with open(path) as fh:
+            return yaml.safe_load(fh)
+    except FileNotFoundError:
+        return None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        start = getattr(exc, "context_mark", None)
+        if start is not None and getattr(exc, "context", None):
+            problem += f" ({exc.context} that starts at line {start.line + 1}, column {start.column + 1})"
+        raise ValueError(f"{where}: YAML syntax: {problem}") from None
 
 
 # ------------------------------------------------------------------------------------------------ is this a report?

@@ -30,6 +30,7 @@ from ..analysis.targeted import from_sums
 from ..analysis.targeted import options as targeted_options
 from ..analysis.tuning import TuningSpec, looks_at_data, searches_decoys
 from ..estimators.registry import METHODS, methods_of
+from .targets import asked
 
 # CPU seconds per row and repetition of one fit: each method's registry entry (Method.cost, where it was measured),
 # viewed here by method name
@@ -131,7 +132,7 @@ def of_run(run, targets: Sequence[str]) -> Work:
     (:class:`~dpcost.run.config.RunConfig`): every regression analysis they ask for, the benchmark at each table's
     largest m (an upper bound: its m is the largest the training rows serve), and the start-up of the other
     analyses' jobs."""
-    own, benched, simulation = run.asked(targets)
+    own, benched, simulation = asked(run, targets)
     work = Work()
     for name in own:
         family = run.analysis(name).family if name in run.analyses else None
