@@ -60,9 +60,7 @@ def download_outputs(run: RunConfig, data: str) -> tuple[str, ...]:
     the run needs no network for it."""
     if data in run.libsvm:
         return (f"resources/{data}/download.json",)
-    if data == "snp":
-        return ("resources/snp/manifest.json",)
-    return (f"resources/{data}/raw.parquet", f"resources/{data}/download.json")
+    return tuple(f.format(name=data) for f in run.analysis(data).downloads)
 
 
 def downloads_needed(run: RunConfig, targets: Sequence[str]) -> tuple[str, ...]:
@@ -76,10 +74,7 @@ def wanted(run: RunConfig, data: str) -> availability.Wanted | None:
     manual = f"resources/{data}/manual"
     if data in run.libsvm:
         return availability.libsvm_wanted(data, run.config[data]["sources"], manual)
-    if data == "snp":
-        return availability.snp_wanted(run.config["snp"]["matrix_url"], run.config["snp"]["accession"], manual)
-    block = run.config[data]
-    return availability.table_wanted(data, block["sources"], manual, block.get("reader"))
+    return run.analysis(data).wanted(data, run.config[data], manual)
 
 
 def check_data(run: RunConfig, targets: Sequence[str], **ask) -> None:
