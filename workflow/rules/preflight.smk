@@ -6,6 +6,7 @@ import os
 import sys
 from pathlib import Path
 
+import yaml
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -25,7 +26,9 @@ from dpcost.run import record
 # A YAML syntax error in config/config.yaml is named by file and line (snakemake names neither). Files given with
 # --configfile are read by snakemake before any workflow code runs, so only this one can be checked here.
 try:
-    _WORKFLOW_CONFIG = record.workflow_config("config/config.yaml")
+    _WORKFLOW_CONFIG = record.workflow_config(
+        "config/config.yaml", yaml.safe_load, yaml.YAMLError
+    )
 except ValueError as exc:
     print(f"config error: {exc}", file=sys.stderr)
     raise SystemExit(1)

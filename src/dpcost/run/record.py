@@ -17,7 +17,7 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,19 +109,17 @@ def report_problem(path: str | Path, given: Given, report: str | None = None) ->
             f"configuration; rerun as: {rerun}")  # fmt: skip
 
 
-def workflow_config(path: str | Path) -> Mapping | None:
-    """The workflow's own config file as read, before its ``configfile:`` reads it (None when there is none: Snakemake's
-    own message follows, or the ``--configfile`` files serve instead). A YAML syntax error raises a ValueError whose
-    one line names the file, line and column, which Snakemake's message does not. (yaml is Snakemake's own
-    dependency, imported here only: importing this module needs the standard library alone.)"""
-    import yaml
-
+def workflow_config(path: str | Path, load: Callable, syntax_error: type[Exception]) -> Mapping | None:
+    """The workflow's own config file as read (``load``: yaml.safe_load), before its ``configfile:`` reads it (None
+    when there is none: Snakemake's own message follows, or the ``--configfile`` files serve instead). A YAML syntax
+    error (``syntax_error``: yaml.YAMLError) raises a ValueError whose one line names the file, line and column, which
+    Snakemake's message does not. (The caller hands yaml in: the library does not import it.)"""
     try:
         with open(path) as fh:
-            return yaml.safe_load(fh)
+            return load(fh)
     except FileNotFoundError:
         return None
-    except yaml.YAMLError as exc:
+    except syntax_error as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else str(path)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
