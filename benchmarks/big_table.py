@@ -11,7 +11,7 @@ The table block is the preset's (config/presets/benchmark.yaml, ``flights``) wit
 command line; every other setting is the default configuration's (score attack, intervals, targeted attacks).
 
 Prints the wall time, CPU by rule, the largest peak memory (max_rss, MB) of any job, the estimate's start-up line
-(dpcost.workload) beside what was measured, and the log-log slope of an estimate job's time per repetition against m
+(dpcost.run.workload) beside what was measured, and the log-log slope of an estimate job's time per repetition against m
 (from the engine's per-m lines in its log).
 """
 

@@ -68,7 +68,7 @@ COLUMNS = ["dataset", "method", "route", "epsilon", "m", "n_reps", "coverage", "
 def config() -> dict:
     """config/config.yaml with the benchmark preset laid over it key by key (as ``--configfile`` merges them), every
     table block over table_defaults."""
-    from dpcost.config import with_defaults
+    from dpcost.run.config import with_defaults
 
     def merge(base, extra):
         out = dict(base)
@@ -96,9 +96,9 @@ def table(name: str, cfg: dict, seed: int):
     them; a :class:`DPCostError` when it cannot be read offline."""
     from dpcost.analysis.benchmark import held_out, m_of
     from dpcost.analysis.streams import rng_for
-    from dpcost.config import PREPARATION_KEYS
     from dpcost.data.prepare import prepare
     from dpcost.data.table import fetch
+    from dpcost.run.args import PREPARATION_KEYS
 
     block = cfg[name]
     offline = [s for s in block["sources"] if "url" not in s]

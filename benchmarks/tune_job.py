@@ -26,11 +26,12 @@ sys.path.insert(0, str(REPO / "tests"))
 CHILD = """
 import yaml, warnings
 warnings.simplefilter("ignore")
-from dpcost.config import resolve, with_defaults
+from dpcost.run.args import tune as tune_args
+from dpcost.run.config import resolve, with_defaults
 from dpcost.jobs import Job
 from dpcost.jobs.tune import tune
 run = resolve(with_defaults(yaml.safe_load(open({config!r}))), run_checks=False)
-tune(Job("tune", {inputs!r}, {{"record": {record!r}, "table": {table!r}}}, run.tune_args("housing", {method!r}),
+tune(Job("tune", {inputs!r}, {{"record": {record!r}, "table": {table!r}}}, tune_args(run, "housing", {method!r}),
          {{"dataset": "housing", "method": {method!r}}}))
 """
 

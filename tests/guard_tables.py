@@ -81,9 +81,9 @@ def run_case(key: str, designs: dict) -> pd.DataFrame:
     import yaml
 
     from dpcost.analysis.engine import run_grid
-    from dpcost.config import with_defaults
     from dpcost.dp.privacy import Privacy
     from dpcost.estimators.registry import METHODS
+    from dpcost.run.config import with_defaults
 
     dataset, calibration, name = key.split("/")
     config = with_defaults(yaml.safe_load((REPO / "config/config.yaml").read_text()))

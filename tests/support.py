@@ -84,7 +84,7 @@ def housing_block() -> dict:
     """The default configuration's housing block, laid over table_defaults as a run sees it."""
     import yaml
 
-    from dpcost.config import with_defaults
+    from dpcost.run.config import with_defaults
 
     return with_defaults(yaml.safe_load((REPO / "config" / "config.yaml").read_text()))["housing"]
 
@@ -93,8 +93,8 @@ def housing_design() -> tuple[np.ndarray, np.ndarray, list[str], dict]:
     """(X, y, covariates, record) of the real housing data prepared as the workflow prepares it
     (:func:`dpcost.data.prepare.prepare` with the default block's preparation keys): the design every housing
     analysis reads."""
-    from dpcost.config import PREPARATION_KEYS
     from dpcost.data.prepare import prepare
+    from dpcost.run.args import PREPARATION_KEYS
 
     block = housing_block()
     preparation = {k: block[k] for k in PREPARATION_KEYS if k in block}

@@ -55,7 +55,7 @@ TINY_MAP = {
 
 # The intervals and the targeted attacks (both on by default in every table, housing included) off: for end-to-end
 # runs whose subject is neither. test_small_config.py and test_slurm.py keep them on, and run them end to end.
-# Merged as an override, table_defaults reaches every `kind: table` block (dpcost.config.with_defaults).
+# Merged as an override, table_defaults reaches every `kind: table` block (dpcost.run.config.with_defaults).
 EXTRAS_OFF = {"inference": {"enabled": False}, "targeted": {"enabled": False}}
 NO_EXTRAS = {"table_defaults": EXTRAS_OFF}
 
@@ -64,7 +64,7 @@ def config_error(override: dict, *, small: bool = False, data: Path | None = Non
     """What the workflow's start-up checks print for the default config (and ``small``: .test/config.yaml) with
     ``override`` merged over it as Snakemake merges --configfile files: ``config error: ...``, or "" when the config
     passes; with ``data`` (the run's directory, where its downloads would be) the check of the data the default
-    target needs follows, whose message starts ``missing data: ``. The Snakefile's own checks (dpcost.startup.start
+    target needs follows, whose message starts ``missing data: ``. The Snakefile's own checks (dpcost.run.startup.start
     and dpcost.run.data_check.check_data, workflow/rules/common.smk), in this process: a Snakemake start (3 s or
     more) is kept for one case of each kind of error (test_config.py, test_offline.py)."""
     import os
@@ -73,13 +73,13 @@ def config_error(override: dict, *, small: bool = False, data: Path | None = Non
 
     from dpcost.errors import DPCostError
     from dpcost.run.data_check import check_data
-    from dpcost.startup import start
+    from dpcost.run.startup import start
 
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     for extra in ([yaml.safe_load((REPO / ".test" / "config.yaml").read_text())] if small else []) + [override]:
         update_config(config, copy.deepcopy(extra))
     try:
-        run = start(config, lambda c: validate(c, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))).run
+        run = start(config, lambda c: validate(c, str(REPO / "workflow" / "schemas" / "config.schema.yaml")))
     except DPCostError as exc:
         return f"config error: {exc}"
     if data is None or not config["download"]["check_sources"]:

@@ -131,14 +131,14 @@ def _bad(case: str) -> tuple[dict, str]:
 
 @pytest.mark.parametrize("case", sorted(BAD))
 def test_bad_config_gives_one_clear_line(case):
-    # the workflow's start-up checks (dpcost.startup.start) without Snakemake; the line Snakemake prints is this one
+    # the workflow's start-up checks (dpcost.run.startup.start) without Snakemake; the line Snakemake prints is this one
     # (one case of each kind below, and test_hostile_input.py's refusal of an estimator)
     override, expected = _bad(case)
     line = config_error(override)
     assert line.startswith("config error: ") and expected in line, line
 
 
-# one of each kind through Snakemake: the schema, the config's own checks (dpcost.config.resolve), the blocks read
+# one of each kind through Snakemake: the schema, the config's own checks (dpcost.run.config.resolve), the blocks read
 # after them (intervals): one line on stderr, no traceback, a non-zero exit
 THROUGH_SNAKEMAKE = ["wrong type", "unknown method", "interval for a method without a procedure"]
 

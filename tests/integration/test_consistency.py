@@ -8,9 +8,9 @@ import pytest
 import yaml
 
 from dpcost.analysis.datasets import ANALYSES
-from dpcost.config import with_defaults
 from dpcost.data import download
 from dpcost.estimators.registry import METHODS, methods_of
+from dpcost.run.config import with_defaults
 
 from support import REPO
 

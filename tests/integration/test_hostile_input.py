@@ -124,7 +124,7 @@ def test_the_table_covers_the_issue_list():
 
 
 # the config's cases (and the missing data) are checked as the workflow checks them at start-up, without Snakemake
-# (dpcost.startup.start; test_config.py and test_offline.py start it for one case of each kind), but for the refusal of
+# (dpcost.run.startup; test_config.py and test_offline.py start it for one case of each kind), but for the refusal of
 # an estimator's own check
 THROUGH_SNAKEMAKE = {"paper Gaussian at eps >= 1, on_invalid: refuse"}
 

@@ -105,7 +105,7 @@ def test_a_rerun_with_the_downloads_made_touches_no_network(tmp_path, housing_ar
     assert dry.returncode == 0 and "dry run: whether housing can be downloaded is checked when the run starts" in (
         dry.stderr
     )
-    # and what the work is (dpcost.workload): housing's analysis, whole, on the run's 2 cores
+    # and what the work is (dpcost.run.workload): housing's analysis, whole, on the run's 2 cores
     assert "dpcost: the analyses asked for, whole, take about " in dry.stderr and " on 2 cores (" in dry.stderr
 
 

@@ -1,5 +1,5 @@
 """The package's shape: subpackages by concern, imports only downward (errors ← dp ← estimators, attacks, inference ←
-analysis ← simulation ← config ← startup, jobs; data beside them; run_record, stdlib only, under config), no import
+analysis ← simulation ← run, jobs; data beside them; run.record, stdlib only, read before the config), no import
 circle, no function or method over 80 lines, no private name imported across modules, and the size of each
 subpackage as docs/development.md states it."""
 
@@ -21,11 +21,9 @@ ALLOWED = {
     "inference": {"dp", "estimators"},
     "analysis": {"dp", "estimators", "data", "attacks", "inference"},
     "simulation": {"dp", "estimators", "data", "attacks", "analysis", "inference"},
-    "config": {"dp", "estimators", "data", "attacks", "analysis", "simulation", "inference", "run_record"},
-    "startup": {"dp", "estimators", "data", "attacks", "analysis", "simulation", "inference", "config"},
-    "jobs": {"dp", "estimators", "data", "attacks", "analysis", "simulation", "config", "inference"},
-    "run": {"dp", "estimators", "data", "attacks", "analysis", "simulation", "inference", "config"},
-    "run_record": set(),  # read by the workflow before its config (workflow/rules/run_record.smk)
+    "jobs": {"dp", "estimators", "data", "attacks", "analysis", "simulation", "inference"},
+    # the run: its configuration, start-up checks, job arguments, targets, work estimate and closing lines
+    "run": {"dp", "estimators", "data", "attacks", "analysis", "simulation", "inference"},
 }
 
 

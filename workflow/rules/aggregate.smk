@@ -21,11 +21,11 @@ rule aggregate:
         "results/job_times/aggregate_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     params:
-        privacy=lambda wc: RUN.privacy(wc.dataset).to_dict(),
-        tuning_mode=lambda wc: RUN.tuning_mode(wc.dataset),
+        job=args("aggregate"),
     script:
         "../scripts/aggregate.py"
 
@@ -55,12 +55,11 @@ rule plot:
         "results/job_times/plot_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     params:
-        privacy=lambda wc: config[wc.dataset]["privacy"],
-        calibration=lambda wc: RUN.calibration(wc.dataset),
-        tuning=lambda wc: RUN.tuning_mode(wc.dataset),
+        job=args("plot"),
     script:
         "../scripts/aggregate.py"
 
@@ -90,11 +89,11 @@ rule ledger:
         "results/job_times/ledger_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     params:
-        m=lambda wc: config[wc.dataset]["m"],
-        privacy=lambda wc: RUN.privacy(wc.dataset).to_dict(),
+        job=args("ledger"),
     script:
         "../scripts/aggregate.py"
 
@@ -111,12 +110,11 @@ rule config_snapshot:
         "logs/config_snapshot.log",
     benchmark:
         "results/job_times/config_snapshot.tsv"
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     params:
-        # the whole config is the job's to write: its digest reruns the job when any key changes, and a dry run's
-        # reason is this one line, not the config
-        config_sha256=config_sha256(config),
+        job=args("config_snapshot"),
     script:
         "../scripts/aggregate.py"
 
@@ -137,9 +135,10 @@ rule compare:
         "results/job_times/compare_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     params:
-        peers=lambda wc: config[wc.dataset].get("peers", "never"),
+        job=args("compare"),
     script:
         "../scripts/aggregate.py"

@@ -33,11 +33,10 @@ rule attack:
         "results/job_times/attack_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     params:
-        privacy=lambda wc: RUN.privacy(wc.dataset).to_dict(),
-        alpha=lambda wc: config[wc.dataset]["attack"]["alpha"],
-        tuning_mode=lambda wc: RUN.tuning_mode(wc.dataset),
+        job=args("attack"),
     script:
         "../scripts/attack.py"

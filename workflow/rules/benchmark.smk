@@ -18,7 +18,7 @@ rule benchmark_method:
     conda:
         "../envs/dpcost.yaml"
     params:
-        job=lambda wc: RUN.benchmark_args(wc.dataset, wc.method),
+        job=args("benchmark_method"),
     script:
         "../scripts/benchmark.py"
 
@@ -67,12 +67,11 @@ rule benchmark_summary:
         "logs/benchmark/summary.log",
     benchmark:
         "results/job_times/benchmark_summary.tsv"
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     params:
-        delta=BENCHMARK.get("delta"),
-        calibration=lambda wc: RUN.across_benchmark(RUN.calibration),
-        tuning_mode=BENCHMARK.get("tuning_mode"),
+        job=args("benchmark_summary"),
     script:
         "../scripts/benchmark.py"
 
@@ -95,7 +94,7 @@ rule benchmark_inference:
     conda:
         "../envs/dpcost.yaml"
     params:
-        job=lambda wc: RUN.inference_args(wc.dataset, wc.method, benchmark=True),
+        job=args("benchmark_inference"),
     script:
         "../scripts/benchmark.py"
 
@@ -124,10 +123,11 @@ rule benchmark_inference_summary:
         "logs/benchmark/inference_summary.log",
     benchmark:
         "results/job_times/benchmark_inference_summary.tsv"
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     params:
-        methods=BENCHMARK.get("methods", []),
+        job=args("benchmark_inference_summary"),
     script:
         "../scripts/benchmark.py"
 
@@ -149,10 +149,7 @@ rule benchmark_targeted_method:
     conda:
         "../envs/dpcost.yaml"
     params:
-        job=lambda wc: {
-            **RUN.benchmark_args(wc.dataset, wc.method),
-            "targeted": BENCHMARK_TARGETED[wc.dataset],
-        },
+        job=args("benchmark_targeted_method"),
     script:
         "../scripts/benchmark.py"
 
@@ -183,9 +180,10 @@ rule benchmark_targeted:
         "logs/benchmark/targeted.log",
     benchmark:
         "results/job_times/benchmark_targeted.tsv"
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     params:
-        delta=BENCHMARK.get("delta"),
+        job=args("benchmark_targeted"),
     script:
         "../scripts/benchmark.py"

@@ -5,15 +5,13 @@ rule download_snp:
         "logs/download_snp.log",
     benchmark:
         "results/job_times/download_snp.tsv"
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     params:
-        accession=config["snp"]["accession"],
-        matrix_url=config["snp"]["matrix_url"],
-        manual_dir="resources/snp/manual",
-        options=DOWNLOAD_OPTIONS,
+        job=args("download_snp"),
     message:
-        "Listing {params.matrix_url} and downloading every series-matrix part"
+        "Listing {params.job[matrix_url]} and downloading every series-matrix part"
     script:
         "../scripts/download.py"
 
@@ -29,14 +27,11 @@ rule download_table:
         "results/job_times/download_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(TABLES),
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     params:
-        sources=lambda wc: config[wc.dataset]["sources"],
-        content_sha256=lambda wc: config[wc.dataset].get("content_sha256"),
-        reader=lambda wc: config[wc.dataset].get("reader"),
-        manual_dir=lambda wc: f"resources/{wc.dataset}/manual",
-        options=DOWNLOAD_OPTIONS,
+        job=args("download_table"),
     message:
         "Fetching the table {wildcards.dataset} (first source that verifies)"
     script:

@@ -30,9 +30,7 @@ rule estimate:
     conda:
         "../envs/dpcost.yaml"
     params:
-        tuning_spec=lambda wc: RUN.tuning_spec(wc.dataset, wc.method),
-        job=lambda wc: RUN.estimate_args(wc.dataset),
-        attack=lambda wc: RUN.attack_args(wc.dataset),
+        job=args("estimate"),
     script:
         "../scripts/estimate.py"
 
@@ -55,9 +53,6 @@ rule estimate_part:
     conda:
         "../envs/dpcost.yaml"
     params:
-        tuning_spec=lambda wc: RUN.tuning_spec(wc.dataset, wc.method),
-        job=lambda wc: RUN.estimate_args(wc.dataset),
-        part=lambda wc: RUN.parts(wc.dataset, "estimate", wc.method)[int(wc.part)],
-        attack=lambda wc: RUN.attack_args(wc.dataset),
+        job=args("estimate_part"),
     script:
         "../scripts/estimate.py"

@@ -22,8 +22,7 @@ rule inference_method:
     conda:
         "../envs/dpcost.yaml"
     params:
-        tuning_spec=lambda wc: RUN.tuning_spec(wc.dataset, wc.method),
-        job=lambda wc: RUN.inference_args(wc.dataset, wc.method),
+        job=args("inference_method"),
     script:
         "../scripts/inference.py"
 
@@ -42,7 +41,7 @@ rule inference_reference:
     conda:
         "../envs/dpcost.yaml"
     params:
-        job=lambda wc: RUN.inference_args(wc.dataset),
+        job=args("inference_reference"),
     script:
         "../scripts/inference.py"
 
@@ -73,11 +72,10 @@ rule inference:
         "results/job_times/inference_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(INFERENCE),
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     params:
-        methods=lambda wc: list(METHODS[wc.dataset]),
-        privacy=lambda wc: RUN.privacy(wc.dataset).to_dict(),
-        tuning_mode=lambda wc: RUN.tuning_mode(wc.dataset),
+        job=args("inference"),
     script:
         "../scripts/inference.py"

@@ -12,12 +12,11 @@ rule download_libsvm:
         "results/job_times/download_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(LIBSVM),
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     params:
-        sources=lambda w: config[w.dataset]["sources"],
-        manual_dir=lambda w: f"resources/{w.dataset}/manual",
-        options=DOWNLOAD_OPTIONS,
+        job=args("download_libsvm"),
     message:
         "Downloading the {wildcards.dataset} train and test files (LIBSVM data sets)"
     script:
@@ -39,8 +38,7 @@ rule prepare_libsvm:
     conda:
         "../envs/dpcost.yaml"
     params:
-        block=lambda w: config[w.dataset],
-        seed=config["seed"],
+        job=args("prepare_libsvm"),
     script:
         "../scripts/libsvm.py"
 
@@ -61,25 +59,15 @@ rule estimate_libsvm:
     conda:
         "../envs/dpcost.yaml"
     params:
-        block=lambda w: config[w.dataset],
-        seed=config["seed"],
-        calibration=lambda w: RUN.calibration(w.dataset),
-        on_invalid=config["on_invalid"],
-        sampler=config.get("sampler", "exact"),
+        job=args("estimate_libsvm"),
     script:
         "../scripts/libsvm.py"
 
 
 rule libsvm_table:
     input:
-        tables=lambda w: expand(
-            "results/{{dataset}}/runs/{method}.parquet",
-            method=config[w.dataset]["methods"],
-        ),
-        plans=lambda w: expand(
-            "results/{{dataset}}/runs/{method}.plans.json",
-            method=config[w.dataset]["methods"],
-        ),
+        tables=lambda w: targets.study_runs(RUN, w.dataset, "parquet"),
+        plans=lambda w: targets.study_runs(RUN, w.dataset, "plans.json"),
         meta="results/{dataset}/preparation.json",
     output:
         errors="results/{dataset}/errors.parquet",
@@ -92,11 +80,10 @@ rule libsvm_table:
         "logs/table_{dataset}.log",
     wildcard_constraints:
         dataset=one_of(LIBSVM),
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     params:
-        block=lambda w: config[w.dataset],
-        calibration=lambda w: RUN.calibration(w.dataset),
-        sampler=config.get("sampler", "exact"),
+        job=args("libsvm_table"),
     script:
         "../scripts/libsvm.py"

@@ -17,12 +17,7 @@ rule preprocess_snp:
     conda:
         "../envs/dpcost.yaml"
     params:
-        accession=config["snp"]["accession"],
-        label_pattern=config["snp"]["label_pattern"],
-        groups=config["snp"]["groups"],
-        n_snps=config["snp"]["n_snps"],
-        max_missing_rate=config["snp"]["max_missing_rate"],
-        tie_break=config["snp"]["tie_break"],
+        job=args("preprocess_snp"),
     script:
         "../scripts/preprocess.py"
 
@@ -47,8 +42,7 @@ rule preprocess_snp_logistic:
     conda:
         "../envs/dpcost.yaml"
     params:
-        s=config["snp_logistic"]["s"],
-        fit=config["snp_logistic"]["truth_fit"],
+        job=args("preprocess_snp_logistic"),
     script:
         "../scripts/preprocess.py"
 
@@ -76,8 +70,6 @@ rule preprocess_table:
     conda:
         "../envs/dpcost.yaml"
     params:
-        preparation=lambda wc: RUN.preparation(wc.dataset),
-        max_m=lambda wc: max(config[wc.dataset]["m"]),
-        seed=config["seed"],
+        job=args("preprocess_table"),
     script:
         "../scripts/preprocess.py"

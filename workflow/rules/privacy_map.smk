@@ -17,18 +17,14 @@ rule map_method:
     conda:
         "../envs/dpcost.yaml"
     params:
-        job=lambda wc: RUN.map_args(wc.dataset, wc.method),
+        job=args("map_method"),
     script:
         "../scripts/privacy_map.py"
 
 
 rule privacy_map:
     input:
-        tables=lambda wc: per_method(
-            wc.dataset,
-            "results/{dataset}/map/{method}.parquet",
-            config[wc.dataset]["map"]["methods"],
-        ),
+        tables=lambda wc: targets.map_tables(RUN, wc.dataset),
         meta="results/{dataset}/preprocessing.json",
     output:
         summary="results/{dataset}/privacy_map.csv",
@@ -57,11 +53,10 @@ rule privacy_map:
         "results/job_times/privacy_map_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     params:
-        privacy=lambda wc: config[wc.dataset]["privacy"],
-        calibration=lambda wc: RUN.calibration(wc.dataset),
-        tuning_mode=lambda wc: RUN.tuning_mode(wc.dataset),
+        job=args("privacy_map"),
     script:
         "../scripts/privacy_map.py"

@@ -1,30 +1,10 @@
 # The pages of `snakemake --report` (docs/usage.md, "The report"; dpcost.jobs.report): per analysis its headline —
 # the error-curve figure and the table of its largest m, in the report's first category and on its first page
 # (report/workflow.rst includes every headline.html) — and every table and record as HTML, beside the raw files
-# their own rules register. The benchmark's likewise, when it runs.
+# their own rules register. The benchmark's likewise, when it runs. Which pages a run makes: dpcost.run.targets.
 
 # the first category of the report's menu (categories are listed in alphabetical order)
 ANSWER = "1. The answer"
-MAPPED = [ds for ds in DATASETS if config[ds].get("map")]
-COMPARED = [ds for ds in DATASETS if RUN.analysis(ds).comparison]
-
-
-# the pages of every analysis (in the default target) and the benchmark's (in its target)
-REPORT_PAGES = [
-    f"results/{ds}/report/{name}.html"
-    for ds in DATASETS
-    for name in ("headline", "summary", "attack", "ledger", "provenance")
-    + ("comparison",) * (ds in COMPARED)
-    + ("privacy_map",) * (ds in MAPPED)
-    + ("inference",) * (ds in INFERENCE)
-    + ("targeted",) * (ds in TARGETED)
-]
-BENCHMARK_REPORT_PAGES = [
-    f"results/benchmark/report/{name}.html"
-    for name in ("headline", "summary", "wins")
-    + ("inference",) * bool(BENCHMARK_INFERENCE)
-    if RUN.benchmark
-]
 
 
 rule report_analysis:
@@ -74,6 +54,7 @@ rule report_analysis:
         "results/job_times/report_analysis_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(DATASETS),
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     script:
@@ -95,7 +76,8 @@ rule report_comparison:
     benchmark:
         "results/job_times/report_comparison_{dataset}.tsv"
     wildcard_constraints:
-        dataset=one_of(COMPARED),
+        dataset=one_of(targets.making(RUN, "comparison")),
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     script:
@@ -118,7 +100,8 @@ rule report_map:
     benchmark:
         "results/job_times/report_map_{dataset}.tsv"
     wildcard_constraints:
-        dataset=one_of(MAPPED),
+        dataset=one_of(targets.making(RUN, "privacy_map")),
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     script:
@@ -142,6 +125,7 @@ rule report_inference:
         "results/job_times/report_inference_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(INFERENCE),
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     script:
@@ -165,6 +149,7 @@ rule report_targeted:
         "results/job_times/report_targeted_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(TARGETED),
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     script:
@@ -185,6 +170,7 @@ rule report_benchmark_inference:
         "logs/benchmark/report_inference.log",
     benchmark:
         "results/job_times/report_benchmark_inference.tsv"
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     script:
@@ -219,6 +205,7 @@ rule report_benchmark:
         "logs/benchmark/report.log",
     benchmark:
         "results/job_times/report_benchmark.tsv"
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     script:

@@ -19,27 +19,15 @@ rule simulate:
     conda:
         "../envs/dpcost.yaml"
     params:
-        block=config.get("simulation"),
-        calibration=config.get("simulation", {}).get(
-            "calibration", config["calibration"]
-        ),
-        on_invalid=config["on_invalid"],
-        sampler=config.get("sampler", "exact"),
-        seed=config["seed"],
+        job=args("simulate"),
     script:
         "../scripts/simulation.py"
 
 
 rule simulation_aggregate:
     input:
-        tables=[
-            f"results/simulation/runs/{e}/n{n}_reps{a}-{b}.parquet"
-            for e, n, a, b in SIM_JOBS
-        ],
-        plans=[
-            f"results/simulation/runs/{e}/n{n}_reps{a}-{b}.plans.json"
-            for e, n, a, b in SIM_JOBS
-        ],
+        tables=targets.simulation_runs(RUN, "parquet"),
+        plans=targets.simulation_runs(RUN, "plans.json"),
     output:
         errors="results/simulation/errors.parquet",
         summary="results/simulation/summary.csv",
@@ -47,10 +35,11 @@ rule simulation_aggregate:
         ledger="results/simulation/privacy_ledger.json",
     log:
         "logs/simulation/aggregate.log",
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     params:
-        block=config.get("simulation"),
+        job=args("simulation_aggregate"),
     script:
         "../scripts/simulation.py"
 
@@ -66,17 +55,10 @@ rule simulation_plot:
         "logs/simulation/fig{number}.log",
     wildcard_constraints:
         number="[0-9]+",
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     params:
-        privacy=config.get("simulation", {}).get("privacy"),
-        calibration=config.get("simulation", {}).get(
-            "calibration", config["calibration"]
-        ),
-        deltas={
-            name: e["delta"]
-            for name, e in config.get("simulation", {}).get("experiments", {}).items()
-            if e.get("delta") is not None
-        },
+        job=args("simulation_plot"),
     script:
         "../scripts/simulation.py"

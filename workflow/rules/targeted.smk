@@ -19,18 +19,18 @@ rule targeted_method:
     conda:
         "../envs/dpcost.yaml"
     params:
-        tuning_spec=lambda wc: RUN.tuning_spec(wc.dataset, wc.method),
-        job=lambda wc: {
-            **RUN.estimate_args(wc.dataset),
-            **{k: v for k, v in TARGETED[wc.dataset].items() if k != "methods"},
-        },
+        job=args("targeted_method"),
     script:
         "../scripts/targeted.py"
 
 
 rule targeted:
     input:
-        tables=lambda wc: targeted_files(wc.dataset),
+        tables=lambda wc: per_method(
+            wc.dataset,
+            "results/{dataset}/targeted/{method}.parquet",
+            TARGETED[wc.dataset]["methods"],
+        ),
     output:
         csv=report(
             "results/{dataset}/targeted.csv",
@@ -51,9 +51,10 @@ rule targeted:
         "results/job_times/targeted_{dataset}.tsv"
     wildcard_constraints:
         dataset=one_of(TARGETED),
+    localrule: True
     conda:
         "../envs/dpcost.yaml"
     params:
-        privacy=lambda wc: RUN.privacy(wc.dataset).to_dict(),
+        job=args("targeted"),
     script:
         "../scripts/targeted.py"

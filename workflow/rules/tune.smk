@@ -21,7 +21,7 @@ rule tune:
     conda:
         "../envs/dpcost.yaml"
     params:
-        job=lambda wc: RUN.tune_args(wc.dataset, wc.method),
+        job=args("tune"),
     script:
         "../scripts/tune.py"
 
@@ -41,7 +41,6 @@ rule tune_part:
     conda:
         "../envs/dpcost.yaml"
     params:
-        job=lambda wc: RUN.tune_args(wc.dataset, wc.method),
-        part=lambda wc: RUN.parts(wc.dataset, "tune", wc.method)[int(wc.part)],
+        job=args("tune_part"),
     script:
         "../scripts/tune.py"

@@ -37,6 +37,9 @@ class Analysis:
     base            (analysis, keys): the analysis whose data it reuses, and the keys of that analysis's config block
                     it reads (the data's facts, e.g. the group sizes)
     files           where its data are, by the names ``load`` reads ({name}: the analysis's): :meth:`inputs`
+    downloads       what its download job writes ({name}: the analysis's): when these are there, no network is needed
+    wanted          (name, config block, manual folder) → what to ask the network for its data, None when a copy is
+                    on this machine (:mod:`dpcost.data.availability`; the start-up check of the data)
     """
 
     name: str
@@ -54,6 +57,8 @@ class Analysis:
     check: Callable[[Mapping], None] | None = None
     base: tuple[str, tuple[str, ...]] | None = None
     files: Mapping[str, str] = dataclasses.field(default_factory=lambda: dict(TABLE_FILES))
+    downloads: tuple[str, ...] = ("resources/{name}/raw.parquet", "resources/{name}/download.json")
+    wanted: Callable[[str, Mapping, str], object] = lambda name, block, manual: _table_wanted(name, block, manual)
 
     def inputs(self) -> dict[str, str]:
         """The preprocessed data the analysis's jobs read, under the names its loader takes."""
@@ -68,6 +73,18 @@ class Analysis:
             return dict(config[self.name])
         name, keys = self.base
         return {**{k: config[name][k] for k in keys}, **config[self.name]}
+
+
+def _table_wanted(name: str, block: Mapping, manual: str):
+    from ..data.availability import table_wanted  # asks the network: not imported by the jobs that load data
+
+    return table_wanted(name, block["sources"], manual, block.get("reader"))
+
+
+def _snp_wanted(name: str, block: Mapping, manual: str):
+    from ..data.availability import snp_wanted
+
+    return snp_wanted(block["matrix_url"], block["accession"], manual)
 
 
 def _read_json(path: str) -> dict:
@@ -245,6 +262,8 @@ ANALYSES: dict[str, Analysis] = {
         params=("s",),
         check=_check_snp,
         files=SNP_FILES,
+        downloads=("resources/snp/manifest.json",),  # the GEO series matrix's parts (its own rule: download_snp)
+        wanted=_snp_wanted,
     ),
     "snp_logistic": Analysis(
         name="snp_logistic",

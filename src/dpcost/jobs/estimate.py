@@ -63,8 +63,8 @@ def estimate(job: Job) -> None:
     """Every m and repetition: the tidy table to ``output.table``, the plans it used (one per m) to ``output.plans``,
     and the score attack's statistics on repetitions 0 … attack.reps − 1 to ``output.attack``
     (:class:`~dpcost.analysis.attack.ScoreAttack`, scored as the releases are made). Arguments
-    (:meth:`dpcost.config.RunConfig.estimate_args`): params (the analysis parameters, e.g. ``{"s": 20}``), m, reps,
-    seed, privacy, and attack ({reps, cap}: :meth:`~dpcost.config.RunConfig.attack_args`). With ``input.parts`` (the
+    (:func:`dpcost.run.args.estimate`): params (the analysis parameters, e.g. ``{"s": 20}``), m, reps,
+    seed, privacy, and attack ({reps, cap}: :func:`dpcost.run.args.attack`). With ``input.parts`` (the
     tables of :func:`estimate_part` over consecutive parts of the m grid, with their plans and attack statistics in
     ``input.part_plans`` and ``input.part_attacks``) it joins them instead — each (m, rep) has its own streams, so every
     file is the same bit for bit."""

@@ -38,7 +38,7 @@ def map_method(job: Job) -> None:
 
 def privacy_map(job: Job) -> None:
     """The map's summary (per method, ε, m), ratios (per ε, m), the ε needed (per m) and the figure. Arguments:
-    privacy (the block's), calibration, tuning_mode."""
+    privacy (the analysis's, as every job of it reads it), tuning_mode."""
     from ..analysis.plotting import privacy_map_figure, repetitions
 
     analysis = datasets.get(job.dataset)
@@ -58,7 +58,7 @@ def privacy_map(job: Job) -> None:
         [out["png"], out["pdf"]],
         title=analysis.title.split(":")[0],
         delta=job.args["privacy"]["delta"],
-        calibration=job.args["calibration"],
+        calibration=job.args["privacy"]["calibration"],
         tuning=job.args["tuning_mode"],
         reps=repetitions(summary["n_reps"]),
         d=len(meta.get("covariates") or []) or None,

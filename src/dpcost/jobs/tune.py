@@ -17,7 +17,7 @@ from . import Job, write_json_atomic
 
 def _setup(job: Job):
     """(analysis, method, tuning spec) of a job whose arguments are spec, params, m, seed, privacy
-    (:meth:`dpcost.config.RunConfig.tune_args`)."""
+    (:func:`dpcost.run.args.tune`)."""
     analysis = datasets.get(job.dataset)
     return analysis, methods_of(analysis.family)[job.method], tuning_mod.TuningSpec(**job.args["spec"])
 

@@ -13,9 +13,10 @@ from pathlib import Path
 
 from ..analysis import datasets
 from ..analysis.checks import delta_warning
-from ..config import RunConfig
 from ..estimators.peers import available as peers_available
 from ..estimators.registry import methods_of
+from .config import RunConfig
+from .targets import asked
 
 # a job log's ERROR record: "<date> <time> ERROR <rule>: <message>" (dpcost.jobs.run's format)
 _ERROR = re.compile(r"^\S+ \S+ ERROR (\S+): (.*)$")
@@ -27,7 +28,7 @@ def warnings_of(run: RunConfig, targets: Sequence[str]) -> list[str]:
     for missing values (from its record, once made), peer libraries missing under
     ``peers: auto`` (their methods left out), ``on_invalid: warn`` and the float-unsafe sampler (releases that
     are not proven private). The jobs say these in their logs, among a run's many lines; this lists them once."""
-    own, benched, _ = run.asked(targets)
+    own, benched, _ = asked(run, targets)
     out = []
     for name in own:
         if name in run.analyses and (said := delta_warning(run.privacy(name), run.config[name]["m"], why=False)):
@@ -63,7 +64,7 @@ def summary(run: RunConfig, targets: Sequence[str], *, ok: bool, command: Sequen
     """The few lines a run ends with: where its results are, every warning (:func:`warnings_of`), the command that
     builds the report, and last, when a job failed, each failing job's own line (``errors``: :func:`job_errors`);
     ``command``: the ``snakemake`` arguments of the run, ``ok``: whether every job completed."""
-    own, benched, simulation = run.asked(targets)
+    own, benched, simulation = asked(run, targets)
     folders = [f"{n}/" for n in own if n in run.analyses or n in run.libsvm]
     folders += ["benchmark/"] * bool(benched) + ["simulation/"] * simulation
     results = f"{Path(directory) / 'results'}/" + (f" ({', '.join(folders)})" if folders else "")
@@ -114,3 +115,15 @@ def _dropped_rows(tables: Sequence[str]) -> list[str]:
             out.append(f"{name}: {dropped:,} of {read:,} rows ({dropped / read:.1%}) dropped for a missing value in a "
                        f"used column ({path}: rows_dropped_missing)")  # fmt: skip
     return out
+
+
+def closing_lines(run: RunConfig, targets: Sequence[str], *, ok: bool, command: Sequence[str],
+                  directory: Path | str, since: float) -> str:  # fmt: skip
+    """:func:`summary` of a run started at ``since`` (a time.time(); its failed jobs' lines read from the logs
+    written since), or one line saying why none can be made: a closing message must never turn a run's result into a
+    traceback."""
+    try:
+        errors = [] if ok else job_errors(since)
+        return summary(run, targets, ok=ok, command=command, directory=directory, errors=errors)
+    except Exception as exc:
+        return f"dpcost: no closing summary ({type(exc).__name__}: {exc})"

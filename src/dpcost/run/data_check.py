@@ -22,10 +22,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..analysis.streams import rng_for
-from ..config import RunConfig
 from ..data import availability
 from ..data.prepare import prepare_file
 from ..errors import ConfigError, DownloadError, DPCostError
+from .args import preparation
+from .config import RunConfig
+from .targets import analyses_of
 
 
 def raw_table(run: RunConfig, name: str) -> Path:
@@ -39,12 +41,12 @@ def check_preparations(run: RunConfig, targets: Sequence[str]) -> list[str]:
     :class:`~dpcost.errors.ConfigError` whose one line is prepare's (it names the key) and says that nothing ran.
     Returns the tables checked."""
     checked = []
-    for name in run.analyses_of(targets):
+    for name in analyses_of(run, targets):
         path = raw_table(run, name)
         if name not in run.tables or not path.is_file():
             continue
         try:
-            prepare_file(str(path), run.preparation(name), name=name, max_m=max(run.config[name]["m"]),
+            prepare_file(str(path), preparation(run, name), name=name, max_m=max(run.config[name]["m"]),
                          rng=rng_for(run.config["seed"], name, "test split"))  # fmt: skip
         except DPCostError as exc:
             raise ConfigError(f"{exc} (checked at start-up against {path}, before any job ran: nothing was deleted)"
@@ -58,14 +60,12 @@ def download_outputs(run: RunConfig, data: str) -> tuple[str, ...]:
     the run needs no network for it."""
     if data in run.libsvm:
         return (f"resources/{data}/download.json",)
-    if data == "snp":
-        return ("resources/snp/manifest.json",)
-    return (f"resources/{data}/raw.parquet", f"resources/{data}/download.json")
+    return tuple(f.format(name=data) for f in run.analysis(data).downloads)
 
 
 def downloads_needed(run: RunConfig, targets: Sequence[str]) -> tuple[str, ...]:
     """The data sets the targets need whose download has not been made (its outputs are not there)."""
-    data = dict.fromkeys(run.data_of(name) for name in run.analyses_of(targets))
+    data = dict.fromkeys(run.data_of(name) for name in analyses_of(run, targets))
     return tuple(d for d in data if not all(Path(p).is_file() for p in download_outputs(run, d)))
 
 
@@ -74,10 +74,7 @@ def wanted(run: RunConfig, data: str) -> availability.Wanted | None:
     manual = f"resources/{data}/manual"
     if data in run.libsvm:
         return availability.libsvm_wanted(data, run.config[data]["sources"], manual)
-    if data == "snp":
-        return availability.snp_wanted(run.config["snp"]["matrix_url"], run.config["snp"]["accession"], manual)
-    block = run.config[data]
-    return availability.table_wanted(data, block["sources"], manual, block.get("reader"))
+    return run.analysis(data).wanted(data, run.config[data], manual)
 
 
 def check_data(run: RunConfig, targets: Sequence[str], **ask) -> None:

@@ -12,7 +12,6 @@ import yaml
 from dpcost.analysis.designs import RegressionDesign
 from dpcost.analysis.engine import run_grid
 from dpcost.analysis.ledger import build_ledger, method_entry, release_terms, table_entry
-from dpcost.config import with_defaults
 from dpcost.dp.accountant import gaussian_epsilon
 from dpcost.dp.mechanisms import gaussian_delta, gaussian_sigma
 from dpcost.dp.plan import Release
@@ -22,6 +21,7 @@ from dpcost.estimators.objpert import NOISE as OBJPERT_NOISE
 from dpcost.estimators.peers import DIFFPRIVLIB_NOISE
 from dpcost.estimators.posterior import POSTERIOR_NOISE
 from dpcost.estimators.registry import METHODS
+from dpcost.run.config import with_defaults
 
 M_GRID = [100, 1000]
 PRIVACY = Privacy(0.5, "10/n^1.1")

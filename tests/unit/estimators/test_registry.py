@@ -12,7 +12,6 @@ import pytest
 import yaml
 
 from dpcost.analysis.ledger import float_noise_reason
-from dpcost.config import with_defaults
 from dpcost.dp.plan import KINDS, NOISE, NORMS, PrivacyPlan
 from dpcost.dp.plan import noise_of as plan_noise
 from dpcost.dp.privacy import CALIBRATIONS, Privacy
@@ -22,6 +21,7 @@ from dpcost.estimators.method import Abstention
 from dpcost.estimators.ols import ols
 from dpcost.estimators.registry import ANALYSIS_PARAMS, CALIBRATION_PARAMS, FLOAT, METHODS, Method, get, methods_of
 from dpcost.estimators.truncated_ols import noisy_truncated_ols, noisy_truncated_ols_plan
+from dpcost.run.config import with_defaults
 
 from registry_cases import (
     DEFAULTS,

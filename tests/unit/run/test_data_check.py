@@ -10,8 +10,8 @@ import pytest
 import yaml
 from snakemake.utils import update_config, validate
 
-from dpcost.config import resolve, with_defaults
 from dpcost.errors import ConfigError
+from dpcost.run.config import resolve, with_defaults
 from dpcost.run.data_check import check_preparations
 
 from support import REPO

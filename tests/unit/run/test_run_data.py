@@ -9,10 +9,11 @@ import pytest
 import yaml
 from snakemake.utils import update_config, validate
 
-from dpcost.config import resolve, with_defaults
 from dpcost.errors import DownloadError
 from dpcost.run.closing import summary, warnings_of
+from dpcost.run.config import resolve, with_defaults
 from dpcost.run.data_check import check_data, download_outputs, downloads_needed
+from dpcost.run.targets import analyses_of, asked
 
 from support import REPO, free_port
 
@@ -43,15 +44,15 @@ def in_tmp(tmp_path):
 def test_targets_name_the_analyses_they_need():
     run = _run(BENCHMARK, {"datasets": ["housing", "snp", "snp_logistic", "e2006"]})
     bench = tuple(BENCHMARK["benchmark"]["datasets"])
-    assert run.analyses_of([]) == run.analyses_of(["all"]) == ("housing", "snp", "snp_logistic", "e2006")
-    assert run.analyses_of(["benchmark"]) == bench
-    assert run.analyses_of(["simulation"]) == () and run.analyses_of(["results/simulation/fig1.png"]) == ()
-    assert run.analyses_of(["results/config_used.yaml", "logs/housing/download.log"]) == ()
-    assert run.analyses_of(["results/snp_logistic/summary.csv"]) == ("snp_logistic",)
-    assert run.analyses_of(["resources/cps1988/raw.parquet"]) == ("cps1988",)
-    assert run.analyses_of(["results/benchmark/runs/males/ols.json"]) == ("males",)
-    assert run.analyses_of(["results/benchmark/wins.csv"]) == bench
-    assert run.analyses_of(["/elsewhere/results/housing/errors.parquet", "download_snp"]) == ("housing", "snp")
+    assert analyses_of(run, []) == analyses_of(run, ["all"]) == ("housing", "snp", "snp_logistic", "e2006")
+    assert analyses_of(run, ["benchmark"]) == bench
+    assert analyses_of(run, ["simulation"]) == () and analyses_of(run, ["results/simulation/fig1.png"]) == ()
+    assert analyses_of(run, ["results/config_used.yaml", "logs/housing/download.log"]) == ()
+    assert analyses_of(run, ["results/snp_logistic/summary.csv"]) == ("snp_logistic",)
+    assert analyses_of(run, ["resources/cps1988/raw.parquet"]) == ("cps1988",)
+    assert analyses_of(run, ["results/benchmark/runs/males/ols.json"]) == ("males",)
+    assert analyses_of(run, ["results/benchmark/wins.csv"]) == bench
+    assert analyses_of(run, ["/elsewhere/results/housing/errors.parquet", "download_snp"]) == ("housing", "snp")
     # the download each analysis reads: the logistic analysis reuses the SNP data
     assert [run.data_of(n) for n in ("snp_logistic", "snp", "housing", "e2006")] == ["snp", "snp", "housing", "e2006"]
 
@@ -133,9 +134,10 @@ def test_nothing_is_asked_when_every_download_is_made(in_tmp):
 
 def test_the_targets_say_what_a_run_makes():
     run = _run(BENCHMARK, {"datasets": ["housing", "snp", "e2006"]})
-    assert run.asked([]) == (("housing", "snp", "e2006"), (), False)
-    assert run.asked(["benchmark", "simulation"]) == ((), tuple(BENCHMARK["benchmark"]["datasets"]), True)
-    assert run.asked(["results/simulation/fig1.png", "results/benchmark/runs/males/ols.json"]) == ((), ("males",), True)
+    assert asked(run, []) == (("housing", "snp", "e2006"), (), False)
+    assert asked(run, ["benchmark", "simulation"]) == ((), tuple(BENCHMARK["benchmark"]["datasets"]), True)
+    files = ["results/simulation/fig1.png", "results/benchmark/runs/males/ols.json"]
+    assert asked(run, files) == ((), ("males",), True)
 
 
 def test_the_warnings_of_a_run_name_every_m_each_applies_to(monkeypatch):

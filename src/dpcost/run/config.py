@@ -3,29 +3,25 @@ workflow's rules read — which analyses run, their methods (peers included), pr
 split, the simulation study and the real-data benchmark. The workflow (workflow/rules/common.smk) lays every
 ``kind: table`` block over ``table_defaults`` (:func:`with_defaults`), validates the result against its schema, and
 calls :func:`resolve`; a bad value is one :class:`~dpcost.errors.ConfigError` whose message names the key.
-Unit-tested without Snakemake (tests/unit/test_run_config.py)."""
+Unit-tested without Snakemake (tests/unit/run/test_run_config.py)."""
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-from .analysis import datasets, intervals
-from .analysis.checks import check_setup
-from .analysis.tuning import TuningSpec, looks_at_data, searches_decoys
-from .data import libsvm
-from .dp.privacy import Privacy
-from .errors import ConfigError, DPCostError
-from .estimators.peers import available as peers_available
-from .estimators.registry import methods_of
-from .run_record import laid_over
-
-# the keys of a table's block that its preparation reads (dpcost.data.prepare.prepare)
-PREPARATION_KEYS = ("response", "covariates", "categorical", "levels", "transforms", "y_scale", "test_fraction",
-                   "max_levels")  # fmt: skip
+from ..analysis import datasets
+from ..analysis.checks import check_setup
+from ..analysis.tuning import TuningSpec, looks_at_data, searches_decoys
+from ..data import libsvm
+from ..dp.privacy import Privacy
+from ..errors import ConfigError, DPCostError
+from ..estimators.peers import available as peers_available
+from ..estimators.registry import methods_of
+from . import targets
+from .record import laid_over
 
 
 def with_defaults(config: Mapping) -> dict:
@@ -47,9 +43,12 @@ def one_line(where: str, exc: Exception) -> ConfigError:
 
 @dataclass(frozen=True)
 class RunConfig:
-    """A resolved configuration (:func:`resolve`). ``config`` is the validated mapping with the table defaults laid
-    in; ``analyses`` the m-grid analyses the run makes (built in, or ``kind: table`` blocks), ``libsvm`` the
-    knowledge-transfer studies, ``methods`` each analysis's methods with the peers it runs."""
+    """A resolved configuration (:func:`resolve`; :func:`dpcost.run.startup.start` adds the facts of the inference and
+    targeted blocks). ``config`` is the validated mapping with the table defaults laid in; ``analyses`` the m-grid
+    analyses the run makes (built in, or ``kind: table`` blocks), ``libsvm`` the knowledge-transfer studies,
+    ``methods`` each analysis's methods with the peers it runs; ``inference``: the regression analyses whose intervals
+    run, each with its methods that release them; ``targeted``: those whose targeted attacks run, each with its
+    job's arguments; ``benchmark_inference``, ``benchmark_targeted``: the same of the benchmark's tables."""
 
     config: Mapping
     analyses: tuple[str, ...]
@@ -58,8 +57,14 @@ class RunConfig:
     methods: Mapping[str, tuple[str, ...]]
     simulation: object | None = None  # a SimulationStudy
     benchmark: Mapping | None = None
+    inference: Mapping[str, list[str]] = field(default_factory=dict)
+    targeted: Mapping[str, dict] = field(default_factory=dict)
+    benchmark_inference: Mapping[str, list[str]] = field(default_factory=dict)
+    benchmark_targeted: Mapping[str, dict] = field(default_factory=dict)
 
-    # ---- per analysis ---------------------------------------------------------------------------------------------
+    def outputs(self, target: str = "all") -> list[str]:
+        """The files a rule target of the workflow makes (:func:`dpcost.run.targets.outputs`)."""
+        return targets.outputs(self, target)
 
     def analysis(self, name: str) -> datasets.Analysis:
         return datasets.get(name)
@@ -72,9 +77,15 @@ class RunConfig:
         return self.config[name].get("calibration", self.config["calibration"])
 
     def privacy(self, name: str) -> Privacy:
+        """An analysis's privacy: every job of it reads this one (its ``to_dict()``)."""
         block = self.config[name]["privacy"]
         return Privacy(block["epsilon"], block["delta"], self.calibration(name), self.config["on_invalid"],
                        sampler=self.config.get("sampler", "exact"))  # fmt: skip
+
+    def benchmark_privacy(self, name: str) -> Privacy:
+        """A data set's privacy in the benchmark: the benchmark's δ (``benchmark.delta``, the same for every data set,
+        housing's paper δ included), the data set's calibration; ε is each cell's, from ``benchmark.epsilon``."""
+        return dataclasses.replace(self.privacy(name), delta=self.benchmark["delta"])
 
     def tuning_mode(self, name: str) -> str:
         return self.config[name].get("tuning_mode", "fixed")
@@ -112,97 +123,6 @@ class RunConfig:
         of a method without a tune job."""
         return TuningSpec.of(self.config[name], method).to_dict()
 
-    # ---- the arguments of each job (a rule's `job` param) ------------------------------------------------------------
-
-    def preparation(self, name: str) -> dict:
-        return {k: self.config[name][k] for k in PREPARATION_KEYS if k in self.config[name]}
-
-    def estimate_args(self, name: str) -> dict:
-        return {"params": self.params(name), "m": self.config[name]["m"], "reps": self.config["reps"],
-                "seed": self.config["seed"], "privacy": self.privacy(name).to_dict()}  # fmt: skip
-
-    def tune_args(self, name: str, method: str) -> dict:
-        """Only what the choice depends on (a change elsewhere does not rerun the tune job)."""
-        return {"spec": TuningSpec.of(self.config[name], method).to_dict(), "params": self.params(name),
-                "m": self.config[name]["m"], "seed": self.config["seed"],
-                "privacy": self.privacy(name).to_dict()}  # fmt: skip
-
-    def attack_args(self, name: str) -> dict:
-        """The score attack's part of the estimate job's arguments: its repetitions (the first attack.reps of the
-        curve's) and its cap on candidates."""
-        block = self.config[name]["attack"]
-        return {"reps": min(block["reps"], self.config["reps"]), "cap": block["max_candidates"]}
-
-    def map_args(self, name: str, method: str) -> dict:
-        block = self.config[name]
-        spec = TuningSpec.of(block, method, decoys=block["map"].get("decoys"))
-        return {"spec": spec.to_dict(), "grid": block["map"], "params": self.params(name), "seed": self.config["seed"],
-                "privacy": self.privacy(name).to_dict()}  # fmt: skip
-
-    def inference_methods(self, name: str, methods: Sequence[str] | None = None) -> list[str]:
-        """The methods of a regression analysis (or the benchmark's ``methods`` on it) that release private intervals
-        (its ``inference`` block; none when off or not a regression): :func:`dpcost.analysis.intervals.runs`."""
-        on = self.analysis(name).family == "regression" and self.config[name].get("inference")
-        return intervals.runs(
-            on or None, self.methods.get(name, ()) if methods is None else methods, f"{name}.inference"
-        )
-
-    def inference_args(self, name: str, method: str | None = None, benchmark: bool = False) -> dict:
-        base = self.benchmark_args(name, method) if benchmark else self.estimate_args(name)
-        return {**base, **intervals.options(self.config[name]["inference"], method or "ols")}
-
-    def benchmark_privacy(self, name: str) -> Privacy:
-        """A data set's privacy in the benchmark: the benchmark's δ (``benchmark.delta``, the same for every data set,
-        housing's paper δ included), the data set's calibration; ε is each cell's, from ``benchmark.epsilon``."""
-        return dataclasses.replace(self.privacy(name), delta=self.benchmark["delta"])
-
-    def benchmark_args(self, name: str, method: str) -> dict:
-        block = {**self.config[name], "tuning_mode": self.benchmark["tuning_mode"]}
-        return {"spec": TuningSpec.of(block, method).to_dict(), "block": dict(self.benchmark),
-                "grid": self.config[name]["m"], "params": self.params(name), "seed": self.config["seed"],
-                "privacy": self.benchmark_privacy(name).to_dict()}  # fmt: skip
-
-    def across_benchmark(self, value) -> str:
-        """One value for the benchmark's figure caption: its data sets' common value, or "per data set"."""
-        values = {str(value(name)) for name in self.benchmark["datasets"]}
-        return values.pop() if len(values) == 1 else "per data set"
-
-    # ---- the data the targets need (checked at start-up: check_data) -------------------------------------------------
-
-    def asked(self, targets: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
-        """What Snakemake's ``targets`` (rule names or files; none is the default target, ``all``) ask for: the
-        analyses (LIBSVM studies included, or a table's download), the benchmark's tables, and whether the simulation
-        study. A target this cannot place (a log, a rule of another workflow) asks for none."""
-        bench = tuple(self.benchmark["datasets"]) if self.benchmark else ()
-        known = {*self.analyses, *self.libsvm, *self.tables, *datasets.ANALYSES}
-        own: list[str] = []
-        benched: list[str] = []
-        simulation = False
-        for target in targets or ["all"]:
-            parts = Path(target).parts
-            where = next((k for k, p in enumerate(parts) if p in ("results", "resources")), None)
-            name = parts[where + 1] if where is not None and len(parts) > where + 1 else None
-            if target == "all":
-                own += [*self.analyses, *self.libsvm]
-            elif target in ("benchmark", "benchmark_summary"):
-                benched += bench
-            elif target == "download_snp":
-                own.append("snp")
-            elif target == "simulation" or name == "simulation":
-                simulation = True
-            elif name == "benchmark":
-                runs = parts[where + 2 : where + 4]
-                benched += [runs[1]] if len(runs) == 2 and runs[0] in ("runs", "inference", "targeted") else bench
-            elif name in known:
-                own.append(name)
-        return tuple(dict.fromkeys(own)), tuple(dict.fromkeys(benched)), simulation
-
-    def analyses_of(self, targets: Sequence[str]) -> tuple[str, ...]:
-        """The analyses (LIBSVM studies and the benchmark's tables included) whose outputs the ``targets`` ask for
-        (:meth:`asked`)."""
-        own, benched, _ = self.asked(targets)
-        return tuple(dict.fromkeys([*own, *benched]))
-
     def data_of(self, name: str) -> str:
         """The data set whose download an analysis reads: its own, or that of the analysis whose data it reuses."""
         base = datasets.ANALYSES[name].base if name in datasets.ANALYSES else None
@@ -216,7 +136,7 @@ def resolve(config: Mapping, *, run_checks: bool = True) -> RunConfig:
     spawns) every private method once on a tiny input (:func:`~dpcost.analysis.checks.check_setup`), for the
     analyses and the benchmark. Raises a :class:`~dpcost.errors.DPCostError` (a ConfigError, or the estimator's own
     refusal) whose one line names the key."""
-    from .data import table as table_data
+    from ..data import table as table_data
 
     tables = tuple(k for k, v in config.items() if isinstance(v, dict) and v.get("kind") == "table")
     studies = tuple(name for name in config["datasets"] if name in libsvm.DATASETS)
@@ -229,7 +149,7 @@ def resolve(config: Mapping, *, run_checks: bool = True) -> RunConfig:
     for name in studies:
         if name not in config:
             raise ConfigError(f"datasets lists {name} but the config has no {name} block (see config/README.md)")
-        from .analysis.transfer import check_block
+        from ..analysis.transfer import check_block
 
         check_block(name, config[name])  # raises a DPCostError naming the key
     for name in tables:
@@ -297,7 +217,7 @@ def _peers(name: str, block: Mapping) -> tuple[str, ...]:
 def _simulation(config: Mapping):
     if "simulation" not in config:
         return None
-    from .simulation.experiments import SimulationStudy
+    from ..simulation.experiments import SimulationStudy
 
     try:
         return SimulationStudy.from_config(config["simulation"])

@@ -1,4 +1,4 @@
-"""The start-up estimate of a run's work (dpcost.workload): what it counts, how it scales, and when it warns."""
+"""The start-up estimate of a run's work (dpcost.run.workload): what it counts, how it scales, and when it warns."""
 
 import copy
 
@@ -6,8 +6,8 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from dpcost import workload
-from dpcost.config import resolve, with_defaults
+from dpcost.run import workload
+from dpcost.run.config import resolve, with_defaults
 
 from support import REPO
 

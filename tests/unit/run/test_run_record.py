@@ -1,4 +1,4 @@
-"""dpcost.run_record: what a run was given, and whether a report describes that run (the workflow's use of it:
+"""dpcost.run.record: what a run was given, and whether a report describes that run (the workflow's use of it:
 tests/integration/test_workflow.py)."""
 
 import json
@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from dpcost import run_record
-from dpcost.run_record import Given, record, report_problem
+from dpcost.run import record as run_record
+from dpcost.run.record import Given, record, report_problem
 
 
 @pytest.mark.parametrize(
@@ -88,3 +88,14 @@ def test_an_edited_config_file_is_named(tmp_path):
     record(path, _given(["/x/a.yaml"], overwrite={"reps": 3}), [])
     problem = report_problem(path, _given(["/x/a.yaml"], overwrite={"reps": 4}))
     assert problem.startswith("the configuration changed since the run started") and "--configfile /x/a.yaml" in problem
+
+
+def test_the_record_imports_the_standard_library_alone():
+    """The workflow reads it before its config, and before checking that the dependencies are installed
+    (workflow/rules/preflight.smk): importing it imports nothing outside the standard library and dpcost.run."""
+    import subprocess
+    import sys
+
+    code = "import sys; b = set(sys.modules); import dpcost.run.record; print(sorted(set(sys.modules) - b))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert {m.strip("[',]").split(".")[0] for m in out} - set(sys.stdlib_module_names) <= {"dpcost"}, out

@@ -5,7 +5,7 @@ defaults alone after a run made with ``--configfile``), it either stops at a fil
 or, worse, describes the results with the wrong settings. So a real run records, when it starts, the config files,
 ``--config`` values and targets it was given and a digest of the configuration they make (``results/run.json``,
 :func:`record`), and a report whose configuration has another digest stops with one line that says how to rerun it
-(:func:`report_problem`). Used by workflow/rules/run_record.smk, before the workflow reads its config file; it
+(:func:`report_problem`). Used by workflow/rules/preflight.smk, before the workflow reads its config file; it
 imports nothing of Snakemake's (the workflow hands it what Snakemake was given)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,7 +57,7 @@ def config_sha256(config: Mapping) -> str:
 
 def laid_over(base: Mapping, block: Mapping) -> dict:
     """``block`` laid over ``base`` as Snakemake merges config files: mappings key by key, at every depth; any other
-    value (a list, a number) replaces the base's whole. (Here, not in :mod:`dpcost.config`, which imports the
+    value (a list, a number) replaces the base's whole. (Here, not in :mod:`dpcost.run.config`, which imports the
     analyses: this module stays light for the Snakefile's parse.)"""
     out = copy.deepcopy(dict(base))
     for key, value in block.items():
@@ -107,6 +107,26 @@ def report_problem(path: str | Path, given: Given, report: str | None = None) ->
     rerun = shlex.join(["snakemake", *targets, "--report", report or DEFAULT_REPORT, *recorded.flags()])
     return (f"these results were made by the run started {started} with {made} ({path}), not with this "
             f"configuration; rerun as: {rerun}")  # fmt: skip
+
+
+def workflow_config(path: str | Path, load: Callable, syntax_error: type[Exception]) -> Mapping | None:
+    """The workflow's own config file as read (``load``: yaml.safe_load), before its ``configfile:`` reads it (None
+    when there is none: Snakemake's own message follows, or the ``--configfile`` files serve instead). A YAML syntax
+    error (``syntax_error``: yaml.YAMLError) raises a ValueError whose one line names the file, line and column, which
+    Snakemake's message does not. (The caller hands yaml in: the library does not import it.)"""
+    try:
+        with open(path) as fh:
+            return load(fh)
+    except FileNotFoundError:
+        return None
+    except syntax_error as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        start = getattr(exc, "context_mark", None)
+        if start is not None and getattr(exc, "context", None):
+            problem += f" ({exc.context} that starts at line {start.line + 1}, column {start.column + 1})"
+        raise ValueError(f"{where}: YAML syntax: {problem}") from None
 
 
 # ------------------------------------------------------------------------------------------------ is this a report?

@@ -25,11 +25,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from .analysis import intervals
-from .analysis.targeted import from_sums
-from .analysis.targeted import options as targeted_options
-from .analysis.tuning import TuningSpec, looks_at_data, searches_decoys
-from .estimators.registry import METHODS, methods_of
+from ..analysis import intervals
+from ..analysis.targeted import from_sums
+from ..analysis.targeted import options as targeted_options
+from ..analysis.tuning import TuningSpec, looks_at_data, searches_decoys
+from ..estimators.registry import METHODS, methods_of
+from .targets import asked
 
 # CPU seconds per row and repetition of one fit: each method's registry entry (Method.cost, where it was measured),
 # viewed here by method name
@@ -105,7 +106,7 @@ def benchmark_work(config: Mapping, benchmark: Mapping, m_of: Mapping[str, int],
 
 def describe(work: Work, cores: int) -> str:
     """One line: the estimated wall time on ``cores`` and the steps that take most of it."""
-    from .analysis.progress import duration
+    from ..analysis.progress import duration
 
     steps = sorted(work.seconds.items(), key=lambda kv: -kv[1])
     top = ", ".join(f"{s} {v / work.cpu:.0%}" for s, v in steps[:3] if v > 0)
@@ -128,9 +129,10 @@ def warning(work: Work, cores: int) -> str | None:
 
 def of_run(run, targets: Sequence[str]) -> Work:
     """The estimated work of a run of ``targets`` under the resolved configuration ``run``
-    (:class:`dpcost.config.RunConfig`): every regression analysis they ask for, the benchmark at each table's largest
-    m (an upper bound: its m is the largest the training rows serve), and the start-up of the other analyses' jobs."""
-    own, benched, simulation = run.asked(targets)
+    (:class:`~dpcost.run.config.RunConfig`): every regression analysis they ask for, the benchmark at each table's
+    largest m (an upper bound: its m is the largest the training rows serve), and the start-up of the other
+    analyses' jobs."""
+    own, benched, simulation = asked(run, targets)
     work = Work()
     for name in own:
         family = run.analysis(name).family if name in run.analyses else None

@@ -1,5 +1,5 @@
-"""The run's configuration resolved without Snakemake (dpcost.config): tables laid over their defaults, every start-up
-check's one line naming the key, and the facts the rules read."""
+"""The run's configuration resolved without Snakemake (dpcost.run.config): tables laid over their defaults, every
+start-up check's one line naming the key, and the facts the rules read."""
 
 import copy
 
@@ -8,8 +8,10 @@ import yaml
 from snakemake.utils import update_config, validate
 
 from dpcost.analysis.checks import delta_notes
-from dpcost.config import PREPARATION_KEYS, resolve, with_defaults
 from dpcost.errors import DPCostError
+from dpcost.run import args
+from dpcost.run.args import PREPARATION_KEYS
+from dpcost.run.config import resolve, with_defaults
 
 from support import REPO
 
@@ -74,7 +76,8 @@ def test_the_default_run():
     p = run.privacy("housing")
     assert (p.epsilon, p.calibration) == (0.5, "tight") and p.at(20000).delta == pytest.approx(10 / 20000**1.1)
     assert run.tuning_mode("housing") == "decoy" and run.tuning_mode("snp") == "fixed"
-    assert set(run.preparation("housing")) <= set(PREPARATION_KEYS) and run.preparation("housing")["y_scale"] == 1e5
+    assert set(args.preparation(run, "housing")) <= set(PREPARATION_KEYS)
+    assert args.preparation(run, "housing")["y_scale"] == 1e5
     assert run.simulation is not None and run.benchmark is None
 
 
@@ -93,7 +96,7 @@ def test_the_default_delta_of_tables_and_of_the_benchmark_stays_below_1_over_n()
     for name in BENCHMARK["benchmark"]["datasets"]:
         privacy, grid = run.benchmark_privacy(name), config[name]["m"]
         assert privacy.delta == "1/n^1.1" and delta_notes(privacy, grid) == [], name
-        assert run.benchmark_args(name, "adassp")["privacy"]["delta"] == "1/n^1.1"
+        assert args.benchmark(run, name, "adassp")["privacy"]["delta"] == "1/n^1.1"
         if name != "housing":
             assert delta_notes(run.privacy(name), grid) == [], name  # the table's own analysis: table_defaults'
     for name in ("housing", "snp", "snp_logistic"):  # the papers' 10/n^1.1, warned about at every m
