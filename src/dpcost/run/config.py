@@ -79,8 +79,13 @@ class RunConfig:
     def privacy(self, name: str) -> Privacy:
         """An analysis's privacy: every job of it reads this one (its ``to_dict()``)."""
         block = self.config[name]["privacy"]
-        return Privacy(block["epsilon"], block["delta"], self.calibration(name), self.config["on_invalid"],
-                       sampler=self.config.get("sampler", "exact"))  # fmt: skip
+        return Privacy(
+            block["epsilon"],
+            block["delta"],
+            self.calibration(name),
+            self.config["on_invalid"],
+            sampler=self.config.get("sampler", "exact"),
+        )
 
     def benchmark_privacy(self, name: str) -> Privacy:
         """A data set's privacy in the benchmark: the benchmark's δ (``benchmark.delta``, the same for every data set,
@@ -136,16 +141,44 @@ def resolve(config: Mapping, *, run_checks: bool = True) -> RunConfig:
     spawns) every private method once on a tiny input (:func:`~dpcost.analysis.checks.check_setup`), for the
     analyses and the benchmark. Raises a :class:`~dpcost.errors.DPCostError` (a ConfigError, or the estimator's own
     refusal) whose one line names the key."""
-    from ..data import table as table_data
-
     tables = tuple(k for k, v in config.items() if isinstance(v, dict) and v.get("kind") == "table")
     studies = tuple(name for name in config["datasets"] if name in libsvm.DATASETS)
     analyses = tuple(name for name in config["datasets"] if name not in studies)
+    _check_names(config, analyses, studies, tables)
+    methods = {name: tuple(config[name]["methods"]) + _peers(name, config[name]) for name in analyses}
+    _check_m_parts(config, methods, tables)
+    run = RunConfig(config, analyses, tables, studies, methods)
+    for name in analyses:  # δ first, so that a formula that does not parse or leaves (0, 1) names its key
+        try:
+            for m in config[name]["m"]:
+                run.privacy(name).at(m)
+        except DPCostError as exc:
+            raise one_line(f"{name}.privacy.delta", exc) from None
+    for name in analyses if run_checks else ():
+        check_setup(
+            run.analysis(name),
+            run.block(name),
+            methods=methods[name],
+            privacy=run.privacy(name),
+            m_grid=config[name]["m"],
+        )
+    run = RunConfig(config, analyses, tables, studies, methods, _simulation(config), config.get("benchmark"))
+    _check_benchmark(run, config, tables, run_checks)
+    return run
+
+
+def _check_names(config: Mapping, analyses: tuple, studies: tuple, tables: tuple) -> None:
+    """Every analysis named is built in or a table block; every LIBSVM study has its block; every table's reader and
+    sources are well formed (before anything is read or downloaded)."""
+    from ..data import table as table_data
+
     for name in analyses:
         if name not in datasets.ANALYSES and name not in tables:
-            raise ConfigError(f"datasets lists {name!r}, which is neither built in "
-                              f"({', '.join([*datasets.ANALYSES, *libsvm.DATASETS])}) nor a config block with kind: "
-                              "table (docs/usage.md, 'Your own data')")  # fmt: skip
+            raise ConfigError(
+                f"datasets lists {name!r}, which is neither built in "
+                f"({', '.join([*datasets.ANALYSES, *libsvm.DATASETS])}) nor a config block with kind: "
+                "table (docs/usage.md, 'Your own data')"
+            )
     for name in studies:
         if name not in config:
             raise ConfigError(f"datasets lists {name} but the config has no {name} block (see config/README.md)")
@@ -160,30 +193,28 @@ def resolve(config: Mapping, *, run_checks: bool = True) -> RunConfig:
         for k, src in enumerate(config[name]["sources"]):
             table_data.check_source(src, f"{name}.sources.{k}", reader)  # a DataError naming the source
 
-    methods = {name: tuple(config[name]["methods"]) + _peers(name, config[name]) for name in analyses}
+
+def _check_m_parts(config: Mapping, methods: Mapping[str, tuple], tables: tuple) -> None:
+    """``m_parts`` names analyses that exist and methods they have."""
     for name, steps in config.get("m_parts", {}).items():
         if name not in datasets.ANALYSES and name not in tables:
-            raise ConfigError(f"m_parts.{name}: no analysis of that name (built in: {', '.join(datasets.ANALYSES)}; "
-                              "or a kind: table block)")  # fmt: skip
+            raise ConfigError(
+                f"m_parts.{name}: no analysis of that name (built in: {', '.join(datasets.ANALYSES)}; "
+                "or a kind: table block)"
+            )
         known = methods_of(datasets.get(name).family)
         for step, names in steps.items():
             for method in names:
                 if method not in known:
-                    raise ConfigError(f"m_parts.{name}.{step}.{method}: {name} has no method {method!r} "
-                                      f"(see {name}.methods)")  # fmt: skip
-    run = RunConfig(config, analyses, tables, studies, methods)
-    for name in analyses:  # δ first, so that a formula that does not parse or leaves (0, 1) names its key
-        try:
-            for m in config[name]["m"]:
-                run.privacy(name).at(m)
-        except DPCostError as exc:
-            raise one_line(f"{name}.privacy.delta", exc) from None
-    for name in analyses if run_checks else ():
-        check_setup(run.analysis(name), run.block(name), methods=methods[name], privacy=run.privacy(name),
-                    m_grid=config[name]["m"])  # fmt: skip
-    simulation = _simulation(config)
+                    raise ConfigError(
+                        f"m_parts.{name}.{step}.{method}: {name} has no method {method!r} (see {name}.methods)"
+                    )
+
+
+def _check_benchmark(run: RunConfig, config: Mapping, tables: tuple, run_checks: bool) -> None:
+    """The benchmark's tables are table blocks, its δ holds at their every m, and (``run_checks``) its methods run on
+    a tiny input of each."""
     bench = config.get("benchmark")
-    run = RunConfig(config, analyses, tables, studies, methods, simulation, bench)
     for name in bench["datasets"] if bench else ():
         if name not in tables:
             raise ConfigError(f"benchmark.datasets lists {name!r}, which is not a config block with kind: table")
@@ -194,11 +225,15 @@ def resolve(config: Mapping, *, run_checks: bool = True) -> RunConfig:
             raise one_line("benchmark.delta", exc) from None
         if run_checks:
             try:
-                check_setup(run.analysis(name), run.block(name), methods=bench["methods"],
-                            privacy=run.benchmark_privacy(name), m_grid=config[name]["m"])  # fmt: skip
+                check_setup(
+                    run.analysis(name),
+                    run.block(name),
+                    methods=bench["methods"],
+                    privacy=run.benchmark_privacy(name),
+                    m_grid=config[name]["m"],
+                )
             except DPCostError as exc:
                 raise one_line("benchmark", exc) from None
-    return run
 
 
 def _peers(name: str, block: Mapping) -> tuple[str, ...]:

@@ -46,11 +46,17 @@ def check_preparations(run: RunConfig, targets: Sequence[str]) -> list[str]:
         if name not in run.tables or not path.is_file():
             continue
         try:
-            prepare_file(str(path), preparation(run, name), name=name, max_m=max(run.config[name]["m"]),
-                         rng=rng_for(run.config["seed"], name, "test split"))  # fmt: skip
+            prepare_file(
+                str(path),
+                preparation(run, name),
+                name=name,
+                max_m=max(run.config[name]["m"]),
+                rng=rng_for(run.config["seed"], name, "test split"),
+            )
         except DPCostError as exc:
-            raise ConfigError(f"{exc} (checked at start-up against {path}, before any job ran: nothing was deleted)"
-                              ) from None  # fmt: skip
+            raise ConfigError(
+                f"{exc} (checked at start-up against {path}, before any job ran: nothing was deleted)"
+            ) from None
         checked.append(name)
     return checked
 
@@ -86,12 +92,16 @@ def check_data(run: RunConfig, targets: Sequence[str], **ask) -> None:
     failing = availability.unreachable(asked, **ask)
     if not failing:
         return
-    lines = [f"missing data: the targets need {len(failing)} data set{'s' * (len(failing) > 1)} that can be "
-             "neither found on this machine nor downloaded (checked at start-up, before any job ran):"]  # fmt: skip
+    lines = [
+        f"missing data: the targets need {len(failing)} data set{'s' * (len(failing) > 1)} that can be "
+        "neither found on this machine nor downloaded (checked at start-up, before any job ran):"
+    ]
     lines += [f"  {w.name}: {failing[w.name]}. Fix: {w.fix}" for w in asked if w.name in failing]
     lines += _leave_out(run, set(failing), targets)
-    lines.append('Without internet: docs/usage.md, "Running without internet" (copies in these folders, or an '
-                 "offline config with `path:` sources). This check: `download.check_sources`.")  # fmt: skip
+    lines.append(
+        'Without internet: docs/usage.md, "Running without internet" (copies in these folders, or an '
+        "offline config with `path:` sources). This check: `download.check_sources`."
+    )
     raise DownloadError("\n".join(lines))
 
 
@@ -100,8 +110,13 @@ def _leave_out(run: RunConfig, missing: set[str], targets: Sequence[str]) -> lis
     out = []
     lists = [("datasets", list(run.config["datasets"]), not targets or "all" in targets)]
     if run.benchmark:
-        lists.append(("benchmark.datasets", list(run.benchmark["datasets"]),
-                      bool({"benchmark", "benchmark_summary"} & set(targets))))  # fmt: skip
+        lists.append(
+            (
+                "benchmark.datasets",
+                list(run.benchmark["datasets"]),
+                bool({"benchmark", "benchmark_summary"} & set(targets)),
+            )
+        )
     for key, names, read in lists:
         lost = [n for n in names if run.data_of(n) in missing]
         if read and lost:

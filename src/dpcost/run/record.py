@@ -35,8 +35,14 @@ class Given:
     digest: str
 
     @classmethod
-    def of(cls, configfiles: Sequence, config_args: Sequence | None, overwrite: Mapping, base: Mapping | None,
-           replace: bool = False) -> Given:  # fmt: skip
+    def of(
+        cls,
+        configfiles: Sequence,
+        config_args: Sequence | None,
+        overwrite: Mapping,
+        base: Mapping | None,
+        replace: bool = False,
+    ) -> Given:
         """As Snakemake merges them: the workflow's ``configfile:`` as read (``base``; None when there is none, and
         left out when ``replace``), updated key by key at every depth by ``overwrite`` (the ``--configfile``s, then
         the ``--config`` values)."""
@@ -45,8 +51,10 @@ class Given:
         return cls(tuple(str(p) for p in configfiles), tuple(str(a) for a in config_args or ()), config_sha256(merged))
 
     def flags(self) -> list[str]:
-        return [*(["--configfile", *self.configfiles] if self.configfiles else []),
-                *(["--config", *self.config_args] if self.config_args else [])]  # fmt: skip
+        return [
+            *(["--configfile", *self.configfiles] if self.configfiles else []),
+            *(["--config", *self.config_args] if self.config_args else []),
+        ]
 
 
 def config_sha256(config: Mapping) -> str:
@@ -100,13 +108,17 @@ def report_problem(path: str | Path, given: Given, report: str | None = None) ->
         return None
     if recorded.flags() == given.flags():
         again = shlex.join(["snakemake", *targets, "--cores", "N", *recorded.flags()])
-        return (f"the configuration changed since the run started {started} ({path}): a config file was edited, "
-                f"so the results on disk are not this configuration's; run the workflow again ({again}), then "
-                "the report")  # fmt: skip
+        return (
+            f"the configuration changed since the run started {started} ({path}): a config file was edited, "
+            f"so the results on disk are not this configuration's; run the workflow again ({again}), then "
+            "the report"
+        )
     made = " ".join(recorded.flags()) or "no --configfile (config/config.yaml alone)"
     rerun = shlex.join(["snakemake", *targets, "--report", report or DEFAULT_REPORT, *recorded.flags()])
-    return (f"these results were made by the run started {started} with {made} ({path}), not with this "
-            f"configuration; rerun as: {rerun}")  # fmt: skip
+    return (
+        f"these results were made by the run started {started} with {made} ({path}), not with this "
+        f"configuration; rerun as: {rerun}"
+    )
 
 
 def workflow_config(path: str | Path, load: Callable, syntax_error: type[Exception]) -> Mapping | None:

@@ -50,37 +50,72 @@ def start(config: dict, validate: Callable[[dict], object], *, run_checks: bool 
         ds: args
         for ds in regression
         if config[ds].get("targeted", {}).get("enabled")
-        and (args := targeted_options(
-            config[ds]["targeted"],
-            run.methods[ds],
-            {k: m.private for k, m in methods_of(run.analysis(ds).family).items()},
-            config[ds]["m"],
-            f"{ds}.targeted",
-        )) is not None
-    }  # fmt: skip
+        and (
+            args := targeted_options(
+                config[ds]["targeted"],
+                run.methods[ds],
+                {k: m.private for k, m in methods_of(run.analysis(ds).family).items()},
+                config[ds]["m"],
+                f"{ds}.targeted",
+            )
+        )
+        is not None
+    }
     benchmark_targeted = {
         ds: args
         for ds in bench["datasets"]
         if config[ds].get("targeted", {}).get("enabled")
-        and (args := targeted_options(
-            config[ds]["targeted"],
-            bench["methods"],
-            {k: m.private for k, m in methods_of("regression").items()},
-            config[ds]["m"],
-            f"{ds}.targeted",
-        )) is not None
-    }  # fmt: skip
-    return dataclasses.replace(run, inference=inference, targeted=targeted, benchmark_inference=benchmark_inference,
-                               benchmark_targeted=benchmark_targeted)  # fmt: skip
+        and (
+            args := targeted_options(
+                config[ds]["targeted"],
+                bench["methods"],
+                {k: m.private for k, m in methods_of("regression").items()},
+                config[ds]["m"],
+                f"{ds}.targeted",
+            )
+        )
+        is not None
+    }
+    return dataclasses.replace(
+        run,
+        inference=inference,
+        targeted=targeted,
+        benchmark_inference=benchmark_inference,
+        benchmark_targeted=benchmark_targeted,
+    )
 
 
 # every mode of snakemake but running jobs: a dry run, the report, lint, listings, graphs, unlock, cleanups, summaries
-NOT_RUNNING = ("dryrun", "touch", "lint", "list_target_rules", "list_rules", "print_compilation", "dag", "rulegraph",
-               "filegraph", "d3dag", "containerize", "generate_unit_tests", "unlock", "cleanup_metadata",
-               "conda_cleanup_envs", "conda_create_envs_only", "list_conda_envs", "cleanup_shadow",
-               "container_cleanup_images", "list_changes", "list_input_changes", "list_params_changes",
-               "list_untracked", "summary", "detailed_summary", "archive", "delete_all_output",
-               "delete_temp_output")  # fmt: skip
+NOT_RUNNING = (
+    "dryrun",
+    "touch",
+    "lint",
+    "list_target_rules",
+    "list_rules",
+    "print_compilation",
+    "dag",
+    "rulegraph",
+    "filegraph",
+    "d3dag",
+    "containerize",
+    "generate_unit_tests",
+    "unlock",
+    "cleanup_metadata",
+    "conda_cleanup_envs",
+    "conda_create_envs_only",
+    "list_conda_envs",
+    "cleanup_shadow",
+    "container_cleanup_images",
+    "list_changes",
+    "list_input_changes",
+    "list_params_changes",
+    "list_untracked",
+    "summary",
+    "detailed_summary",
+    "archive",
+    "delete_all_output",
+    "delete_temp_output",
+)
 
 
 def command_line(argv: Sequence[str], parse: Callable[[list[str]], object], *, dryrun: bool):
@@ -95,8 +130,9 @@ def command_line(argv: Sequence[str], parse: Callable[[list[str]], object], *, d
     return sorted(getattr(args, "targets", None) or []), runs and not dryrun
 
 
-def before_jobs(run: RunConfig, targets: Sequence[str], runs: bool, *, dryrun: bool, cores: int,
-                say: Callable[[str], None]) -> None:  # fmt: skip
+def before_jobs(
+    run: RunConfig, targets: Sequence[str], runs: bool, *, dryrun: bool, cores: int, say: Callable[[str], None]
+) -> None:
     """What a run checks and says before its first job, in order, when it runs jobs or plans them (``dryrun``): that
     the data the targets need can be had (``download.check_sources``; a dry run asks nothing and says so:
     :func:`~dpcost.run.data_check.check_data`), that every downloaded table they read prepares
@@ -115,7 +151,9 @@ def before_jobs(run: RunConfig, targets: Sequence[str], runs: bool, *, dryrun: b
         raise ConfigError(f"config error: {exc}") from None
     try:
         work = workload.of_run(run, targets)
-        say(workload.warning(work, cores)
-            or f"dpcost: the analyses asked for, whole, take {workload.describe(work, cores)}")  # fmt: skip
+        say(
+            workload.warning(work, cores)
+            or f"dpcost: the analyses asked for, whole, take {workload.describe(work, cores)}"
+        )
     except Exception as exc:  # an estimate that cannot be made says so, in a line
         say(f"dpcost: no estimate of the run's work ({type(exc).__name__}: {exc})")

@@ -13,8 +13,18 @@ from typing import NamedTuple
 from ..analysis import datasets
 
 # every m-grid analysis: its tables, figures, ledger and the score attack
-ANALYSIS = ("errors.parquet", "summary.csv", "error_curves.png", "error_curves.pdf", "error_curves_all.png",
-            "error_curves_all.pdf", "privacy_ledger.json", "attack.csv", "attack.png", "attack.pdf")  # fmt: skip
+ANALYSIS = (
+    "errors.parquet",
+    "summary.csv",
+    "error_curves.png",
+    "error_curves.pdf",
+    "error_curves_all.png",
+    "error_curves_all.pdf",
+    "privacy_ledger.json",
+    "attack.csv",
+    "attack.png",
+    "attack.pdf",
+)
 # the optional parts of an analysis, each with its report page (results/<name>/report/<part>.html)
 PARTS = {
     "comparison": ("comparison.csv",),
@@ -29,10 +39,24 @@ PARTS = {
     "targeted": ("targeted.csv", "targeted.png", "targeted.pdf"),
 }
 PAGES = ("headline", "summary", "attack", "ledger", "provenance")  # every analysis's report pages
-LIBSVM = ("preparation.json", "errors.parquet", "table.csv", "table.png", "table.pdf", "privacy_ledger.json",
-          "resources.csv")  # fmt: skip
-BENCHMARK = ("errors.parquet", "summary.csv", "wins.csv", "benchmark.png", "benchmark.pdf", "benchmark_heatmap.png",
-             "benchmark_heatmap.pdf")  # fmt: skip
+LIBSVM = (
+    "preparation.json",
+    "errors.parquet",
+    "table.csv",
+    "table.png",
+    "table.pdf",
+    "privacy_ledger.json",
+    "resources.csv",
+)
+BENCHMARK = (
+    "errors.parquet",
+    "summary.csv",
+    "wins.csv",
+    "benchmark.png",
+    "benchmark.pdf",
+    "benchmark_heatmap.png",
+    "benchmark_heatmap.pdf",
+)
 SIMULATION = ("errors.parquet", "summary.csv", "rates.csv", "privacy_ledger.json")
 
 
@@ -47,8 +71,12 @@ class Asked(NamedTuple):
 
 def parts(run, name: str) -> tuple[str, ...]:
     """The optional parts (:data:`PARTS`) an analysis of the run makes."""
-    made = {"comparison": run.analysis(name).comparison, "privacy_map": bool(run.config[name].get("map")),
-            "inference": name in run.inference, "targeted": name in run.targeted}  # fmt: skip
+    made = {
+        "comparison": run.analysis(name).comparison,
+        "privacy_map": bool(run.config[name].get("map")),
+        "inference": name in run.inference,
+        "targeted": name in run.targeted,
+    }
     return tuple(part for part in PARTS if made[part])
 
 

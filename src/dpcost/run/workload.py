@@ -110,21 +110,27 @@ def describe(work: Work, cores: int) -> str:
 
     steps = sorted(work.seconds.items(), key=lambda kv: -kv[1])
     top = ", ".join(f"{s} {v / work.cpu:.0%}" for s, v in steps[:3] if v > 0)
-    return (f"about {duration(work.wall(cores))} on {cores} core{'s' * (cores != 1)} ({work.jobs} jobs, "
-            f"{duration(work.cpu)} of CPU{'; ' + top if top else ''})")  # fmt: skip
+    return (
+        f"about {duration(work.wall(cores))} on {cores} core{'s' * (cores != 1)} ({work.jobs} jobs, "
+        f"{duration(work.cpu)} of CPU{'; ' + top if top else ''})"
+    )
 
 
-KNOBS = ("reps (repetitions), the m grid (`<name>.m`), `<name>.methods`, `<name>.attack.reps`, "
-         "`<name>.targeted.m` or `.enabled`, `<name>.inference.enabled`, `<name>.map`, or more cores")  # fmt: skip
+KNOBS = (
+    "reps (repetitions), the m grid (`<name>.m`), `<name>.methods`, `<name>.attack.reps`, "
+    "`<name>.targeted.m` or `.enabled`, `<name>.inference.enabled`, `<name>.map`, or more cores"
+)
 
 
 def warning(work: Work, cores: int) -> str | None:
     """The start-up warning when the run is estimated to take longer than :data:`LIMIT` on ``cores``."""
     if work.wall(cores) <= LIMIT:
         return None
-    return (f"dpcost: the analyses asked for, whole, are estimated to take {describe(work, cores)}; to shorten "
-            f"the run turn down {KNOBS} "
-            "(docs/performance.md, 'The run's work, estimated')")  # fmt: skip
+    return (
+        f"dpcost: the analyses asked for, whole, are estimated to take {describe(work, cores)}; to shorten "
+        f"the run turn down {KNOBS} "
+        "(docs/performance.md, 'The run's work, estimated')"
+    )
 
 
 def of_run(run, targets: Sequence[str]) -> Work:
