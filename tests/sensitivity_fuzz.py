@@ -5,8 +5,8 @@ D's estimate (given D's releases: post-processing) and no two noise draws of a r
 :func:`check_interval` and :func:`check_blocks` do the same for the private intervals (every released field) and the
 stacked blocks (each block's noise its own). Neighbours replace one record, or (``relation="add_remove"``) remove or
 add one, n ± 1 rows: a method or route that refuses add/remove must refuse on both sides. Shared by
-tests/unit/dp/test_sensitivity_fuzz.py (a bounded budget), benchmarks/sensitivity_fuzz.py (the long run) and
-benchmarks/sensitivity_fuzz_power.py (the planted bugs of :data:`PLANTED` over random seeds).
+tests/unit/dp/test_sensitivity_fuzz.py (a bounded budget), measurements/sensitivity_fuzz.py (the long run) and
+measurements/sensitivity_fuzz_power.py (the planted bugs of :data:`PLANTED` over random seeds).
 
 The records. A fixed list of hostile rows missed the underflow hole, which needed a row of tiny entries *and* a huge
 response; so a record's x and y get independent scales, each 10^e with e drawn uniformly over the whole float range

@@ -42,7 +42,7 @@ def _copy_checkout(dest):
                            capture_output=True, text=True, check=True).stdout.split("\0")  # fmt: skip
     for name in filter(None, names):
         src = REPO / name
-        if src.is_file() and not name.startswith(("tests/", "benchmarks/", "docs/figures/")):
+        if src.is_file() and not name.startswith(("tests/", "measurements/", "docs/figures/")):
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / name)
 

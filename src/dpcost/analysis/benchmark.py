@@ -303,7 +303,7 @@ def run_benchmark_targeted(
     every ε of the benchmark (OLS once), with each ε's constants as :func:`run_benchmark` chooses them and the
     identity ``benchmark:<data set>``. ``options``: the data set's ``targeted`` block (k_top, k_random, shadows,
     test_releases, reconstruction_nfev, alpha). The informed reconstruction runs for OLS only: matching a private
-    release costs as much as the test, and housing's is measured by benchmarks/targeted_attacks.py. An ε whose
+    release costs as much as the test, and housing's is measured by measurements/targeted_attacks.py. An ε whose
     calibration is refused is left out (logged). Columns: :data:`~dpcost.analysis.targeted.COLUMNS`, dataset, n_rows
     (the population), mean_leverage ((d + 1)/n_rows: the intercept counts) and residual_z (the target's residual on
     the population's OLS fit over the residuals' s.d.: with leverage, what exposes a row to OLS — a heavy row that

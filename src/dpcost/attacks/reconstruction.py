@@ -18,7 +18,7 @@ Two attacks:
   the mechanism maps closest to the release, min ‖f(D₋ₜ ∪ {(x, y)}) − M(D)‖² (nonlinear least squares, two starts).
   f is the adversary's *deterministic* model of the mechanism, given by the caller: for OLS the fit itself; for a
   private method its noiseless counterpart (the same clipping, tuning and solve with the noise switched off, or — the
-  estimator-agnostic choice of ``benchmarks/targeted_attacks.py`` — the method at ε = 10⁹ with a fixed noise seed).
+  estimator-agnostic choice of ``measurements/targeted_attacks.py`` — the method at ε = 10⁹ with a fixed noise seed).
   The adversary knows D₋ₜ, the method and its tuning, but not the noise draw of the release: knowing it would void
   any privacy guarantee (the noise would be a known constant), and DP promises nothing against it.
 

@@ -14,7 +14,7 @@ average at most: KAPPA = 1 is ~3× the mean excess of a normal block beyond r = 
 Assumptions (stated, and flagged in ``details`` with a warning when visibly not met): the block estimates are
 nearly normal around the OLS functional (the censored fraction near the normal's, at most :data:`FLAG_CENSORED`);
 block OLS's own bias at ⌊n/k⌋ rows, after the jackknife, is small beside se (not visible to the interval: the
-known-truth coverage test and benchmarks/inference_limit_blocks.py measure it).
+known-truth coverage test and measurements/inference_limit_blocks.py measure it).
 """
 
 from __future__ import annotations

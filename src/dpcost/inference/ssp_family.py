@@ -22,7 +22,7 @@ floor binds it is σ_S/(n − d), which names n). The two routes:
   θ̂ ± cv_{α−γ}(B/se)·se, cv_a(t) the 1 − a quantile of |N(t, 1)|, γ = :data:`GAMMA` (coverage ≥ 1 − α by the union
   bound; docs/proofs.md). At λ = 0 (SSP, or a ridge that is off) b = 0 and it is the normal interval.
   ``bias="ignore"`` is the interval without the bias (kept to measure what the bound buys).
-  Measured (benchmarks/inference_coverage.py, 1,000 repetitions, n ∈ {2,000, 20,000}, ε ∈ {0.5, 1, 4}, with the
+  Measured (measurements/inference_coverage.py, 1,000 repetitions, n ∈ {2,000, 20,000}, ε ∈ {0.5, 1, 4}, with the
   bias bound): 0.942–0.970, but AdaSSP at n = 2,000, ε = 0.5 over-covers (0.977: the bound is conservative); the
   bootstrap, which
   carries the Gram noise twice (Ĝ = G̃ is already noisy), over-covers SSP (0.988 at ε = 0.5) and under-covers

@@ -3,7 +3,7 @@ neighbouring pair (replace one record) that is worst case for the output looked 
 the draws. The Clopper–Pearson 95 % lower bound on ε (dpcost.dp.audit) must stay at or below the claimed ε; the
 same audit with the noise divided by 1.5 (a planted bug) must exceed it.
 
-How the power was obtained (benchmarks/audit_power.py measures it over 40 seeds for each case in CASES):
+How the power was obtained (measurements/audit_power.py measures it over 40 seeds for each case in CASES):
 * pairs whose output is not saturated — no projection binds, no clipping — and whose shift is ≥ 95 % of the
   sensitivity the plan pays for (the pairs of the former tests moved the output by 13 % of it, or saturated at the
   projection C);
@@ -254,7 +254,7 @@ def test_clopper_pearson_is_exact():
 
 
 # ---- measured power ---------------------------------------------------------------------------------------------
-# benchmarks/audit_power.py, 40 seeds a case (0–39 at ÷1.5, 1000–1039 at ÷1), this 2-core machine, 25 min in all:
+# measurements/audit_power.py, 40 seeds a case (0–39 at ÷1.5, 1000–1039 at ÷1), this 2-core machine, 25 min in all:
 #
 #   case                          draws a side  claim (ε, δ)  caught at ÷1.5  false alarms  ε_lb at ÷1.5: median (min)
 #                                                                             at ÷1         at ÷1: median (max)

@@ -5,7 +5,7 @@ pre-noise value must move by at most the sensitivity its plan states, under the 
 draws of a run the same. Neighbours replace one record, or — for every method and interval route that accepts
 add/remove — remove or add one; a method or route that refuses add/remove must refuse on both sides. It must catch
 what it is for: each bug of tests/sensitivity_fuzz.PLANTED within its example budget. The long run is
-benchmarks/sensitivity_fuzz.py; the planted bugs' power over random seeds, benchmarks/sensitivity_fuzz_power.py.
+measurements/sensitivity_fuzz.py; the planted bugs' power over random seeds, measurements/sensitivity_fuzz_power.py.
 """
 
 import warnings
@@ -79,7 +79,7 @@ def test_a_planted_bug_is_caught(bug, monkeypatch):
     """Each planted bug (tests/sensitivity_fuzz.PLANTED: a sensitivity stated too small, a clip too loose, an old
     underflowing norm, one noise draw shared by the stacked blocks, a released field read from the data or from n,
     a noise grid that moves with n) is caught by the search it names within its budget, derandomized (the measured
-    power over random seeds: benchmarks/sensitivity_fuzz_power.py, docs/methods.md)."""
+    power over random seeds: measurements/sensitivity_fuzz_power.py, docs/methods.md)."""
     p = PLANTED[bug]
     p.plant(monkeypatch)
     with pytest.raises(AssertionError, match=p.match):

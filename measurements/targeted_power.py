@@ -2,7 +2,7 @@
 flags an SSP whose noise is its plan's divided by 10 (or 20) while it is labelled (ε = 1, δ = 10⁻⁵)-DP, and how often
 it flags the honest SSP (÷ 1: the false-alarm rate), over independent attack seeds.
 
-    python benchmarks/targeted_power.py [--seeds 20] [--divides 1,10,20] [--sizes 250:1000,100:200]
+    python measurements/targeted_power.py [--seeds 20] [--divides 1,10,20] [--sizes 250:1000,100:200]
 
 The population, target and release are the unit test's (tests/unit/attacks/test_targeted.py: n = 10,000, one planted
 heavy row, m = 1,000); each seed draws fresh shadow subsamples and noise. "Flagged" is the workflow's verdict negated

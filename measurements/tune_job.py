@@ -1,6 +1,6 @@
 """Wall time of one housing tune job (decoy mode), as the `tune` rule runs it, on the real data.
 
-    python benchmarks/tune_job.py [--method precond_gd] [--runs 3] [--baseline-src /path/to/old/src]
+    python measurements/tune_job.py [--method precond_gd] [--runs 3] [--baseline-src /path/to/old/src]
 
 Runs the job of the ``tune`` rule (``dpcost.jobs.tune.tune``) with the default configuration's ``housing`` block (its
 decoys, search grid, m grid, privacy, seed) on the real 20,640 rows from ../shared (preprocessed as the workflow

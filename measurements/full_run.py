@@ -1,13 +1,13 @@
 """Performance budget: the full default analysis (both data sets, full m grids, 100 reps, every default method) on
 this machine, after download, with per-job time and peak memory from Snakemake's benchmark files.
 
-    python benchmarks/full_run.py [--workdir /tmp/dpcost_full] [--cores 2] [--override extra.yaml] [targets …]
+    python measurements/full_run.py [--workdir /tmp/dpcost_full] [--cores 2] [--override extra.yaml] [targets …]
 
 ``--override`` merges a YAML file over the run's configuration (e.g. ``{housing: {tuning_mode: private}}``);
 targets default to the whole workflow.
 
 Data: the real housing data from ../shared (rebuilt as the StatLib archive) and a full-size synthetic GSE106818
-matrix (906,600 × 387; written by benchmarks/snp_parse.py if absent), both served from a loopback HTTP server.
+matrix (906,600 × 387; written by measurements/snp_parse.py if absent), both served from a loopback HTTP server.
 Prints wall time, the sum of job times, Snakemake's overhead, and one line per job.
 """
 
@@ -25,7 +25,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(REPO / "measurements"))
 from snp_parse import write_file  # noqa: E402
 
 from support import LoopbackServer, real_housing, statlib_zip_bytes  # noqa: E402

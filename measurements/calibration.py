@@ -1,6 +1,6 @@
 """Error of the housing DP estimators under the paper and the tight calibration, same (ε, δ), same subsamples.
 
-    python benchmarks/calibration.py [--shared ../shared] [--reps 100]
+    python measurements/calibration.py [--shared ../shared] [--reps 100]
 
 Reads the real data from shared/data/california_housing (rebuilt as the workflow's preprocessing does) and prints
 mean ‖β̂ − β‖₂ per method, m and calibration, and the ratio paper / tight.

@@ -1,7 +1,7 @@
 """The score attack of the SNP analysis on genotypes with independent SNPs, at the real group sizes and the default
 configuration (m grid, s, ε, δ, tuning, 20 repetitions attacked, tight calibration).
 
-    python benchmarks/attack_snp.py [--reps 20] [--seed 20261121]
+    python measurements/attack_snp.py [--reps 20] [--seed 20261121]
 
 GEO is out of reach here, and the full-size synthetic matrix of full_run.py reuses 4,096 row bodies (for the
 parser's sake), so its top-MAF SNPs are copies of a few rows and trace far less than 2,000 independent SNPs would.
@@ -22,7 +22,7 @@ from dpcost.analysis.plotting import attack_figure
 from dpcost.dp.privacy import Privacy
 from dpcost.estimators.registry import get
 
-REPO_CONFIG = __file__.rsplit("/benchmarks/", 1)[0] + "/config/config.yaml"
+REPO_CONFIG = __file__.rsplit("/measurements/", 1)[0] + "/config/config.yaml"
 
 
 def main():

@@ -1,6 +1,6 @@
 """Can a one-step private influence mean carry its own clipping bias into a valid interval? A measurement, not a method.
 
-    python benchmarks/onestep_bias_bound.py [--design housing|heavy] [--m 20000] [--eps 1] [--reps 30]
+    python measurements/onestep_bias_bound.py [--design housing|heavy] [--m 20000] [--eps 1] [--reps 30]
 
 The design (issue 52's second route: a private pilot, then the mean of clipped per-row influences, with a released
 clipped mass bounding the bias that clipping leaves, and an Armstrong–Kolesár bias-aware critical value):

@@ -1,7 +1,7 @@
 """The long run of the sensitivity fuzzer (issue 35): every registered private method, both calibrations, many
 examples; prints, per method and release, the examples tried and the worst observed/stated sensitivity.
 
-    python benchmarks/sensitivity_fuzz.py [--examples 500] [--methods peeling,ssp] [--neighbours add_remove]
+    python measurements/sensitivity_fuzz.py [--examples 500] [--methods peeling,ssp] [--neighbours add_remove]
                                           [--out fuzz.md]
 
 The suite (tests/unit/dp/test_sensitivity_fuzz.py) runs the same property at 25 examples a method; here failures

@@ -2,7 +2,7 @@
 38 targets: 1,000 repetitions, n ∈ {2,000, 20,000}, ε ∈ {0.5, 1, 4} (tight, δ = 1e-5), nominal 0.95, target band
 [0.93, 0.97].
 
-    python benchmarks/inference_coverage.py [--reps 1000] [--n 2000 20000] [--eps 0.5 1 4] [--routes default|all]
+    python measurements/inference_coverage.py [--reps 1000] [--n 2000 20000] [--eps 0.5 1 4] [--routes default|all]
         [--bias bound ignore]
 
 Design (tests/unit/inference/intervals_support.py): x ~ N(0, I₃), y = x'β + N(0, 0.7²), β = (0.5, −0.3, 0.2); the

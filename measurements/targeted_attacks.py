@@ -1,7 +1,7 @@
 """What privacy protects, per target row of the real housing data: informed reconstruction and targeted membership
 inference (issue 39), for OLS and the proven private regressions of the default configuration.
 
-    python benchmarks/targeted_attacks.py [--m 2000,20000] [--epsilons 0.5,1,4] [--k 5] [--methods ssp,adassp]
+    python measurements/targeted_attacks.py [--m 2000,20000] [--epsilons 0.5,1,4] [--k 5] [--methods ssp,adassp]
                                           [--n-train 250] [--n-test 1000] [--no-lira] [--no-reconstruction]
                                           [--csv out_prefix]
 

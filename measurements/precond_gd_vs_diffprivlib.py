@@ -1,6 +1,6 @@
 """CPU time of one precond_gd fit against one fit of diffprivlib's LinearRegression, on the same design and budget.
 
-    python benchmarks/precond_gd_vs_diffprivlib.py [--n 200000] [--d 8] [--rounds 7] [--profile] [--threaded-blas]
+    python measurements/precond_gd_vs_diffprivlib.py [--n 200000] [--d 8] [--rounds 7] [--profile] [--threaded-blas]
 
 The design: x ~ N(0, I_d)/√d (rows of norm about 1), y = x'β + N(0, 0.1²) with β ~ N(0, I_d), seed 0. precond_gd
 runs at the config's defaults (B0 = 3, C = 4, T = 6; the rest its signature's) under ``Privacy(1, 1e-5, "tight")``;
@@ -10,7 +10,7 @@ round runs both, the first of the pair swapped every round) so that both see the
 process (``time.process_time``: user + system, all threads) is reported, not wall time: the machine is shared.
 ``--profile`` prints a cProfile of one precond_gd fit (top 15 by cumulative time).
 
-BLAS runs one thread, as the project's other benchmarks and its simulation jobs do, unless ``--threaded-blas``: on a
+BLAS runs one thread, as the project's other measurements and its simulation jobs do, unless ``--threaded-blas``: on a
 shared 2-core machine OpenBLAS's worker threads spin while they wait for work, and their CPU time (≈ 0.2 s a
 precond_gd fit at n = 200,000, whose products each start them) swamps what the two fits compute.
 """

@@ -1,7 +1,7 @@
 """The power of the sensitivity fuzzer (issue 51): for each planted bug of tests/sensitivity_fuzz.PLANTED, in how
 many of 20 random seeds the search the bug names catches it, at a given number of examples.
 
-    python benchmarks/sensitivity_fuzz_power.py [--examples 25,100] [--seeds 20] [--bugs "name;name"] [--out power.md]
+    python measurements/sensitivity_fuzz_power.py [--examples 25,100] [--seeds 20] [--bugs "name;name"] [--out power.md]
 
 The suite (tests/unit/dp/test_sensitivity_fuzz.py) runs each planted bug once, derandomized, at its own budget
 (``Planted.examples``); here each search runs with random seeds 0 … seeds − 1 (``hypothesis.seed``), no shrinking,

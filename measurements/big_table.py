@@ -2,7 +2,7 @@
 of rows, run by the workflow with the default methods; wall time, every job's CPU and peak memory, and how the time
 per repetition grows with m.
 
-    python benchmarks/big_table.py [--rows 0] [--m 10000,100000,300000] [--reps 20] [--cores 2]
+    python measurements/big_table.py [--rows 0] [--m 10000,100000,300000] [--reps 20] [--cores 2]
                                    [--workdir /tmp/dpcost_big] [--override extra.yaml]
 
 ``--rows 0`` runs the real table (336,776 rows, 327,346 complete); ``--rows N`` resamples its rows with replacement

@@ -2,7 +2,7 @@
 of its routes) on the California housing table, scored by the coverage of the full-data OLS coefficients and by its
 width over the non-private superpopulation interval's.
 
-    python benchmarks/inference_limit.py [--methods ...] [--routes all|default|delta bootstrap blocks]
+    python measurements/inference_limit.py [--methods ...] [--routes all|default|delta bootstrap blocks]
         [--eps 1] [--m 20000] [--reps 100] [--seed 20261121] [--delta 1e-5] [--quick] [--tables [NAME ...]]
         [--csv out.csv]
 

@@ -1,6 +1,6 @@
 """Power of the Monte-Carlo privacy audits of tests/unit/dp/test_audit.py, measured over seeds.
 
-    python benchmarks/audit_power.py [--seeds 40] [--workers 2] [--cases NAME ...]
+    python measurements/audit_power.py [--seeds 40] [--workers 2] [--cases NAME ...]
 
 For every case of the test module (mechanism or estimator, neighbouring pair, claimed (ε, δ), event, draws a side)
 it runs the audit once per seed with the noise as shipped and, for the calibrations a ÷1.5 bug makes non-private,

@@ -2,7 +2,7 @@
 housing table: m rows sampled without replacement from the 20,640, target = full-data OLS, against the
 superpopulation HC3 interval of OLS on the same m rows (dpcost.inference.reference, no finite-population correction).
 
-    PYTHONPATH=src:tests python benchmarks/inference_limit_blocks.py [--reps 100] [--m 20000] [--eps 1] [--delta 1e-5]
+    PYTHONPATH=src:tests python measurements/inference_limit_blocks.py [--reps 100] [--m 20000] [--eps 1] [--delta 1e-5]
         [--bias ignore|bound]
 
 Prints per ε: coverage per coefficient, median width over the HC3 width per coefficient, the median censored fraction,

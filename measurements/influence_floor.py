@@ -1,6 +1,6 @@
 """The error floor of bounded-influence private OLS on the housing data, with everything but the noise given free.
 
-    python benchmarks/influence_floor.py [--m 20000] [--reps 20] [--epsilons 0.5,1,2,4,8,16,64]
+    python measurements/influence_floor.py [--m 20000] [--reps 20] [--epsilons 0.5,1,2,4,8,16,64]
 
 Why: issue #29 asks for a private estimator within 3× of OLS at ε = 8, m = 20,000. Every private regression here
 bounds each row's influence: it clips rows, residuals or per-example gradients, so a row's effect on the release is

@@ -1,6 +1,6 @@
 """The bootstrap engine alone: repetitions per second per method, and what one repetition costs.
 
-    python benchmarks/engine.py
+    python measurements/engine.py
 
 Housing: the real data from ../shared; SNP: a synthetic 387 × 2000 genotype matrix. Per repetition the engine must
 (1) derive two random streams from the repetition's identity (subsample, noise), (2) draw the subsample, (3) gather

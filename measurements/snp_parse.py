@@ -1,6 +1,6 @@
 """Benchmark: parse + select on a full-size synthetic GSE106818 series matrix (906,600 SNP rows × 387 samples).
 
-    python benchmarks/snp_parse.py [--rows 906600] [--file /tmp/dpcost_bench/GSE106818_series_matrix.txt.gz]
+    python measurements/snp_parse.py [--rows 906600] [--file /tmp/dpcost_bench/GSE106818_series_matrix.txt.gz]
 
 Writes the file once (AA/AB/BB/NoCall, ~1 % no-calls, plus CN_* and AFFX-* rows), then times `zcat | wc -c`
 (the decompression floor) and dpcost's parse + top-2000 selection, with peak RSS of each. Prints the figures.

@@ -1,6 +1,6 @@
 """Per-call cost of the exact samplers (dpcost.dp.samplers) at small and large sizes.
 
-    python benchmarks/sampler_overhead.py [--calls 2000] [--sizes 1 3 15 100 10000] [--baseline OLD_SAMPLERS.py]
+    python measurements/sampler_overhead.py [--calls 2000] [--sizes 1 3 15 100 10000] [--baseline OLD_SAMPLERS.py]
 
 Times ``discrete_laplace(T, size)``, ``discrete_gaussian(T, size)`` and ``draw(kind, 1.0, size)`` one call at a time
 and prints the median time per call in microseconds, with numpy's float ``normal`` and ``laplace`` as references.

@@ -1,8 +1,8 @@
 """Time and peak memory of each method of the knowledge-transfer real-data study (dpcost.analysis.transfer) at the
 scale of the real LIBSVM splits, on synthetic stand-ins.
 
-    python benchmarks/kt_scale.py [--datasets e2006 rcv1] [--methods iht dpsl_kt ...] [--out /tmp/kt_scale]
-    python benchmarks/kt_scale.py --one e2006 dpsl_kt [--profile 25]     # one child run, prints JSON
+    python measurements/kt_scale.py [--datasets e2006 rcv1] [--methods iht dpsl_kt ...] [--out /tmp/kt_scale]
+    python measurements/kt_scale.py --one e2006 dpsl_kt [--profile 25]     # one child run, prints JSON
 
 The real files (E2006-tfidf, RCV1) are not needed: a split of the same shape is drawn as scipy.sparse CSR — rows of
 unit l2 norm with positive TF-IDF-like entries, column frequencies Zipf-like (p_j ∝ 1/(j+10)), a sparse true θ on

@@ -1,6 +1,6 @@
 """Wall time of one simulation job (one experiment at one n), as the `simulate` rule runs it.
 
-    python benchmarks/simulation_job.py --experiment fig2b --n 500 [--reps 50] [--baseline-src /path/to/old/src]
+    python measurements/simulation_job.py --experiment fig2b --n 500 [--reps 50] [--baseline-src /path/to/old/src]
 
 Runs the job of the ``simulate`` rule (``dpcost.jobs.simulation.simulate``) on the default configuration's
 ``simulation`` block, one thread of BLAS, in a fresh process; with ``--baseline-src`` the same job also runs with
