@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Mapping
@@ -95,13 +96,22 @@ def run(body: Callable[[], None], log_path: str | None, rule: str) -> None:
     try:
         body()
     except DPCostError as exc:
-        logging.getLogger(rule).error("%s", exc)
-        print(f"ERROR [{rule}]: {exc}", file=sys.stderr)
+        logging.getLogger(rule).error("%s", one_line(exc))
+        print(f"ERROR [{rule}]: {one_line(exc)}", file=sys.stderr)
         sys.exit(1)
     except Exception as exc:  # noqa: BLE001 — the traceback is kept in the log, not lost
         logging.getLogger(rule).error("unexpected error\n%s", traceback.format_exc())
-        print(f"ERROR [{rule}]: unexpected {type(exc).__name__}: {exc} (traceback in {log_path})", file=sys.stderr)
+        print(
+            f"ERROR [{rule}]: unexpected {type(exc).__name__}: {one_line(exc)} (traceback in {log_path})",
+            file=sys.stderr,
+        )
         sys.exit(1)
+
+
+def one_line(exc: BaseException) -> str:
+    """An error's message in one line: a library's message may hold line breaks (tarfile lists every compression it
+    tried, a line each), which would split the job's one ERROR line and the run's closing line read from it."""
+    return re.sub(r"\s*\n\s*", " ", str(exc).strip())
 
 
 def read_json(path: str | Path) -> Any:

@@ -1,13 +1,16 @@
 """What a run says at its end (workflow/Snakefile: onsuccess, onerror): where its results are, every warning once,
 the report command, and — when a job failed — the failing jobs' own one-line errors, read from their logs
 (:func:`dpcost.jobs.run` writes each as one ERROR record), last, so the run's closing block ends on the line the
-user has to act on rather than on the summary."""
+user has to act on rather than on the summary. After a failure the block is said at the process's exit
+(:func:`say`), after Snakemake's own closing lines, so that the run's very last line is that one."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import re
 import shlex
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,6 +23,16 @@ from .targets import asked
 
 # a job log's ERROR record: "<date> <time> ERROR <rule>: <message>" (dpcost.jobs.run's format)
 _ERROR = re.compile(r"^\S+ \S+ ERROR (\S+): (.*)$")
+
+
+def say(text: str, *, ok: bool) -> None:
+    """Print the closing block to stderr: at once after a success; after a failure when the process exits, because
+    Snakemake prints four lines of its own after the onerror hook (its log's path, the elapsed time, "WorkflowError:",
+    "At least one job did not complete successfully.") and the failing job's line must be the run's last."""
+    if ok:
+        print(f"\n{text}", file=sys.stderr)
+    else:
+        atexit.register(print, f"\n{text}", file=sys.stderr, flush=True)
 
 
 def warnings_of(run: RunConfig, targets: Sequence[str]) -> list[str]:
