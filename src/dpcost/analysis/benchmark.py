@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..data.prepare import held_out_rows
 from ..dp.privacy import Privacy
 from ..errors import DataError, DPCostError
 from ..estimators.registry import Method
@@ -39,8 +40,7 @@ log = logging.getLogger("benchmark")
 def held_out(design: RegressionDesign, fraction: float, rng: np.random.Generator) -> HeldOutRegressionDesign:
     """The design with round(fraction · n) rows, drawn by ``rng``, moved to a held-out split (R² only)."""
     n = len(design.y)
-    test = np.zeros(n, dtype=bool)
-    test[rng.permutation(n)[: int(round(fraction * n))]] = True
+    test = held_out_rows(n, fraction, rng)
     if test.sum() < 2:
         raise DataError(f"test_fraction {fraction} leaves {int(test.sum())} held-out rows of {n}; need at least 2")
     return HeldOutRegressionDesign(

@@ -260,14 +260,24 @@ def _standardized_response(
     return y, {"response": text, "y_center": y_center, "y_scale": y_scale}
 
 
+def held_out_rows(n: int, fraction: float, rng: np.random.Generator) -> np.ndarray:
+    """The one held-out draw of the package: a mask of round(fraction · n) of n rows, the first of a permutation
+    drawn from ``rng``. A table's preparation (its ``test_fraction``) and the real-data benchmark
+    (:func:`dpcost.analysis.benchmark.held_out`) both hold rows out this way, each from its own stream."""
+    test = np.zeros(n, dtype=bool)
+    test[rng.permutation(n)[: int(round(fraction * n))]] = True
+    return test
+
+
 def _held_out_split(
     n: int, test_fraction: float, max_m: int, name: str, rng: np.random.Generator
 ) -> tuple[np.ndarray, dict]:
     """(split, record): round(test_fraction·n) rows drawn from ``rng`` held out ("test"), the others "train"; refused
     when fewer than the largest m plus the score attack's 4 rows are left to subsample."""
-    n_test = int(round(test_fraction * n))
+    test = held_out_rows(n, test_fraction, rng)
+    n_test = int(test.sum())
     split = np.full(n, "train", dtype=object)
-    split[rng.permutation(n)[:n_test]] = "test"
+    split[test] = "test"
     if n - n_test < max_m + 4:
         raise DataError(
             f"{name}.m: the largest m is {max_m} but there are {n - n_test} rows to subsample ({n_test} "
