@@ -41,6 +41,7 @@ from ..estimators.base import clip_rows, clipped_table
 from ..estimators.noisy_gd import noisy_gd_from_sums, noisy_gradient_descent_ols
 from ..estimators.registry import METHODS, Method
 from ..estimators.ssp import FROM_SUMS, clipped_sums, solve_statistics
+from .progress import Progress
 from .streams import rng_for
 
 COLUMNS = (
@@ -72,9 +73,9 @@ def options(
 ) -> dict | None:
     """The job arguments of a ``targeted`` block: its methods (null: ``ols`` and every private method of the
     analysis, ``methods``; of a list, those the analysis runs, in its order; a name outside the family is refused)
-    and its m (null: the smallest and largest of ``m_grid``; a listed one outside it is refused); ``where`` names
-    the block in the messages. None when the analysis runs none of the listed methods: nothing to attack (the
-    default list names five methods, and an analysis of precond_gd alone must still run)."""
+    and its m (null: :func:`default_m`; a listed one outside it is refused); ``where`` names the block in the
+    messages. None when the analysis runs none of the listed methods: nothing to attack (the default list names five
+    methods, and an analysis of precond_gd alone must still run)."""
     chosen = block.get("methods")
     unknown = [k for k in chosen or () if k not in private]
     if unknown:
@@ -82,12 +83,30 @@ def options(
     chosen = [k for k in methods if (k == "ols" or private.get(k)) and (chosen is None or k in chosen)]
     if not chosen:
         return None
-    ms = block.get("m") or sorted({min(m_grid), max(m_grid)})
+    ms = block.get("m") or default_m(m_grid, block.get("max_m"))
     outside = [m for m in ms if m not in m_grid]
     if outside:
         raise ConfigError(f"{where}.m: {outside} are not in the analysis's m grid {list(m_grid)}")
     keys = ("k_top", "k_random", "shadows", "test_releases", "reconstruction_nfev", "alpha")
-    return {"methods": list(chosen), "targeted_m": [int(m) for m in ms], **{k: block[k] for k in keys}}
+    out = {"methods": list(chosen), "targeted_m": [int(m) for m in ms], **{k: block[k] for k in keys}}
+    left = [int(m) for m in m_grid if m > max(ms)] if not block.get("m") else []
+    if left:  # said in the job's log and the report's caption
+        out["left_out"] = (
+            f"m = {', '.join(f'{m:,}' for m in left)} not attacked: {where}.max_m = {block['max_m']:,} bounds the "
+            f"attack's cost (set {where}.m to attack it)"
+        )
+    return out
+
+
+def default_m(m_grid: Sequence[int], max_m: int | None) -> list[int]:
+    """The m a ``targeted`` block with ``m: null`` attacks: the grid's smallest and its largest up to ``max_m`` (None:
+    its largest). A public rule of the config, not of the data: the attack's cost grows with m × shadows (every
+    shadow and test release is a Gram of min(m, n − m) rows: at m = 10⁶ of a 2,000,000-row table five methods' jobs
+    took 485–527 s each), while what it measures at a large m is known in advance — a row's leverage in m rows is
+    about its population leverage / m, so the population adversary's AUC tends to ½. When every m of the grid is
+    above ``max_m``, the smallest alone."""
+    under = [m for m in m_grid if max_m is None or m <= max_m]
+    return sorted({min(m_grid), max(under)}) if under else [min(m_grid)]
 
 
 def with_intercept(X) -> np.ndarray:
@@ -227,6 +246,10 @@ def run_targeted(
         "alpha": alpha,
     }
     reconstruction = {"seed": seed, "dataset": dataset, "nfev": reconstruction_nfev}
+    per_side = shadows + test_releases
+    progress = _progress(
+        f"{dataset}, {method.name}: targeted attacks", n, Xi.shape[1], targeted_m, len(targets), per_side
+    )
     rows = []
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="PRIVACY WARNING")
@@ -236,12 +259,14 @@ def run_targeted(
             tuning = tuning_by_m.get(m, {})
             p_m = privacy.at(m)
             releases, eps = _releases(Xi, y, method, tuning, params, privacy, p_m)
+            counted = _counted(releases, progress, min(m, n - m))
             for t, kind in zip(targets, kinds, strict=True):
                 t = int(t)
-                r = lira(releases, n, m, t, delta=p_m.delta, epsilon=eps, **test)
+                r = lira(counted, n, m, t, delta=p_m.delta, epsilon=eps, **test)
                 err, how = np.nan, "not run"
                 if reconstruct_private or not method.private:
                     err, how = _reconstruct(Xi, y, t, m, method, tuning, params, privacy, **reconstruction)
+                progress.advance(2 * m)
                 rows.append(
                     {
                         **r,
@@ -257,6 +282,26 @@ def run_targeted(
                 )
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c != "within"])
     return with_verdict(table)[list(COLUMNS)]
+
+
+def _progress(what: str, n: int, p: int, targeted_m: Sequence[int], targets: int, per_side: int) -> Progress:
+    """The job's progress in rows gathered: per target at m, 2 × (shadows + test releases) subsamples of
+    min(m, n − m) rows each (a shadow's Gram is of its m rows or of the n − m left out) and about 2m for the
+    reconstruction."""
+    ms = [m for m in targeted_m if p + 2 <= m <= n - 1]
+    total = targets * sum(2 * per_side * min(m, n - m) + 2 * m for m in ms)
+    return Progress(what, max(total, 1), unit="rows gathered")
+
+
+def _counted(releases: Releases, progress: Progress, rows_each: int) -> Releases:
+    """``releases`` counting each batch of subsamples in ``progress``."""
+
+    def counted(rows, rngs):
+        out = releases(rows, rngs)
+        progress.advance(len(rows) * rows_each)
+        return out
+
+    return counted
 
 
 def _releases(Xi, y, method: Method, tuning: Mapping, params: Mapping, privacy: Privacy, p_m: Privacy) -> tuple:

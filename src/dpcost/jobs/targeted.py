@@ -27,6 +27,8 @@ def targeted_method(job: Job) -> None:
         log.warning("%s: tuning_mode private chooses constants inside every release: not attacked", job.method)
         write_table_atomic(job.output["table"], pd.DataFrame(columns=tg.COLUMNS))
         return
+    if a.get("left_out"):
+        log.info("%s: %s", job.method, a["left_out"])
     design = analysis.load(job.data(), dict(a["params"]))
     # the attack reads (1, x): the design is dropped once that is made, so a big table is in memory once, not twice
     Xi, y = tg.with_intercept(design.X), design.y

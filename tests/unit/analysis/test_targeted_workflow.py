@@ -1,6 +1,8 @@
 """dpcost.analysis.targeted: the workflow's targeted attacks — the config block's resolution, the targets, the
 verdict and what the score attack's caption is told — and one small run of a non-private and a private method."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,6 +20,44 @@ BLOCK = {"k_top": 2, "k_random": 1, "shadows": 10, "test_releases": 20, "reconst
 def test_options_default_to_ols_and_the_private_methods_at_the_ends_of_the_grid():
     out = tg.options({**BLOCK, "methods": None, "m": None}, ["ols", "adassp", "ssp"], PRIVATE, [200, 2000, 800])
     assert out["methods"] == ["ols", "adassp", "ssp"] and out["targeted_m"] == [200, 2000]
+
+
+def test_the_default_m_stops_at_max_m_and_says_what_it_left_out():
+    grid = [10_000, 100_000, 1_000_000]
+    out = tg.options(
+        {**BLOCK, "methods": None, "m": None, "max_m": 100_000}, ["ols"], PRIVATE, grid, "flights.targeted"
+    )
+    assert out["targeted_m"] == [10_000, 100_000]
+    assert out["left_out"].startswith("m = 1,000,000 not attacked: flights.targeted.max_m = 100,000")
+    assert "set flights.targeted.m" in out["left_out"]
+    # a grid under the cap, or no cap, or an m listed: the ends of the grid or the list, nothing said
+    for block, m_grid in (({"max_m": 100_000}, [200, 20_000]), ({"max_m": None}, grid), ({"m": [1_000_000]}, grid)):
+        out = tg.options({**BLOCK, "methods": None, "m": None, **block}, ["ols"], PRIVATE, m_grid)
+        assert "left_out" not in out and out["targeted_m"] == (block.get("m") or [min(m_grid), max(m_grid)])
+    # every m above the cap: the smallest alone
+    assert tg.default_m([500_000, 1_000_000], 100_000) == [500_000]
+
+
+def test_the_job_logs_its_progress_and_time_left(caplog, monkeypatch):
+    import functools
+
+    from dpcost.analysis.progress import Progress
+
+    monkeypatch.setattr(tg, "Progress", functools.partial(Progress, every=0.0))  # a line at every step
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 2))
+    y = X @ np.array([0.5, -0.3]) + 0.3 * rng.normal(size=400)
+    args = dict(params={}, privacy=Privacy(1.0, 1e-5, calibration="tight"), seed=7, dataset="toy", **BLOCK)
+    with caplog.at_level("INFO", logger="dpcost.analysis.progress"):
+        tg.run_targeted(tg.with_intercept(X), y, methods_of("regression")["ols"], tuning_by_m={}, targeted_m=[100, 300],
+                        **args)  # fmt: skip
+    lines = [r.getMessage() for r in caplog.records if "targeted attacks" in r.getMessage()]
+    # 3 targets x 2 m, each 2 x (10 + 20) subsamples of min(m, n - m) rows and 2m for the reconstruction
+    total = 3 * (2 * 30 * 100 + 2 * 100 + 2 * 30 * 100 + 2 * 300)
+    assert lines and all(f"of {total:,} rows gathered" in ln for ln in lines)
+    assert "left" in lines[-1] and lines[0].startswith("toy, ols: targeted attacks: ")
+    # the count is the work done: the last line (before the last reconstruction, 600 rows) is at 98 %
+    assert [int(re.search(r": (\d+)% \(", ln).group(1)) for ln in lines][-1] == 98
 
 
 def test_options_keep_the_listed_methods_the_analysis_runs_and_refuse_the_unknown():
