@@ -1,8 +1,8 @@
 """A new estimator is its module and one registry line; the workflow runs as a Snakemake module from another
 directory. One run shows both: a copy of the checkout gets docs/development.md's example estimator (its module and
 its registry line, interval route included, taken from that page) and nothing else, and the small configuration runs
-it end to end — ledger, summary, figure, intervals — from a fresh directory whose Snakefile only imports the copy's
-workflow as a module."""
+it end to end — ledger, summary, figure, intervals, the report's pages — from a fresh directory whose Snakefile only
+imports the copy's workflow as a module."""
 
 import json
 import os
@@ -100,8 +100,10 @@ def run(housing_archives, tmp_path_factory):
             },
         }
         (deploy / "override.yaml").write_text(yaml.safe_dump(override))
+        # the report's pages of the analysis (summary, ledger) and of its intervals, made by the report rules
         targets = [f"results/housing/{f}" for f in ("summary.csv", "privacy_ledger.json", "error_curves_all.pdf",
-                                                     "inference.csv")]  # fmt: skip
+                                                     "inference.csv", "report/ledger.html", "report/summary.html",
+                                                     "report/inference.html")]  # fmt: skip
         cmd = [sys.executable, "-m", "snakemake", *targets, "--cores", "2",
                "--configfile", str(checkout / ".test/config.yaml"), "override.yaml"]  # fmt: skip
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -150,3 +152,10 @@ def test_the_new_estimators_interval_route_runs_from_its_registry_line(run):
     assert mine.coverage.between(0, 1).all() and (mine.mean_width > 0).all()
     ledger = json.loads((out / "privacy_ledger.json").read_text())
     assert name in json.dumps(ledger["intervals"])
+
+
+def test_the_new_estimator_is_on_the_reports_pages(run):
+    _, deploy, name, _ = run
+    pages = deploy / "results/housing/report"
+    for page in ("summary", "ledger", "inference"):
+        assert f">{name}<" in (pages / f"{page}.html").read_text(), page  # a row of its own in each page's table
