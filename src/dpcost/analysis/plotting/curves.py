@@ -210,9 +210,11 @@ def _one_panel(summary, marked, *, r2, reference, zoom_above, xlabel, ylabel):
 
 
 def _multiples(summary, marked, groups, *, r2, reference, zoom_above, xlabel, ylabel):
-    """Small multiples (:func:`panels`), three a row, each with its R² panel below when the summary has R². The
-    panels share one error scale but those holding a curve orders of magnitude off, which have their own."""
-    cols = min(3, len(groups))
+    """Small multiples (:func:`panels`), two a row, each with its R² panel below when the summary has R². The
+    panels share one error scale but those holding a curve orders of magnitude off, which have their own. Two, not
+    three: the report shows a figure at the width of its page (about 1,000 px on a 1,440-px screen), where three
+    panels and the legend put the text at about 7 px."""
+    cols = min(2, len(groups))
     rows = -(-len(groups) // cols)
     fig, grid = plt.subplots(
         rows * (1 + r2), cols, figsize=(_SMALL[0] * cols, _SMALL[1] * rows * (1 + r2)), dpi=150, squeeze=False
