@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError, DPCostError
-from ..inference import PROCEDURES, interval, ols_interval
+from ..inference import PROCEDURES, interval
+from ..inference.reference import ols_intervals
 from .streams import rng_for
 
 NO_PROCEDURE = "no private interval procedure (dpcost.inference.PROCEDURES): no interval released"
@@ -218,8 +219,9 @@ def run_reference(
     for m in m_grid:
         for rep in range(reps):
             X, y = design.draw_at(design.subsample(m, rep, seed=seed, dataset=dataset))
-            for cov, route, population in (*((c, c, n) for c in REFERENCE), ("hc3", SUPER, None)):
-                iv = ols_interval(X, y, level=level, covariance=cov, population=population)
+            routes = [*((c, c, n) for c in REFERENCE), ("hc3", SUPER, None)]
+            fitted = ols_intervals(X, y, level=level, routes=[(cov, population) for cov, _, population in routes])
+            for (_, route, _), iv in zip(routes, fitted, strict=True):  # one fit, its three intervals
                 rows += [
                     ("ols", route, int(m), rep, names[j], iv.lower[j], iv.upper[j], iv.centre[j], target[j], level)
                     for j in range(design.d)

@@ -27,41 +27,63 @@ COVARIANCES = ("classical", "hc3")
 
 def ols_interval(X, y, *, level: float = 0.95, covariance: str = "classical", population: int | None = None):
     """OLS intervals from the m rows (X, y) (module docstring); ``population`` n ≥ m applies the FPC (1 − m/n)."""
+    return ols_intervals(X, y, level=level, routes=[(covariance, population)])[0]
+
+
+def ols_intervals(X, y, *, level: float = 0.95, routes) -> list:
+    """:func:`ols_interval` for each (covariance, population) of ``routes``, from one fit: the QR, the residuals, the
+    leverages and each covariance matrix are computed once and shared, so each interval is the single call's, bit for
+    bit (the reference intervals of :func:`dpcost.analysis.intervals.run_reference` are three per subsample)."""
     X, y = check_design(X, y)
     level = check_level(level)
-    if covariance not in COVARIANCES:
-        raise DataError(f"covariance must be one of {COVARIANCES}, got {covariance!r}")
     m, d = X.shape
+    for covariance, _ in routes:
+        if covariance not in COVARIANCES:
+            raise DataError(f"covariance must be one of {COVARIANCES}, got {covariance!r}")
     check_rows(m, d, 1)
-    fpc = 1.0
-    if population is not None:
-        if not (isinstance(population, (int, np.integer)) and population >= m):
-            raise DataError(f"population must be an integer >= m = {m}, got {population!r}")
-        fpc = 1 - m / population
+    fpcs = [_fpc(population, m) for _, population in routes]
     Q, Rf = np.linalg.qr(X)
     beta = np.linalg.solve(Rf, Q.T @ y)
     e = y - X @ beta
     R_inv = np.linalg.inv(Rf)
     XtX_inv = R_inv @ R_inv.T
-    if covariance == "classical":
-        cov = (e @ e) / (m - d) * XtX_inv
-    else:
-        h = np.einsum("ij,ij->i", Q, Q)  # leverages
-        w = e / (1 - np.minimum(h, 1 - 1e-12))
-        Z = X * w[:, None]
-        cov = XtX_inv @ (Z.T @ Z) @ XtX_inv
-    se = np.sqrt(np.maximum(np.diag(cov), 0.0) * fpc)
+    covs: dict[str, np.ndarray] = {}
+    for covariance, _ in routes:
+        if covariance in covs:
+            continue
+        if covariance == "classical":
+            covs[covariance] = (e @ e) / (m - d) * XtX_inv
+        else:
+            h = np.einsum("ij,ij->i", Q, Q)  # leverages
+            w = e / (1 - np.minimum(h, 1 - 1e-12))
+            Z = X * w[:, None]
+            covs[covariance] = XtX_inv @ (Z.T @ Z) @ XtX_inv
     from scipy import special  # here: slow to import; scipy.stats's quantiles are these functions, at 3x its import
 
     t = special.stdtrit(m - d, 0.5 + level / 2)
-    return make_interval(
-        beta - t * se,
-        beta + t * se,
-        beta,
-        level=level,
-        method="ols",
-        route=covariance,
-        quantile=f"t({m - d})",
-        plan=None,
-        details={"se": se, "fpc": fpc},
-    )
+    out = []
+    for (covariance, _), fpc in zip(routes, fpcs, strict=True):
+        se = np.sqrt(np.maximum(np.diag(covs[covariance]), 0.0) * fpc)
+        out.append(
+            make_interval(
+                beta - t * se,
+                beta + t * se,
+                beta,
+                level=level,
+                method="ols",
+                route=covariance,
+                quantile=f"t({m - d})",
+                plan=None,
+                details={"se": se, "fpc": fpc},
+            )
+        )
+    return out
+
+
+def _fpc(population, m: int) -> float:
+    """1 − m/n for a population of n ≥ m rows; 1 without one."""
+    if population is None:
+        return 1.0
+    if not (isinstance(population, (int, np.integer)) and population >= m):
+        raise DataError(f"population must be an integer >= m = {m}, got {population!r}")
+    return 1 - m / population

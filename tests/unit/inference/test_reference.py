@@ -99,3 +99,20 @@ def test_population_smaller_than_the_sample_is_refused(population):
     X, y, _ = population
     with pytest.raises(DataError, match="population"):
         ols_interval(X, y, population=N - 1)
+
+
+def test_one_fit_gives_each_routes_interval_bit_for_bit():
+    """ols_intervals shares one fit among the routes (the reference's three per subsample): what is shared (the fit,
+    a covariance asked twice) and what is not (each route's FPC) never leak from one route into another — each
+    interval is the one-route call's, to the bit."""
+    from dpcost.inference.reference import ols_intervals
+
+    rng = np.random.default_rng(11)
+    X = rng.standard_t(3, size=(300, 4))
+    y = X @ np.array([1.0, -0.5, 0.2, 0.0]) + rng.standard_t(3, 300) * (1 + np.abs(X[:, 0]))
+    routes = [("classical", 1000), ("hc3", 1000), ("hc3", None), ("classical", None), ("hc3", 1000)]
+    for (cov, population), iv in zip(routes, ols_intervals(X, y, level=0.9, routes=routes), strict=True):
+        one = ols_interval(X, y, level=0.9, covariance=cov, population=population)
+        for a, b in ((iv.lower, one.lower), (iv.upper, one.upper), (iv.centre, one.centre)):
+            assert a.tobytes() == b.tobytes()
+        assert iv.route == cov and iv.details["fpc"] == one.details["fpc"]
