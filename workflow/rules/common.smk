@@ -15,7 +15,7 @@ try:
     from dpcost.errors import DPCostError
     from dpcost.run import targets
     from dpcost.run.args import job_args
-    from dpcost.run.closing import closing_lines, say
+    from dpcost.run.closing import closing_lines, print_closing
     from dpcost.run.startup import before_jobs, command_line, start
 except ImportError as exc:
     _fail(f"a dependency is missing ({exc}); install them with: pip install -e .")
@@ -76,7 +76,7 @@ def closing_summary(ok):
             directory=os.getcwd(),
             since=_STARTED,
         )
-        say(text, ok=ok)
+        print_closing(text, ok=ok)
 
 
 def args(rule):

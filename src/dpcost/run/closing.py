@@ -2,7 +2,7 @@
 the report command, and — when a job failed — the failing jobs' own one-line errors, read from their logs
 (:func:`dpcost.jobs.run` writes each as one ERROR record), last, so the run's closing block ends on the line the
 user has to act on rather than on the summary. After a failure the block is said at the process's exit
-(:func:`say`), after Snakemake's own closing lines, so that the run's very last line is that one."""
+(:func:`print_closing`), after Snakemake's own closing lines, so that the run's very last line is that one."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from .targets import asked
 _ERROR = re.compile(r"^\S+ \S+ ERROR (\S+): (.*)$")
 
 
-def say(text: str, *, ok: bool) -> None:
+def print_closing(text: str, *, ok: bool) -> None:
     """Print the closing block to stderr: at once after a success; after a failure when the process exits, because
     Snakemake prints four lines of its own after the onerror hook (its log's path, the elapsed time, "WorkflowError:",
     "At least one job did not complete successfully.") and the failing job's line must be the run's last."""

@@ -1,6 +1,6 @@
-"""How a job ends (dpcost.jobs.run) and how a failed run's closing block is said (dpcost.run.closing.say): one ERROR
-line per failed job, whatever line breaks its message holds, and the closing block after everything Snakemake
-prints, so that the run's last line is the failing job's."""
+"""How a job ends (dpcost.jobs.run) and how a failed run's closing block is said
+(dpcost.run.closing.print_closing): one ERROR line per failed job, whatever line breaks its message holds, and the
+closing block after everything Snakemake prints, so that the run's last line is the failing job's."""
 
 import subprocess
 import sys
@@ -35,10 +35,10 @@ def test_a_message_with_line_breaks_is_one_error_line(tmp_path, capsys):
 def test_a_failed_runs_closing_block_comes_after_everything_else():
     code = textwrap.dedent("""
         import sys
-        from dpcost.run.closing import say
-        say("closing\\ndpcost: job failed: x", ok=False)
+        from dpcost.run.closing import print_closing
+        print_closing("closing\\ndpcost: job failed: x", ok=False)
         print("WorkflowError:", file=sys.stderr)
-        say("the run completed", ok=True)
+        print_closing("the run completed", ok=True)
     """)
     err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stderr
     lines = err.strip().splitlines()
