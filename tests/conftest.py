@@ -38,26 +38,48 @@ def server():
 # default xdist queues the files by their number of tests, which puts the one- and two-test end-to-end files (each
 # a minute or more) at the end, where one worker runs them while the other has nothing left. Queued longest first
 # instead, the many short files at the end fill in and the two workers finish together. The seconds are measured
-# on 2 cores with both workers busy; a file not listed is estimated from its markers (an end-to-end file as a
-# middling one, a slow test as a second), so a new file lands at a sensible place without editing this list.
+# on 2 cores with both workers busy: each file's setup, call and teardown times summed (pytest --durations=0), the
+# files of 6 s or more; a file not listed is estimated from its markers (an end-to-end file as a middling one, a slow
+# test as a second), so a new file lands at a sensible place without editing this list. A file's number counts for
+# its place in the queue alone: listed files at 30 s and more, not only the end-to-end ones, must start early.
 FILE_SECONDS = {
-    "tests/integration/test_small_config.py": 150,
-    "tests/unit/estimators/test_posterior_objpert_sgd_sheffet.py": 95,
-    "tests/integration/test_slurm.py": 75,
-    "tests/integration/test_simulation_workflow.py": 70,
-    "tests/unit/analysis/test_figures_read.py": 64,
-    "tests/unit/attacks/test_prop21.py": 62,
-    "tests/integration/test_hostile_input.py": 60,
-    "tests/integration/test_workflow_table.py": 58,
-    "tests/integration/test_workflow.py": 55,
-    "tests/integration/test_workflow_snp.py": 44,
-    "tests/integration/test_offline.py": 38,
-    "tests/unit/dp/test_sensitivity_fuzz.py": 38,
-    "tests/integration/test_config.py": 33,
-    "tests/unit/dp/test_audit.py": 32,
-    "tests/integration/test_workflow_libsvm.py": 20,
-    "tests/unit/estimators/test_frontier_ols.py": 18,
-    "tests/unit/estimators/test_precond_gd_adaptive.py": 16,
+    "tests/unit/estimators/test_posterior_objpert_sgd_sheffet.py": 120,
+    "tests/integration/test_small_config.py": 118,
+    "tests/unit/analysis/test_figures_read.py": 114,
+    "tests/integration/test_slurm.py": 86,
+    "tests/unit/attacks/test_prop21.py": 76,
+    "tests/integration/test_simulation_workflow.py": 82,
+    "tests/integration/test_workflow_table.py": 76,
+    "tests/unit/dp/test_sensitivity_fuzz.py": 73,
+    "tests/integration/test_hostile_input.py": 66,
+    "tests/integration/test_workflow.py": 64,
+    "tests/integration/test_offline.py": 58,
+    "tests/integration/test_workflow_snp.py": 55,
+    "tests/unit/dp/test_audit.py": 44,
+    "tests/integration/test_config.py": 41,
+    "tests/unit/inference/test_blocks_ols.py": 32,
+    "tests/unit/estimators/test_frontier_ols.py": 30,
+    "tests/unit/estimators/test_precond_gd_adaptive.py": 29,
+    "tests/integration/test_style.py": 23,
+    "tests/integration/test_workflow_libsvm.py": 22,
+    "tests/unit/estimators/test_hessian_mixing.py": 21,
+    "tests/unit/dp/test_samplers_rounds.py": 19,
+    "tests/integration/test_guard.py": 19,
+    "tests/unit/dp/test_accountant.py": 17,
+    "tests/integration/test_extension.py": 16,
+    "tests/unit/estimators/test_boosted_adassp.py": 16,
+    "tests/unit/data/test_benchmark_tables.py": 15,
+    "tests/unit/inference/test_coverage_ssp.py": 15,
+    "tests/unit/estimators/test_ssp.py": 14,
+    "tests/unit/estimators/test_two_stage.py": 12,
+    "tests/unit/estimators/test_precond_gd_free.py": 11,
+    "tests/unit/dp/test_audit_exact.py": 10,
+    "tests/unit/dp/test_rdp_wor.py": 10,
+    "tests/unit/attacks/test_targeted.py": 9,
+    "tests/unit/estimators/test_joint_clip.py": 8,
+    "tests/unit/estimators/test_tukey_em.py": 7,
+    "tests/unit/data/test_download.py": 6,
+    "tests/unit/dp/test_exact_bernoulli.py": 6,
 }
 
 

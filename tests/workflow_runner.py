@@ -21,15 +21,15 @@ def run_workflow(
     timeout: float = RUN_TIMEOUT,
     env=None,
     small: bool = False,
+    snakemake: tuple[str, ...] = (sys.executable, "-m", "snakemake"),
 ):
-    """``small``: merge the small test configuration .test/config.yaml between the default and the override."""
+    """``small``: merge the small test configuration .test/config.yaml between the default and the override.
+    ``snakemake``: the command that starts Snakemake (test_slurm.py's pins the Slurm executor's polls)."""
     workdir.mkdir(parents=True, exist_ok=True)
     cfg = workdir / "override.yaml"
     cfg.write_text(yaml.safe_dump(override))
     cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
+        *snakemake,
         "-s",
         str(REPO / "workflow" / "Snakefile"),
         "--directory",

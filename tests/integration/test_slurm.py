@@ -5,7 +5,7 @@ Skips with the reason where it cannot run: not root, not Debian, or a Slurm alre
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from slurm_cluster import LocalSlurm, unavailable_reason
+from slurm_cluster import POLL_SECONDS, LocalSlurm, snakemake_polling_every, unavailable_reason
 
 from geo_synth import make_series, write_series_matrix
 from support import REPO, RUN_TIMEOUT, LoopbackServer
@@ -90,8 +90,9 @@ def config(housing_archives, tmp_path_factory):
 
 
 def test_slurm_run_equals_local_run_bit_for_bit(cluster, config, tmp_path):
-    # the two runs at once: the Slurm run spends most of its time waiting for the executor's status polls, during
-    # which the local run computes the reference (one after the other took 20-35 s longer)
+    # the two runs at once: the Slurm run spends much of its time waiting for its jobs (and for the executor's status
+    # polls, every POLL_SECONDS here), during which the local run computes the reference (one after the other took
+    # 20-35 s longer)
     with ThreadPoolExecutor(2) as pool:
         local_run = pool.submit(run_workflow, tmp_path / "local", config, *TARGETS)
         slurm_run = pool.submit(
@@ -104,10 +105,11 @@ def test_slurm_run_equals_local_run_bit_for_bit(cluster, config, tmp_path):
             "--slurm-status-command",
             "squeue",  # this cluster has no accounting daemon
             "--slurm-init-seconds-before-status-checks",
-            "2",
+            str(POLL_SECONDS),
             "--slurm-keep-successful-logs",  # evidence that the jobs ran on Slurm
             env=cluster.env,
             timeout=RUN_TIMEOUT,
+            snakemake=snakemake_polling_every(POLL_SECONDS),  # no back-off between polls: see its docstring
         )
         local, slurm = local_run.result(), slurm_run.result()
     assert local.returncode == 0, local.stderr[-3000:]
