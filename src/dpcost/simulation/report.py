@@ -13,23 +13,9 @@ from matplotlib.lines import Line2D
 from ..analysis.plotting import finish, log_axis, log_m_axis, method_style, plt
 from ..estimators.registry import METHODS
 from .rates import SHAPE_TEXT
+from .run import DESIGN_KEYS
 
-KEYS = [
-    "experiment",
-    "figure",
-    "panel",
-    "problem",
-    "method",
-    "variant",
-    "private",
-    "n",
-    "d",
-    "s",
-    "p",
-    "alpha",
-    "epsilon",
-    "epsilon_spent",
-]
+KEYS = [*DESIGN_KEYS, "epsilon", "epsilon_spent"]
 # one style per method across every figure, the real-data ones included (analysis.plotting.method_style): its colour
 # and marker; a variant, or a second ε, changes the line and the marker fill
 # the second ε of an experiment drawing its curves at two: open markers on a dashed line (greyscale-readable)

@@ -36,29 +36,9 @@ from .experiments import R_VARIANTS, Curve, Experiment, constants
 
 log = logging.getLogger(__name__)
 
-COLUMNS = [
-    "experiment",
-    "figure",
-    "panel",
-    "problem",
-    "method",
-    "variant",
-    "private",
-    "n",
-    "d",
-    "s",
-    "p",
-    "alpha",
-    "rep",
-    "epsilon",
-    "delta",
-    "R",
-    "s_used",
-    "epsilon_spent",
-    "delta_spent",
-    "proven",
-    "error",
-]
+# what distinguishes one curve's point of the study (its experiment and design); the tables' keys start with these
+DESIGN_KEYS = ["experiment", "figure", "panel", "problem", "method", "variant", "private", "n", "d", "s", "p", "alpha"]
+COLUMNS = [*DESIGN_KEYS, "rep", "epsilon", "delta", "R", "s_used", "epsilon_spent", "delta_spent", "proven", "error"]
 
 
 def _truncated_values(problem: str, data: tuple) -> np.ndarray:
