@@ -16,6 +16,7 @@ import numpy as np
 from ..attacks.score import gaussian_mean_score, linear_score, logistic_score
 from ..errors import ConfigError, DataError
 from ..estimators.base import take_rows
+from ..estimators.sums import ClippedRows
 from .streams import rng_for, subsample_indices
 
 
@@ -112,6 +113,11 @@ class RegressionDesign:
 
     def draw(self, m: int, rep: int, *, seed: int, dataset: str) -> tuple:
         return self.draw_at(self.subsample(m, rep, seed=seed, dataset=dataset))
+
+    def clipped_rows(self) -> ClippedRows:
+        """The rows :meth:`draw_at` gathers, from which a sums method's subsamples are formed clipped
+        (:meth:`~dpcost.estimators.method.Method.estimate_rows`)."""
+        return ClippedRows(self.X, self.y)
 
     def score(self, estimate, support, rows=None) -> tuple:
         return float(np.linalg.norm(estimate - self.truth)), *self.prediction(estimate, rows)

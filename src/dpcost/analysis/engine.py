@@ -7,6 +7,7 @@ built from what ran instead of recomputing it.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import warnings
@@ -80,27 +81,42 @@ def releases(
 ):
     """Yield a :class:`Draw` for every m and repetition: the one place a release's subsample, constants and noise
     stream are derived, so that the error curves and the attacks on them (:mod:`dpcost.analysis.attack`) see the
-    very same releases. Arguments as :func:`run_grid`."""
+    very same releases. Arguments as :func:`run_grid`. A method whose release reads only clipped sums
+    (``Method.sums``), on a design that offers its rows clipped once (``clipped_rows``), is run through them
+    (:meth:`Method.estimate_rows`): the same releases bit for bit, without a clip and a plan per repetition."""
     if reps < 1:
         raise ConfigError(f"reps must be >= 1, got {reps}")
     params, by_m = dict(params), dict(tuning_by_m or {})
     # a repetition at m costs about m rows' work for every method here (their fits are linear in m)
     progress = Progress(f"{dataset}, {method.name}", reps * sum(m_grid))
+    fit = _fitter(design, method)
     for m in m_grid:
         tuning_m = dict(by_m.get(m, tuning))
         p_m = privacy.at(m) if method.private else None
         t0 = time.perf_counter()
+        plans: dict = {}
         with warnings.catch_warnings():
             # said once per m by the plan (run_grid); the estimator repeats it on every call
             warnings.filterwarnings("ignore", message="PRIVACY WARNING")
             for rep in range(reps):
                 rng = noise_rng(seed, dataset, method.name, m, rep, privacy=privacy, tuning=tuning_m, params=params)
                 rows = design.subsample(m, rep, seed=seed, dataset=dataset)
-                out = method.estimate(*design.draw_at(rows), privacy=p_m, rng=rng, tuning=tuning_m, params=params)
+                out = fit(rows, privacy=p_m, rng=rng, tuning=tuning_m, params=params, plans=plans)
                 # a method-like without Outcome (a privately tuned method's own estimate) never abstains
                 yield Draw(m, rep, *out, getattr(out, "abstained", None), rows)
                 progress.advance(m)
         log.info("%s: m=%d, %d reps in %.2f s", method.name, m, reps, time.perf_counter() - t0)
+
+
+def _fitter(design, method):
+    """``fit(rows, *, privacy, rng, tuning, params, plans)``: the method's release on the subsample ``rows``."""
+    if getattr(method, "sums", None) is not None and hasattr(design, "clipped_rows"):
+        return functools.partial(method.estimate_rows, design.clipped_rows())
+
+    def fit(rows, *, plans, **kw):
+        return method.estimate(*design.draw_at(rows), **kw)
+
+    return fit
 
 
 def run_grid(

@@ -38,9 +38,8 @@ from ..attacks.targeted import (
 from ..dp.privacy import Privacy
 from ..errors import ConfigError, DataError
 from ..estimators.base import clip_rows, clipped_table
-from ..estimators.noisy_gd import noisy_gd_from_sums, noisy_gradient_descent_ols
 from ..estimators.registry import METHODS, Method
-from ..estimators.ssp import FROM_SUMS, clipped_sums, solve_statistics
+from ..estimators.ssp import clipped_sums
 from .progress import Progress
 from .streams import rng_for
 
@@ -126,15 +125,12 @@ def _fit(method: Method, tuning: Mapping, params: Mapping, privacy):
 
 def from_sums(method: Method) -> tuple[Callable, tuple[str, str]] | None:
     """How a private method's release reads only the clipped sums (X'X, X'y) of its rows: (its release from them,
-    ``f(G, b, m, privacy=…, rng=…, **tuning)`` → β; the tuning keys of its row-norm and |y| bounds). The SSP family
-    (:data:`dpcost.estimators.ssp.FROM_SUMS`, then the solve) and noisy GD (Alg. 4.1's updates are Gβ − h,
-    :func:`~dpcost.estimators.noisy_gd.noisy_gd_from_sums`); None for a method that reads more (it is refitted)."""
-    if method.fn in FROM_SUMS:
-        statistics = FROM_SUMS[method.fn]
-        return (lambda G, b, m, **kw: solve_statistics(statistics(G, b, m, **kw))), ("B_X", "B_Y")
-    if method.fn is noisy_gradient_descent_ols:
-        return noisy_gd_from_sums, ("c_x", "R")
-    return None
+    ``f(G, b, m, privacy=…, rng=…, **tuning)`` → β; the tuning keys of its row-norm and |y| bounds): its registry
+    entry's ``sums`` (:mod:`dpcost.estimators.sums`: the SSP family, and noisy GD, whose updates are Gβ − h); None for
+    a method that reads more (it is refitted)."""
+    if method.sums is None:
+        return None
+    return method.sums.release, (method.sums.row, method.sums.out)
 
 
 def sums_releases(X, y, method: Method, *, privacy, chunk: int = 16, **tuning) -> Releases:

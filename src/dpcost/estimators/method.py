@@ -13,6 +13,7 @@ import numpy as np
 from ..dp.plan import PrivacyPlan
 from ..dp.privacy import Privacy
 from ..errors import ConfigError
+from .sums import ClippedRows, Sums
 
 # parameters an analysis gives every method that takes them (not tuning: they define the estimand, or, X_public,
 # are the public data the analysis holds beside the private records); one with a default in the estimator is
@@ -89,6 +90,9 @@ class Method:
     statistics: Callable | None = None
     # the blocks route's smallest n_b·μ at which its block estimates were measured to cover (dpcost.inference.blocks)
     blocks_rows_mu: float | None = None
+    # how its release reads only the clipped sums X'X, X'y of its rows (.sums.Sums): the engine then forms them from
+    # the design clipped once (estimate_rows) and a targeted attack its shadows' sums (dpcost.analysis.targeted)
+    sums: Sums | None = None
     # CPU seconds per row fitted, measured (dpcost.run.workload); None: the workload's default for a method not measured
     cost: float | None = None
     # a yardstick of comparison.csv's ratio columns (dpcost.analysis.summaries.compare)
@@ -167,6 +171,16 @@ class Method:
             ]
         outs = self.batch(*data, privacy=privacy, rngs=rngs, tunings=tunings, plans=plans, **self._params(params))
         return [self._with_support(out) for out in outs]
+
+    def estimate_rows(
+        self, table: ClippedRows, rows, *, privacy: Privacy, rng, tuning: dict, params: dict, plans: dict
+    ):
+        """:meth:`estimate` on the subsample ``rows`` of ``table``'s design, the same numbers, through ``sums`` (a
+        method that has one): its clipped sums formed from the design clipped once (:class:`.sums.ClippedRows`), its
+        plan computed once into ``plans`` (a memo owned by the caller)."""
+        kw = {**tuning, **self._params(params)}
+        G, b = table.sums(rows, kw[self.sums.row], kw[self.sums.out], (self.sums.row, self.sums.out))
+        return self._with_support(self.sums.release(G, b, len(rows), privacy=privacy, rng=rng, plans=plans, **kw))
 
     def _with_support(self, out) -> Outcome:
         why = None

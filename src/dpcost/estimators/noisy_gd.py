@@ -14,6 +14,7 @@ from ..dp.privacy import Privacy
 from ..dp.samplers import GridNoise, draw, grid_scale
 from ..errors import PrivacyError
 from .base import check_count, check_design, clip_rows, project_l2_ball, require_replace
+from .sums import Sums, plan_once
 
 
 def noisy_gd_step_sensitivity(*, R: float, C: float, c_x: float, eta0: float, n: int) -> float:
@@ -138,15 +139,21 @@ def noisy_gd_from_sums(
     c_x: float,
     eta0: float,
     B: float | None = None,
+    plans: dict | None = None,
 ) -> np.ndarray:
     """:func:`noisy_gradient_descent_ols` from the clipped sums G = X'X and h = X'Π_R(y) of its n rows (rows clipped
-    to ‖x‖₂ ≤ c_x): every update reads the data only through them, so a caller holding many subsamples of one table
-    may form them otherwise (the targeted attacks' shadow releases, :mod:`dpcost.analysis.targeted`)."""
+    to ‖x‖₂ ≤ c_x): every update reads the data only through them, so a caller holding many subsamples may form them
+    otherwise (:data:`NOISY_GD_SUMS`: the engine's stacked repetitions, the targeted attacks' shadow releases).
+    ``plans``: a plan memo (:func:`~.sums.plan_once`)."""
     T, R, C, c_x, eta0 = _checked(T, R, C, c_x, eta0)
     d = len(h)
-    plan = noisy_gd_plan(privacy, n, d, T=T, R=R, C=C, c_x=c_x, eta0=eta0, B=B)
+    plan = plan_once(plans, noisy_gd_plan, privacy, n, d, T=T, R=R, C=C, c_x=c_x, eta0=eta0, B=B)
     noise = draw("gaussian", plan.releases[0].noise_scale, (1, T, d), rng, privacy.sampler)
     return noisy_gd_from_stats(np.asarray(G)[None], np.asarray(h)[None], n, eta0=eta0, C=C, noise=noise)[0]
+
+
+# the release after the sums, with its bounds: rows clipped to c_x, y to [-R, R] (the registry's sums=)
+NOISY_GD_SUMS = Sums(noisy_gd_from_sums, row="c_x", out="R")
 
 
 def _checked(T, R, C, c_x, eta0) -> tuple:

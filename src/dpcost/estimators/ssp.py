@@ -22,6 +22,7 @@ from ..dp.plan import PrivacyPlan, grid_release
 from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, draw, grid_scale
 from .base import clip_design
+from .sums import Sums, plan_once
 
 
 def xx_xy_sensitivities(B_X: float, B_Y: float, neighbours: str) -> tuple[float, float]:
@@ -202,11 +203,12 @@ def ssp_statistics(X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: flo
 
 
 def ssp_from_sums(
-    G, b, n: int, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float
+    G, b, n: int, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float, plans: dict | None = None
 ) -> NoisyStatistics:
-    """:func:`ssp_statistics` from the clipped sums (:func:`clipped_sums`) of n rows."""
+    """:func:`ssp_statistics` from the clipped sums (:func:`clipped_sums`) of n rows (``plans``: a plan memo,
+    :func:`~.sums.plan_once`)."""
     d = len(b)
-    plan = ssp_plan(privacy, n, d, B_X=B_X, B_Y=B_Y)
+    plan = plan_once(plans, ssp_plan, privacy, n, d, B_X=B_X, B_Y=B_Y)
     s_xx, s_xy = (r.noise_scale for r in plan.releases)
     A = noisy_symmetric(G, s_xx, rng, privacy.sampler)
     b = add_noise(b, "gaussian", s_xy, rng, privacy.sampler)
@@ -220,9 +222,14 @@ def ssp(X, y, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: fl
     unstable for small λ_min, which AdaSSP fixes). Privacy: (ε, δ)-DP under replace-one neighbours, sensitivities
     √2·B_X² and 2B_X B_Y (``neighbours="add_remove"`` uses Wang's B_X² and B_X B_Y), see :func:`ssp_plan`.
     Rows are clipped to ‖x‖₂ ≤ B_X and y to [−B_Y, B_Y] here: B_X, B_Y are public bounds, never derived from the data.
-    The releases are :func:`ssp_statistics`'s.
+    The releases are :func:`ssp_statistics`'s; after the sums, :func:`ssp_release`.
     """
-    return solve_statistics(ssp_statistics(X, y, privacy=privacy, rng=rng, B_X=B_X, B_Y=B_Y))
+    return ssp_release(*clipped_sums(X, y, B_X, B_Y), len(y), privacy=privacy, rng=rng, B_X=B_X, B_Y=B_Y)
+
+
+def ssp_release(G, b, n: int, *, privacy: Privacy, rng, B_X: float, B_Y: float, plans: dict | None = None):
+    """:func:`ssp` from the clipped sums of its n rows (:data:`SSP_SUMS`)."""
+    return solve_statistics(ssp_from_sums(G, b, n, privacy=privacy, rng=rng, B_X=B_X, B_Y=B_Y, plans=plans))
 
 
 def adassp_statistics(
@@ -235,11 +242,20 @@ def adassp_statistics(
 
 
 def adassp_from_sums(
-    G, Xy, n: int, *, privacy: Privacy, rng: np.random.Generator, B_X: float, B_Y: float, rho: float = 0.05
+    G,
+    Xy,
+    n: int,
+    *,
+    privacy: Privacy,
+    rng: np.random.Generator,
+    B_X: float,
+    B_Y: float,
+    rho: float = 0.05,
+    plans: dict | None = None,
 ) -> NoisyStatistics:
-    """:func:`adassp_statistics` from the clipped sums (:func:`clipped_sums`) of n rows."""
+    """:func:`adassp_statistics` from the clipped sums (:func:`clipped_sums`) of n rows (``plans``: a plan memo)."""
     d = len(Xy)
-    plan = adassp_plan(privacy, n, d, B_X=B_X, B_Y=B_Y)
+    plan = plan_once(plans, adassp_plan, privacy, n, d, B_X=B_X, B_Y=B_Y)
     s_min, s_xx, s_xy = (r.noise_scale for r in plan.releases)
     lam_min = max(np.linalg.eigvalsh(G)[0], 0.0)
     noisy_min = float(add_noise(lam_min, "gaussian", s_min, rng, privacy.sampler))
@@ -269,9 +285,16 @@ def adassp(
     Privacy: (ε, δ)-DP under replace-one neighbours by composing the three Gaussian releases (:func:`adassp_plan`);
     λ̃_min and λ are post-processing. Rows clipped to ‖x‖₂ ≤ B_X, y to [−B_Y, B_Y] here. ρ is the failure
     probability of the operator-norm bound (0.05, as in the reference code); it affects utility only. The releases
-    are :func:`adassp_statistics`'s.
+    are :func:`adassp_statistics`'s; after the sums, :func:`adassp_release`.
     """
-    s = adassp_statistics(X, y, privacy=privacy, rng=rng, B_X=B_X, B_Y=B_Y, rho=rho)
+    return adassp_release(*clipped_sums(X, y, B_X, B_Y), len(y), privacy=privacy, rng=rng, B_X=B_X, B_Y=B_Y, rho=rho)
+
+
+def adassp_release(
+    G, Xy, n: int, *, privacy: Privacy, rng, B_X: float, B_Y: float, rho: float = 0.05, plans: dict | None = None
+):
+    """:func:`adassp` from the clipped sums of its n rows (:data:`ADASSP_SUMS`)."""
+    s = adassp_from_sums(G, Xy, n, privacy=privacy, rng=rng, B_X=B_X, B_Y=B_Y, rho=rho, plans=plans)
     return np.linalg.lstsq(s.G + s.lam * np.eye(len(s.b)), s.b, rcond=None)[0]
 
 
@@ -362,7 +385,28 @@ def joint_ssp(
     to their worst at once. Rows are clipped to ‖x‖₂ ≤ B_X and y to [−B_Y, B_Y] here (public bounds). ``ratio``
     sets how the noise splits between X'y and X'X; ``kappa`` and ``rho`` set the ridge (utility only).
     """
-    s = joint_ssp_statistics(X, y, privacy=privacy, rng=rng, B_X=B_X, B_Y=B_Y, ratio=ratio, kappa=kappa, rho=rho)
+    G, b = clipped_sums(X, y, B_X, B_Y)
+    kw = dict(B_X=B_X, B_Y=B_Y, ratio=ratio, kappa=kappa, rho=rho)
+    return joint_ssp_release(G, b, len(y), privacy=privacy, rng=rng, **kw)
+
+
+def joint_ssp_release(
+    G,
+    b,
+    n: int,
+    *,
+    privacy: Privacy,
+    rng,
+    B_X: float,
+    B_Y: float,
+    ratio: float = 1.0,
+    kappa: float = 1.0,
+    rho: float = 0.05,
+    plans: dict | None = None,
+):
+    """:func:`joint_ssp` from the clipped sums of its n rows (:data:`JOINT_SSP_SUMS`)."""
+    kw = dict(B_X=B_X, B_Y=B_Y, ratio=ratio, kappa=kappa, rho=rho, plans=plans)
+    s = joint_ssp_from_sums(G, b, n, privacy=privacy, rng=rng, **kw)
     return np.linalg.lstsq(s.G + s.lam * np.eye(len(s.b)), s.b, rcond=None)[0]
 
 
@@ -398,11 +442,13 @@ def joint_ssp_from_sums(
     ratio: float = 1.0,
     kappa: float = 1.0,
     rho: float = 0.05,
+    plans: dict | None = None,
 ) -> NoisyStatistics:
-    """:func:`joint_ssp_statistics` from the clipped sums (:func:`clipped_sums`) of n rows."""
+    """:func:`joint_ssp_statistics` from the clipped sums (:func:`clipped_sums`) of n rows (``plans``: a plan
+    memo)."""
     kappa, rho = check_positive("kappa", kappa), check_positive("rho", rho)
     d = len(b)
-    plan = joint_ssp_plan(privacy, n, d, B_X=B_X, B_Y=B_Y, ratio=ratio)
+    plan = plan_once(plans, joint_ssp_plan, privacy, n, d, B_X=B_X, B_Y=B_Y, ratio=ratio)
     sigma = plan.releases[0].noise_scale
     iu = np.triu_indices(d)
     y_unit = ratio * B_X * B_Y
@@ -414,6 +460,6 @@ def joint_ssp_from_sums(
     )
 
 
-# Each estimator's release from its clipped sums (:func:`clipped_sums`): what a caller holding many subsamples of one
-# table runs instead of the estimator (:func:`dpcost.analysis.targeted.sums_releases`).
-FROM_SUMS = {ssp: ssp_from_sums, adassp: adassp_from_sums, joint_ssp: joint_ssp_from_sums}
+# Each estimator after its clipped sums (:func:`clipped_sums`), the registry's ``sums=`` (:mod:`.sums`): what the
+# engine runs on a stack of repetitions and a targeted attack on its shadows' sums
+SSP_SUMS, ADASSP_SUMS, JOINT_SSP_SUMS = Sums(ssp_release), Sums(adassp_release), Sums(joint_ssp_release)

@@ -153,3 +153,44 @@ def test_prediction_is_scored_on_the_rows_outside_the_subsample():
     held = HeldOutRegressionDesign(X[:300], y[:300], beta, X_test=X[300:], y_test=y[300:])
     r2, rmse = held.prediction(beta, np.arange(10))  # the held-out rows, whatever the subsample
     assert rmse == pytest.approx(np.sqrt(np.mean((y[300:] - X[300:] @ beta) ** 2))) and 0.5 < r2 < 1
+
+
+SUMS_TUNING = {  # bounds that bind on _data's rows (‖x‖ up to ~0.87, |y| up to ~0.6) so the clip is exercised
+    "ssp": dict(B_X=0.5, B_Y=0.2),
+    "adassp": dict(B_X=0.5, B_Y=0.2),
+    "joint_ssp": dict(B_X=0.5, B_Y=0.2, ratio=2.0),
+    "noisy_gd": dict(T=4, R=0.2, C=2.0, c_x=0.5, eta0=3.0),
+}
+
+
+def _draws(design, spec, tuning, calibration):
+    from dpcost.analysis.engine import releases
+
+    kw = dict(m_grid=[20, 700], reps=6, seed=5, dataset="housing")
+    privacy = Privacy(0.7, "1/n^1.1", calibration, "warn")
+    return list(releases(design, spec, tuning=spec.resolve_tuning(tuning), params={}, privacy=privacy, **kw))
+
+
+@pytest.mark.parametrize("calibration", ["tight", "paper"])
+@pytest.mark.parametrize("clip_whole", [True, False])
+def test_sums_methods_release_through_the_clipped_design_bit_for_bit(monkeypatch, calibration, clip_whole):
+    """Every method with ``sums`` (the registry's list, not a copy of it) gives, through the engine's sums path, the
+    estimates of the estimator called on each subsample, bit for bit — with the design clipped once and with each
+    subsample clipped as drawn (a design past CLIP_WHOLE_BYTES)."""
+    import dataclasses
+
+    from dpcost.estimators import sums
+
+    assert {k for k, m in METHODS.items() if m.sums is not None} == set(SUMS_TUNING)
+    if not clip_whole:
+        monkeypatch.setattr(sums, "CLIP_WHOLE_BYTES", 0)
+    X, y, beta = _data()
+    design = RegressionDesign(X, y, beta)
+    for name, tuning in SUMS_TUNING.items():
+        spec = METHODS[name]
+        fast = _draws(design, spec, tuning, calibration)
+        slow = _draws(design, dataclasses.replace(spec, sums=None), tuning, calibration)
+        assert len(fast) == len(slow) == 12
+        for a, b in zip(fast, slow, strict=True):
+            assert (a.m, a.rep) == (b.m, b.rep) and np.array_equal(a.rows, b.rows)
+            np.testing.assert_array_equal(a.estimate, b.estimate, err_msg=f"{name} m={a.m} rep={a.rep}")
