@@ -231,7 +231,7 @@ def run_targeted(
         raise ValueError("run_targeted reads the design with its intercept column first (with_intercept(X))")
     n = len(y)
     h = leverage(Xi)
-    targets, kinds = pick_targets(Xi, k_top, k_random, rng_for(seed, dataset, "targeted", "targets"))
+    targets, kinds = pick_targets(Xi, k_top, k_random, rng_for(seed, dataset, "targeted", "targets"), h=h)
     rng_of = functools.partial(rng_for, seed, dataset)
     # the LiRA test's settings and the reconstruction's, the same at every m and target
     test = {

@@ -235,3 +235,14 @@ def test_a_planted_leak_is_flagged():
     assert r["auc"] > r["auc_ceiling"] + 2 * r["auc_se"]
     r = lira(_planted_ssp(20), N, M, 0, identity=("planted", 20), **kw)
     assert r["epsilon_lb"] > 1.0
+
+
+def test_targets_from_a_given_leverage_are_the_ones_computed_from_the_design():
+    X = np.random.default_rng(4).normal(size=(300, 4))
+    h = leverage(X)
+    a = pick_targets(X, 2, 2, np.random.default_rng(7))
+    b = pick_targets(X, 2, 2, np.random.default_rng(7), h=h)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    c = pick_targets(X, 2, 0, np.random.default_rng(7), h=-h)  # the caller's h is what is read
+    assert not set(c[0]) & set(a[0][:2])
