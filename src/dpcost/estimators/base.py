@@ -348,7 +348,12 @@ def project_l2_ball(beta: np.ndarray, C: float) -> np.ndarray:
 
 def ridge_in_ball(H: np.ndarray, g: np.ndarray, C: float) -> np.ndarray:
     """argmin_{‖β‖≤C} ½β'Hβ − g'β for symmetric positive definite H (Lagrange multiplier by root finding)."""
-    w, V = np.linalg.eigh(H)
+    return ridge_in_ball_eig(*np.linalg.eigh(H), g, C)
+
+
+def ridge_in_ball_eig(w: np.ndarray, V: np.ndarray, g: np.ndarray, C: float) -> np.ndarray:
+    """:func:`ridge_in_ball` from H's eigendecomposition (w, V) = ``np.linalg.eigh(H)``: many g with one H (a batch
+    of runs on one data set) decompose H once."""
     gv = V.T @ g
 
     def beta_norm(mu):  # decreasing in mu; np.linalg.norm's √(v·v), bit for bit, without its checks (an audit's

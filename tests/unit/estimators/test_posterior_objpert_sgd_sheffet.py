@@ -28,6 +28,7 @@ from dpcost.estimators.posterior import (
     ops_plan,
     posterior_sample,
 )
+from dpcost.estimators.registry import METHODS
 from dpcost.estimators.sheffet import sheffet_jl_ols, sheffet_jl_plan
 
 from support import NoFloatNoise, synthetic_regression
@@ -210,11 +211,37 @@ AUDIT_N = {"ops": 10_000, "adaops": 10_000, "objpert": 30_000, "noisy_sgd": 30_0
 
 def _audit(name, n=None, calibration="tight", y2=Y2_A):
     n = n or AUDIT_N[name]
-    fn = ESTIMATORS[name][0]
-    kw = dict(privacy=Privacy(0.5, 1e-5, calibration), **AUDIT_KW[name])
-    a = np.array([fn(X_A, Y_A, rng=np.random.default_rng(r), **kw)[0] for r in range(n)])
-    b = np.array([fn(X_A, y2, rng=np.random.default_rng(n + r), **kw)[0] for r in range(n)])
+    privacy = Privacy(0.5, 1e-5, calibration)
+    a = _releases(name, Y_A, range(n), privacy)
+    b = _releases(name, y2, range(n, 2 * n), privacy)
     return epsilon_lower_bound(a, b, 1e-5)
+
+
+def _releases(name, y, seeds, privacy) -> np.ndarray:
+    """The first coordinate of the method's release on (X_A, y), one per seed, each from its own generator: through
+    the method's batch where it has one (the separate calls' estimates bit for bit: test_batches.py), so the audit's
+    draws, and the powers stated above, are the same either way."""
+    rngs = [np.random.default_rng(r) for r in seeds]
+    spec = METHODS[name]
+    if spec.batch is not None:
+        tunings = [spec.resolve_tuning(AUDIT_KW[name])] * len(rngs)
+        return np.array([e[0] for e in spec.batch(X_A, y, privacy=privacy, rngs=rngs, tunings=tunings, plans={})])
+    fn = ESTIMATORS[name][0]
+    return np.array([fn(X_A, y, privacy=privacy, rng=g, **AUDIT_KW[name])[0] for g in rngs])
+
+
+def test_objpert_batch_is_the_separate_calls_bit_for_bit():
+    X, y = synthetic_regression(60, 3, seed=2)[:2]
+    tunings = [dict(B_X=0.5, B_Y=0.5, C=1.0), dict(B_X=2.0, B_Y=0.5, C=0.3), dict(B_X=0.5, B_Y=0.5, C=1.0)]
+    privacy = Privacy(0.8, 1e-5, "tight")
+    got = objpert.objpert_batch(X, y, privacy=privacy, rngs=_gens(3), tunings=tunings, plans={})
+    for g, t, r in zip(got, tunings, _gens(3), strict=True):
+        np.testing.assert_array_equal(g, objpert.objpert(X, y, privacy=privacy, rng=r, **t))
+    assert not np.array_equal(got[0], got[2])  # the same constants, their own noise
+
+
+def _gens(k):
+    return [np.random.default_rng(100 + i) for i in range(k)]
 
 
 @pytest.mark.slow
