@@ -1,0 +1,84 @@
+"""The estimators' batch paths (``Method.batch``: many sets of constants on one subsample, as the decoy search runs
+them) give the separate calls' estimates bit for bit, on designs with clipped rows, and refuse alike."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from dpcost.dp.privacy import Privacy
+from dpcost.errors import PrivacyError
+from dpcost.estimators import precond_gd as pgd
+
+P = Privacy(0.5, "10/n^1.1", "tight")
+
+
+def heavy_design(n: int = 1500, d: int = 4, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Heavy-tailed rows (many beyond every clipping bound below) and a response with outliers."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_t(3, size=(n, d))
+    y = X @ rng.normal(size=d) + rng.standard_t(2, size=n)
+    return X, y
+
+
+def overflow_design() -> tuple[np.ndarray, np.ndarray]:
+    """:func:`heavy_design` with a response so large that a residual times a row norm overflows (a clip's fallback
+    for a non-finite term)."""
+    X, y = heavy_design()
+    y[5] = 1e307
+    return X, y
+
+
+def hostile_design() -> tuple[np.ndarray, np.ndarray]:
+    """:func:`overflow_design` with rows whose norms underflow or overflow and a zero row (a clip's rescaled rows)."""
+    X, y = overflow_design()
+    X[3], X[7], X[11] = 1e-200, 0.0, 1e200
+    return X, y
+
+
+def separate(fn, X, y, cands, seeds, **kw):
+    rngs = [np.random.default_rng(s) for s in seeds]
+    return [fn(X, y, privacy=P.at(len(y)), rng=r, **t, **kw) for r, t in zip(rngs, cands, strict=True)]
+
+
+def batched(batch, X, y, cands, seeds, plans=None, **kw):
+    rngs = [np.random.default_rng(s) for s in seeds]
+    plans = {} if plans is None else plans
+    return batch(X, y, privacy=P.at(len(y)), rngs=rngs, tunings=cands, plans=plans, **kw)
+
+
+def assert_same(batch_out, alone):
+    assert len(batch_out) == len(alone)
+    for a, b in zip(batch_out, alone, strict=True):
+        np.testing.assert_array_equal(a, b, strict=True)
+
+
+def grid(base: dict, search: dict) -> list[dict]:
+    keys = list(search)
+    return [{**base, **dict(zip(keys, combo, strict=True))} for combo in itertools.product(*search.values())]
+
+
+PGD = dict(B0=2.0, C=2.0, T=4, R=None, f0=0.2, alpha=1.0, eta=1.0, average=1, floor=0.1, rho=0.05)
+
+
+@pytest.mark.parametrize("design", [heavy_design, overflow_design, hostile_design])
+def test_precond_gd_batch_steps_its_groups_as_the_separate_calls(design, monkeypatch):
+    """Runs of equal T in groups (stepped together) and alone, R None and set, average 1 and 3; groups cut small
+    (LOCKSTEP_ROWS) so that one T gives several groups, the last of one run."""
+    X, y = design()
+    cands = grid(PGD, {"B0": [0.5, 3.0], "C": [0.5, 4.0], "T": [3, 5], "average": [1, 3], "R": [None, 1.0]})
+    seeds = [[11, c] for c in range(len(cands))]
+    alone = separate(pgd.precond_gd, X, y, cands, seeds)
+    assert all(np.isfinite(a).all() for a in alone)
+    assert_same(batched(pgd.precond_gd_batch, X, y, cands, seeds), alone)
+    monkeypatch.setattr(pgd, "LOCKSTEP_ROWS", 3 * len(y))
+    assert_same(batched(pgd.precond_gd_batch, X, y, cands, seeds), alone)
+
+
+def test_precond_gd_batch_refuses_as_the_first_separate_call_would():
+    X, y = heavy_design()
+    cands = [dict(PGD), {**PGD, "f0": 1.5}, {**PGD, "average": 9}]
+    plans = {}
+    with pytest.raises(PrivacyError, match="f0"):
+        batched(pgd.precond_gd_batch, X, y, cands, [[1, c] for c in range(3)], plans)
+    assert len(plans) == 1  # the plan before the refusal; none for a refused one
