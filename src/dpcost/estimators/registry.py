@@ -97,7 +97,7 @@ METHODS: dict[str, Method] = {
         _M("objpert", "regression", f"ObjPert (Kifer et al. 2012; {FLOAT})", objpert.objpert, objpert.objpert_plan,
            group="wang", cost=4.3e-7, what="ridge regression with a random linear term in its objective"),
         _M("noisy_sgd", "regression", "Noisy SGD (Bassily et al. 2014)", noisy_sgd.noisy_sgd_ols,
-           noisy_sgd.noisy_sgd_plan, group="comparator", cost=2.5e-6,
+           noisy_sgd.noisy_sgd_plan, group="comparator", batch=noisy_sgd.noisy_sgd_batch, cost=2.5e-6,
            what="stochastic gradient steps with Gaussian noise"),
         _M("sheffet_jl", "regression", f"JL projection OLS (Sheffet 2017, Alg. 1; {FLOAT})", sheffet.sheffet_jl_ols,
            sheffet.sheffet_jl_plan, group="comparator", cost=6.7e-7, what="OLS on a random projection of [X, y]"),

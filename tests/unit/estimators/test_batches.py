@@ -8,6 +8,7 @@ import pytest
 
 from dpcost.dp.privacy import Privacy
 from dpcost.errors import PrivacyError
+from dpcost.estimators import noisy_sgd as sgd
 from dpcost.estimators import precond_gd as pgd
 
 P = Privacy(0.5, "10/n^1.1", "tight")
@@ -82,3 +83,24 @@ def test_precond_gd_batch_refuses_as_the_first_separate_call_would():
     with pytest.raises(PrivacyError, match="f0"):
         batched(pgd.precond_gd_batch, X, y, cands, [[1, c] for c in range(3)], plans)
     assert len(plans) == 1  # the plan before the refusal; none for a refused one
+
+
+SGD = dict(B_X=1.0, B_Y=2.0, C=1.0, passes=1, batch=16)
+
+
+@pytest.mark.parametrize("design", [heavy_design, hostile_design])
+def test_noisy_sgd_batch_is_the_separate_calls(design):
+    """Runs of several step counts stepping together (the longer ones alone at the end), batches of one row and of
+    some, clipping bounds that clip many rows and projections on a small ball."""
+    X, y = design()
+    X, y = X[:300], y[:300]
+    cands = grid(SGD, {"B_X": [0.5, 3.0], "C": [0.2, 2.0], "passes": [1.5, 3], "batch": [1, 16, 64]})
+    seeds = [[5, c] for c in range(len(cands))]
+    alone = separate(sgd.noisy_sgd_ols, X, y, cands, seeds)
+    assert_same(batched(sgd.noisy_sgd_batch, X, y, cands, seeds), alone)
+    plans = {}
+    assert_same(batched(sgd.noisy_sgd_batch, X, y, cands, seeds, plans), alone)
+    assert len(plans) == len(cands)
+    assert_same(batched(sgd.noisy_sgd_batch, X, y, cands, seeds, plans), alone)  # from the memo
+    with pytest.raises(PrivacyError, match="B_X"):
+        batched(sgd.noisy_sgd_batch, X, y, [SGD, {**SGD, "B_X": -1.0}], [[1, 0], [1, 1]])
