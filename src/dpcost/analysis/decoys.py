@@ -214,8 +214,9 @@ def _evaluate(method, cands, live, fakes, reps, params, m_grid, seed, privacy, d
     Each candidate's runs are those :func:`~dpcost.analysis.engine.run_grid` makes on each decoy (dataset
     ``<dataset>:decoy<k>``): the subsample stream of (decoy, m, rep), the candidate's own noise stream, its plan at
     every m. The loops are turned round so that what does not depend on the candidate is done once: each
-    subsample is drawn once and every candidate fit on it (:meth:`Method.estimate_batch`, which also shares e.g.
-    precond_gd's clipped X₀'X₀), and each plan is made and logged once per (candidate, m), not once per decoy.
+    subsample is drawn once, made read-only (:func:`_frozen`: its checks are memoised) and every candidate fit on
+    it (:meth:`Method.estimate_batch`, which also shares e.g. precond_gd's clipped X₀'X₀), and each plan is made and
+    logged once per (candidate, m), not once per decoy.
     The table is the per-candidate one bit for bit (tests/unit/analysis/test_decoy_batch.py)."""
     errors = {c: np.empty((len(fakes), len(m_grid), reps)) for c in live}
     plans: dict = {}  # the estimators' plans, memoised for this search (each plan_record above gave its warnings)
@@ -225,7 +226,7 @@ def _evaluate(method, cands, live, fakes, reps, params, m_grid, seed, privacy, d
             name = f"{dataset}:decoy{k}"
             for j, m in enumerate(m_grid):
                 for rep in range(reps):
-                    data = fake.draw(m, rep, seed=seed, dataset=name)
+                    data = _frozen(fake.draw(m, rep, seed=seed, dataset=name))
                     stream = functools.partial(
                         noise_rng, seed, name, method.name, m, rep, privacy=privacy, params=params
                     )
@@ -235,6 +236,16 @@ def _evaluate(method, cands, live, fakes, reps, params, m_grid, seed, privacy, d
                     for c, fit in fits.items():
                         errors[c][k, j, rep] = fake.score(*fit)[0]
     return errors
+
+
+def _frozen(data: tuple) -> tuple:
+    """A subsample's arrays made read-only (each owns its data: a fresh gather), so that what the estimators check
+    or derive from them by identity (:class:`~dpcost.estimators.base.FrozenMemo`: e.g. that X is finite) is done
+    once for the candidates that share them, not once per candidate."""
+    for a in data:
+        if isinstance(a, np.ndarray) and a.flags.owndata:
+            a.flags.writeable = False
+    return data
 
 
 def _refused(method: Method, tuning: dict, exc: PrivacyError) -> None:

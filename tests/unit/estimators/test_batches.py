@@ -8,8 +8,11 @@ import pytest
 
 from dpcost.dp.privacy import Privacy
 from dpcost.errors import PrivacyError
+from dpcost.estimators import noisy_gd as gd
 from dpcost.estimators import noisy_sgd as sgd
 from dpcost.estimators import precond_gd as pgd
+from dpcost.estimators import subsample_aggregate as sa
+from dpcost.estimators import truncated_ols as tols
 
 P = Privacy(0.5, "10/n^1.1", "tight")
 
@@ -104,3 +107,57 @@ def test_noisy_sgd_batch_is_the_separate_calls(design):
     assert_same(batched(sgd.noisy_sgd_batch, X, y, cands, seeds, plans), alone)  # from the memo
     with pytest.raises(PrivacyError, match="B_X"):
         batched(sgd.noisy_sgd_batch, X, y, [SGD, {**SGD, "B_X": -1.0}], [[1, 0], [1, 1]])
+
+
+GD = dict(T=3, R=2.0, C=1.0, c_x=1.0, eta0=0.5, B=None)
+
+
+@pytest.mark.parametrize("design", [heavy_design, hostile_design])
+def test_noisy_gd_batch_is_the_separate_calls(design):
+    """Runs stepped together (equal T, η⁰ and C), sums shared per (c_x, R), clipping bounds that clip many rows."""
+    X, y = design()
+    cands = grid(GD, {"T": [2, 5], "c_x": [0.5, 3.0], "R": [1.0, 3.0], "C": [0.3, 2.0], "eta0": [0.5, 1.0]})
+    seeds = [[7, c] for c in range(len(cands))]
+    alone = separate(gd.noisy_gradient_descent_ols, X, y, cands, seeds)
+    plans = {}
+    assert_same(batched(gd.noisy_gd_batch, X, y, cands, seeds, plans), alone)
+    assert len(plans) == len(cands)
+    assert_same(batched(gd.noisy_gd_batch, X, y, cands, seeds, plans), alone)
+    with pytest.raises(PrivacyError, match="c_x"):
+        batched(gd.noisy_gd_batch, X, y, [GD, {**GD, "c_x": 0.0}], [[1, 0], [1, 1]])
+
+
+TOLS = dict(R=2.0, C=1.0, c_x=1.0, kappa=0.5, noise="derived")
+
+
+@pytest.mark.parametrize("design", [heavy_design, hostile_design])
+def test_noisy_truncated_ols_batch_is_the_separate_calls(design):
+    """Sums shared per c_x and (c_x, R), estimates inside and on the C ball, and the printed noise."""
+    X, y = design()
+    cands = grid(TOLS, {"c_x": [0.5, 3.0], "R": [1.0, 3.0], "kappa": [0.1, 2.0], "C": [0.2, 5.0]})
+    cands += [{**TOLS, "noise": "printed"}]
+    seeds = [[3, c] for c in range(len(cands))]
+    with pytest.warns(RuntimeWarning, match="PRIVACY WARNING"):
+        alone = separate(tols.noisy_truncated_ols, X, y, cands, seeds)
+    plans = {}
+    with pytest.warns(RuntimeWarning, match="PRIVACY WARNING"):  # when the printed run's plan is computed
+        assert_same(batched(tols.noisy_truncated_ols_batch, X, y, cands, seeds, plans), alone)
+    assert len(plans) == len(cands)
+    with pytest.raises(PrivacyError, match="kappa"):
+        batched(tols.noisy_truncated_ols_batch, X, y, [TOLS, {**TOLS, "kappa": -1.0}], [[1, 0], [1, 1]])
+
+
+@pytest.mark.parametrize("design", [heavy_design, hostile_design])
+def test_subsample_aggregate_batch_is_the_separate_calls(design):
+    """Blocks of several sizes (one block: every row), block estimates inside and beyond the R_b ball; blocks whose
+    fits overflow (the hostile rows) give the public 0."""
+    X, y = design()
+    cands = grid({"R_b": 1.0, "block_size": 50}, {"R_b": [0.1, 1.5, 50.0], "block_size": [7, 50, 5000]})
+    seeds = [[2, c] for c in range(len(cands))]
+    alone = separate(sa.subsample_aggregate, X, y, cands, seeds)
+    plans = {}
+    assert_same(batched(sa.subsample_aggregate_batch, X, y, cands, seeds, plans), alone)
+    assert len(plans) == len(cands)
+    assert_same(batched(sa.subsample_aggregate_batch, X, y, cands, seeds, plans), alone)
+    with pytest.raises(PrivacyError, match="block_size"):
+        batched(sa.subsample_aggregate_batch, X, y, [cands[0], {**cands[0], "block_size": 0}], [[1, 0], [1, 1]])
