@@ -11,6 +11,7 @@ from dpcost.errors import PrivacyError
 from dpcost.estimators import noisy_gd as gd
 from dpcost.estimators import noisy_sgd as sgd
 from dpcost.estimators import precond_gd as pgd
+from dpcost.estimators import ssp, ssp_batch
 from dpcost.estimators import subsample_aggregate as sa
 from dpcost.estimators import truncated_ols as tols
 
@@ -161,3 +162,18 @@ def test_subsample_aggregate_batch_is_the_separate_calls(design):
     assert_same(batched(sa.subsample_aggregate_batch, X, y, cands, seeds, plans), alone)
     with pytest.raises(PrivacyError, match="block_size"):
         batched(sa.subsample_aggregate_batch, X, y, [cands[0], {**cands[0], "block_size": 0}], [[1, 0], [1, 1]])
+
+
+JSSP = dict(B_X=1.0, B_Y=2.0, ratio=1.0, kappa=1.0, rho=0.05)
+
+
+@pytest.mark.parametrize("design", [heavy_design, hostile_design])
+def test_joint_ssp_batch_is_the_separate_calls(design):
+    """Sums shared per (B_X, B_Y) by several ratios, bounds that clip many rows and y, ridges zero and not."""
+    X, y = design()
+    cands = grid(JSSP, {"B_X": [0.5, 4.0], "B_Y": [1.0, 3.0], "ratio": [0.5, 2.0], "kappa": [1e-9, 1.0]})
+    seeds = [[4, c] for c in range(len(cands))]
+    alone = separate(ssp.joint_ssp, X, y, cands, seeds)
+    assert_same(batched(ssp_batch.joint_ssp_batch, X, y, cands, seeds), alone)
+    with pytest.raises(PrivacyError, match="ratio"):
+        batched(ssp_batch.joint_ssp_batch, X, y, [JSSP, {**JSSP, "ratio": 0.0}], [[1, 0], [1, 1]])
