@@ -172,24 +172,27 @@ def decoy_choice(
     m_grid: Sequence[int],
     dataset: str,
 ) -> tuple[dict[int, dict], pd.DataFrame]:
-    """The choices and table of :func:`decoy_search` from the candidates' errors over the whole grid."""
-    rows = []
+    """The choices and table of :func:`decoy_search` from the candidates' errors over the whole grid. Every
+    candidate's errors are summarised by one groupby over (candidate, m) (the candidates in ascending order, as
+    ``errors`` holds them): each group's rows are the candidate's errors at that m in run_grid's order, so its
+    mean, sd and score are those of a groupby of its own errors."""
+    if not errors:
+        raise ConfigError(f"{dataset}.search.{method.name}: every candidate was refused (see the log)")
+    parts = []
     for c, errs in errors.items():
         n_decoys, _, reps = errs.shape
         grid = np.tile(np.repeat(np.asarray(m_grid), reps), n_decoys)  # the order of run_grid's rows, decoy by decoy
-        tuning = cands[c]
-        err = pd.DataFrame({"m": grid, "error": errs.ravel()})
-        err["log"] = np.log(err.error)
-        err = err.groupby("m").agg(
-            mean=("error", "mean"), sd=("error", "std"), n=("error", "size"), score=("log", "mean")
-        )
-        for m, (mean, sd, count, score) in err.iterrows():
-            rows.append(
-                {"candidate": c, "m": int(m), "error": mean, "se": sd / math.sqrt(count), "score": score, **tuning}
-            )
-        log.info("%s: candidate %d/%d %s evaluated on %d decoys", method.name, c + 1, len(cands), tuning, n_decoys)
-    if not rows:
-        raise ConfigError(f"{dataset}.search.{method.name}: every candidate was refused (see the log)")
+        parts.append(pd.DataFrame({"candidate": c, "m": grid, "error": errs.ravel()}))
+        log.info("%s: candidate %d/%d %s evaluated on %d decoys", method.name, c + 1, len(cands), cands[c], n_decoys)
+    err = pd.concat(parts, ignore_index=True)
+    err["log"] = np.log(err.error)
+    err = err.groupby(["candidate", "m"]).agg(
+        mean=("error", "mean"), sd=("error", "std"), n=("error", "size"), score=("log", "mean")
+    )
+    rows = [
+        {"candidate": c, "m": int(m), "error": mean, "se": sd / math.sqrt(count), "score": score, **cands[c]}
+        for (c, m), (mean, sd, count, score) in zip(err.index, err.itertuples(index=False), strict=True)
+    ]
     table = pooled(pd.DataFrame(rows), decoys.pool)
     best = table.loc[table.groupby("m").pooled.idxmin()]  # ties: the first candidate in grid order
     choices = {int(r.m): cands[int(r.candidate)] for r in best.itertuples()}

@@ -191,19 +191,22 @@ def _sgd_lockstep(Xc, yc, runs: list, steps: list, rngs: list) -> list[np.ndarra
     for i, (e, z) in enumerate(steps):
         eta[i, : Ts[i]], noise[i, : Ts[i]] = e, z.steps
     grid, exact = np.array([[z.step] for _, z in steps]), steps[0][1].exact
-    theta = np.zeros((k, d))
+    theta, S = np.zeros((k, d)), np.empty((k, batch), dtype=np.int64)
     a = k
     for t in range(Ts[0]):
         while Ts[a - 1] <= t:
             a -= 1
-        S = np.stack([r.choice(n, size=batch, replace=False) if batch > 1 else r.integers(0, n, size=1)
-                      for r in rngs[:a]])  # fmt: skip
-        rows = S + offset[:a]  # rows of the clipped designs stacked end to end
+        for i in range(a):
+            S[i] = rngs[i].choice(n, size=batch, replace=False) if batch > 1 else rngs[i].integers(0, n, size=1)
+        rows = S[:a] + offset[:a]  # rows of the clipped designs stacked end to end
         Xs, ys = Xc.take(rows, axis=0), yc.take(rows)
         th = theta[:a]
         grad = (np.swapaxes(Xs, 1, 2) @ ((Xs @ th[:, :, None])[:, :, 0] - ys)[:, :, None])[:, :, 0] / batch
         th = th - eta[:a, t, None] * GridNoise(noise[:a, t], grid[:a], exact).add(grad)
         norm = np.sqrt((th[:, None, :] @ th[:, :, None])[:, 0])
-        with np.errstate(divide="ignore", invalid="ignore"):  # C/norm is used where norm > C only
-            theta[:a] = np.where(norm > C[:a], th * (C[:a] / norm), th)
+        out = norm > C[:a]
+        if out.any():
+            with np.errstate(divide="ignore", invalid="ignore"):  # C/norm is used where norm > C only
+                th = np.where(out, th * (C[:a] / norm), th)
+        theta[:a] = th
     return list(theta)
