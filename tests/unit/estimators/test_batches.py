@@ -165,15 +165,22 @@ def test_subsample_aggregate_batch_is_the_separate_calls(design):
 
 
 JSSP = dict(B_X=1.0, B_Y=2.0, ratio=1.0, kappa=1.0, rho=0.05)
+SSP_CASES = [
+    (ssp.ssp, ssp_batch.ssp_batch, {"B_X": 1.0, "B_Y": 2.0}, {}),
+    (ssp.adassp, ssp_batch.adassp_batch, {"B_X": 1.0, "B_Y": 2.0, "rho": 0.05}, {"rho": [0.05, 0.5]}),
+    (ssp.joint_ssp, ssp_batch.joint_ssp_batch, JSSP, {"ratio": [0.5, 2.0], "kappa": [1e-9, 1.0]}),
+]
 
 
+@pytest.mark.parametrize("fn, batch, base, search", SSP_CASES, ids=["ssp", "adassp", "joint_ssp"])
 @pytest.mark.parametrize("design", [heavy_design, hostile_design])
-def test_joint_ssp_batch_is_the_separate_calls(design):
-    """Sums shared per (B_X, B_Y) by several ratios, bounds that clip many rows and y, ridges zero and not."""
+def test_ssp_batches_are_the_separate_calls(fn, batch, base, search, design):
+    """Sums shared per (B_X, B_Y) and X'X per B_X, bounds that clip many rows and y, ridges zero and not; a bound
+    refused as the separate call refuses it."""
     X, y = design()
-    cands = grid(JSSP, {"B_X": [0.5, 4.0], "B_Y": [1.0, 3.0], "ratio": [0.5, 2.0], "kappa": [1e-9, 1.0]})
+    cands = grid(base, {"B_X": [0.5, 4.0], "B_Y": [1.0, 3.0], **search})
     seeds = [[4, c] for c in range(len(cands))]
-    alone = separate(ssp.joint_ssp, X, y, cands, seeds)
-    assert_same(batched(ssp_batch.joint_ssp_batch, X, y, cands, seeds), alone)
-    with pytest.raises(PrivacyError, match="ratio"):
-        batched(ssp_batch.joint_ssp_batch, X, y, [JSSP, {**JSSP, "ratio": 0.0}], [[1, 0], [1, 1]])
+    alone = separate(fn, X, y, cands, seeds)
+    assert_same(batched(batch, X, y, cands, seeds), alone)
+    with pytest.raises(PrivacyError, match="B_Y"):
+        batched(batch, X, y, [base, {**base, "B_Y": 0.0}], [[1, 0], [1, 1]])
