@@ -347,14 +347,19 @@ def _plain_weights(r: np.ndarray, q: np.ndarray, C: np.ndarray, w: np.ndarray) -
     """:meth:`JointClip.weights` of stacked residuals r (k, n) for rows of trusted, non-zero norms q (k, n), C one
     per run (k, 1), into w: min(1, C/max(|r|q, tiny))·r, the same operations in the same order. False (w not set)
     when some |r_i|q_i is not finite (an overflowed residual), which the clip handles. A finite |r_i|q_i with
-    q_i > 0 makes r_i finite and its weight too, so the clip's check for non-finite weights has nothing to do."""
-    with np.errstate(over="ignore", invalid="ignore"):
+    q_i > 0 makes r_i finite and its weight too, so the clip's check for non-finite weights has nothing to do.
+    With every C ≥ tiny the floor at tiny is skipped, the same numbers: where |r|q < tiny both C/tiny and C/(|r|q)
+    (inf at 0) are ≥ 1, so the factor is 1 either way."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         g = np.abs(r)
         g *= q
         if not math.isfinite(g.sum()):
             return False
-        np.maximum(g, _TINY, out=w)
-        np.divide(C, w, out=w)
+        if C.min() >= _TINY:
+            np.divide(C, g, out=w)
+        else:
+            np.maximum(g, _TINY, out=w)
+            np.divide(C, w, out=w)
         np.minimum(w, 1.0, out=w)
         w *= r
     return True

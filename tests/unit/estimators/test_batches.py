@@ -184,3 +184,21 @@ def test_ssp_batches_are_the_separate_calls(fn, batch, base, search, design):
     assert_same(batched(batch, X, y, cands, seeds), alone)
     with pytest.raises(PrivacyError, match="B_Y"):
         batched(batch, X, y, [base, {**base, "B_Y": 0.0}], [[1, 0], [1, 1]])
+
+
+@pytest.mark.parametrize("C", [0.5, 1e-310])
+def test_precond_gd_group_weights_are_the_clips(C):
+    """The group's clip weights (ordinary rows) are JointClip.weights' bit for bit, residuals of 0 and of products
+    that underflow included, with C above and below the smallest normal float (the floor at tiny kept there)."""
+    from dpcost.estimators.base import JointClip
+
+    rng = np.random.default_rng(1)
+    U = rng.normal(size=(3, 400, 4)) * rng.lognormal(0, 4, size=(3, 400, 1))
+    r = rng.normal(size=(3, 400)) * rng.lognormal(0, 4, size=(3, 400))
+    r[:, :5] = [0.0, -0.0, 1e-310, -1e-320, 1e-300]
+    clip = JointClip(U.reshape(-1, 4))
+    assert not (clip.any_odd or clip.any_zero)
+    w = np.empty((3, 400))
+    assert pgd._plain_weights(r, clip.q.reshape(3, 400), np.full((3, 1), C), w)
+    np.testing.assert_array_equal(w.ravel(), clip.weights(r.ravel(), C), strict=True)
+    assert np.signbit(w[:, 1]).all()
