@@ -172,24 +172,27 @@ def decoy_choice(
     m_grid: Sequence[int],
     dataset: str,
 ) -> tuple[dict[int, dict], pd.DataFrame]:
-    """The choices and table of :func:`decoy_search` from the candidates' errors over the whole grid."""
-    rows = []
+    """The choices and table of :func:`decoy_search` from the candidates' errors over the whole grid. Every
+    candidate's errors are summarised by one groupby over (candidate, m) (the candidates in ascending order, as
+    ``errors`` holds them): each group's rows are the candidate's errors at that m in run_grid's order, so its
+    mean, sd and score are those of a groupby of its own errors."""
+    if not errors:
+        raise ConfigError(f"{dataset}.search.{method.name}: every candidate was refused (see the log)")
+    parts = []
     for c, errs in errors.items():
         n_decoys, _, reps = errs.shape
         grid = np.tile(np.repeat(np.asarray(m_grid), reps), n_decoys)  # the order of run_grid's rows, decoy by decoy
-        tuning = cands[c]
-        err = pd.DataFrame({"m": grid, "error": errs.ravel()})
-        err["log"] = np.log(err.error)
-        err = err.groupby("m").agg(
-            mean=("error", "mean"), sd=("error", "std"), n=("error", "size"), score=("log", "mean")
-        )
-        for m, (mean, sd, count, score) in err.iterrows():
-            rows.append(
-                {"candidate": c, "m": int(m), "error": mean, "se": sd / math.sqrt(count), "score": score, **tuning}
-            )
-        log.info("%s: candidate %d/%d %s evaluated on %d decoys", method.name, c + 1, len(cands), tuning, n_decoys)
-    if not rows:
-        raise ConfigError(f"{dataset}.search.{method.name}: every candidate was refused (see the log)")
+        parts.append(pd.DataFrame({"candidate": c, "m": grid, "error": errs.ravel()}))
+        log.info("%s: candidate %d/%d %s evaluated on %d decoys", method.name, c + 1, len(cands), cands[c], n_decoys)
+    err = pd.concat(parts, ignore_index=True)
+    err["log"] = np.log(err.error)
+    err = err.groupby(["candidate", "m"]).agg(
+        mean=("error", "mean"), sd=("error", "std"), n=("error", "size"), score=("log", "mean")
+    )
+    rows = [
+        {"candidate": c, "m": int(m), "error": mean, "se": sd / math.sqrt(count), "score": score, **cands[c]}
+        for (c, m), (mean, sd, count, score) in zip(err.index, err.itertuples(index=False), strict=True)
+    ]
     table = pooled(pd.DataFrame(rows), decoys.pool)
     best = table.loc[table.groupby("m").pooled.idxmin()]  # ties: the first candidate in grid order
     choices = {int(r.m): cands[int(r.candidate)] for r in best.itertuples()}
@@ -214,8 +217,9 @@ def _evaluate(method, cands, live, fakes, reps, params, m_grid, seed, privacy, d
     Each candidate's runs are those :func:`~dpcost.analysis.engine.run_grid` makes on each decoy (dataset
     ``<dataset>:decoy<k>``): the subsample stream of (decoy, m, rep), the candidate's own noise stream, its plan at
     every m. The loops are turned round so that what does not depend on the candidate is done once: each
-    subsample is drawn once and every candidate fit on it (:meth:`Method.estimate_batch`, which also shares e.g.
-    precond_gd's clipped X₀'X₀), and each plan is made and logged once per (candidate, m), not once per decoy.
+    subsample is drawn once, made read-only (:func:`_frozen`: its checks are memoised) and every candidate fit on
+    it (:meth:`Method.estimate_batch`, which also shares e.g. precond_gd's clipped X₀'X₀), and each plan is made and
+    logged once per (candidate, m), not once per decoy.
     The table is the per-candidate one bit for bit (tests/unit/analysis/test_decoy_batch.py)."""
     errors = {c: np.empty((len(fakes), len(m_grid), reps)) for c in live}
     plans: dict = {}  # the estimators' plans, memoised for this search (each plan_record above gave its warnings)
@@ -225,7 +229,7 @@ def _evaluate(method, cands, live, fakes, reps, params, m_grid, seed, privacy, d
             name = f"{dataset}:decoy{k}"
             for j, m in enumerate(m_grid):
                 for rep in range(reps):
-                    data = fake.draw(m, rep, seed=seed, dataset=name)
+                    data = _frozen(fake.draw(m, rep, seed=seed, dataset=name))
                     stream = functools.partial(
                         noise_rng, seed, name, method.name, m, rep, privacy=privacy, params=params
                     )
@@ -235,6 +239,16 @@ def _evaluate(method, cands, live, fakes, reps, params, m_grid, seed, privacy, d
                     for c, fit in fits.items():
                         errors[c][k, j, rep] = fake.score(*fit)[0]
     return errors
+
+
+def _frozen(data: tuple) -> tuple:
+    """A subsample's arrays made read-only (each owns its data: a fresh gather), so that what the estimators check
+    or derive from them by identity (:class:`~dpcost.estimators.base.FrozenMemo`: e.g. that X is finite) is done
+    once for the candidates that share them, not once per candidate."""
+    for a in data:
+        if isinstance(a, np.ndarray) and a.flags.owndata:
+            a.flags.writeable = False
+    return data
 
 
 def _refused(method: Method, tuning: dict, exc: PrivacyError) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 from ..dp.plan import PrivacyPlan
 from ..dp.privacy import Privacy
 from ..errors import ConfigError
-from .sums import ClippedRows, Sums
+from .sums import ClippedRows, Sums, batch_of
 
 # parameters an analysis gives every method that takes them (not tuning: they define the estimand, or, X_public,
 # are the public data the analysis holds beside the private records); one with a default in the estimator is
@@ -58,7 +58,8 @@ class Method:
     constants these need, e.g. a known sparsity), not offered to the m-grid analyses of its family (the LIBSVM
     knowledge-transfer study, :mod:`dpcost.analysis.transfer`, lists the methods it runs itself). ``batch`` is
     ``batch(*data, privacy=..., rngs=[...], tunings=[...], plans={}, **analysis_params)``: ``fn`` with many tuning
-    sets on the same data, returning the separate calls' estimates bit for bit (see :meth:`estimate_batch`).
+    sets on the same data, returning the separate calls' estimates bit for bit (see :meth:`estimate_batch`; a method
+    with ``sums`` and no batch of its own gets :func:`.sums.batch_of`).
     ``blocks`` is ``blocks(Xs, ys, privacy=..., rng=..., **tuning)``: ``fn`` on k equal-sized blocks stacked on a
     leading axis at once, a (k, d) array of k releases, each ``fn``'s on its block with fresh noise (the blocks
     interval's fast path, :mod:`dpcost.inference.blocks`).
@@ -164,12 +165,13 @@ class Method:
         """[:meth:`estimate` with ``rngs[i]`` and ``tunings[i]`` for every i], on the same data: through ``batch``
         when the method has one (the same numbers, with the runs' deterministic work shared and their plans kept in
         ``plans``, a memo owned by the caller), else one call each. A PrivacyError of any run is raised."""
-        if self.batch is None:
+        batch = self.batch or (batch_of(self.sums) if self.sums is not None else None)
+        if batch is None:
             return [
                 self.estimate(*data, privacy=privacy, rng=r, tuning=t, params=params)
                 for r, t in zip(rngs, tunings, strict=True)
             ]
-        outs = self.batch(*data, privacy=privacy, rngs=rngs, tunings=tunings, plans=plans, **self._params(params))
+        outs = batch(*data, privacy=privacy, rngs=rngs, tunings=tunings, plans=plans, **self._params(params))
         return [self._with_support(out) for out in outs]
 
     def estimate_rows(

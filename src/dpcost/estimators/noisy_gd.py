@@ -158,3 +158,43 @@ NOISY_GD_SUMS = Sums(noisy_gd_from_sums, row="c_x", out="R")
 
 def _checked(T, R, C, c_x, eta0) -> tuple:
     return (check_count("T", T), *(check_positive(k, v) for k, v in (("R", R), ("C", C), ("c_x", c_x), ("eta0", eta0))))
+
+
+def noisy_gd_batch(
+    X, y, *, privacy: Privacy, rngs: list[np.random.Generator], tunings: list[dict], plans: dict
+) -> list[np.ndarray]:
+    """:func:`noisy_gradient_descent_ols` on one subsample with every set of constants in ``tunings`` (each
+    complete), run i with its own ``rngs[i]``: the separate calls' estimates bit for bit, each the same (ε, δ)-DP
+    release (nothing random is shared). Shared, because deterministic: the design is checked once, the clipped sums
+    formed once per (c_x, R), a plan computed once per (privacy, n, d, constants) into ``plans``, the caller's memo
+    (its PRIVACY WARNINGs given when it is computed; a refusal raised every time, the first being the separate
+    calls' first), and the runs of equal (T, η⁰, C) stepped together by :func:`noisy_gd_from_stats` (batched over
+    its leading axis; each run's noise its own draw, on its own grid step)."""
+    X, y = check_design(X, y)
+    n, d = X.shape
+    sums: dict = {}
+    runs = []
+    for t in tunings:  # in order: the first refusal is the separate calls' first
+        T, R, C, c_x, eta0 = _checked(t["T"], t["R"], t["C"], t["c_x"], t["eta0"])
+        if (c_x, R) not in sums:
+            Xc = clip_rows(X, c_x)
+            sums[c_x, R] = Xc.T @ Xc, Xc.T @ np.clip(y, -R, R)
+        key = (privacy, n, d, repr((T, R, C, c_x, eta0, t["B"])))  # repr: 2 and 2.0 give different plan texts
+        if key not in plans:
+            plans[key] = noisy_gd_plan(privacy, n, d, T=T, R=R, C=C, c_x=c_x, eta0=eta0, B=t["B"])
+        runs.append(((T, eta0, C), sums[c_x, R], plans[key].releases[0].noise_scale))
+    noises = [
+        draw("gaussian", sigma, (T, d), rng, privacy.sampler)
+        for ((T, _, _), _, sigma), rng in zip(runs, rngs, strict=True)
+    ]
+    groups: dict = {}
+    for i, (key, _, _) in enumerate(runs):
+        groups.setdefault(key, []).append(i)
+    out: list = [None] * len(tunings)
+    for (_, eta0, C), group in groups.items():
+        G, h = (np.stack([runs[i][1][j] for i in group]) for j in (0, 1))
+        z = [noises[i] for i in group]
+        noise = GridNoise(np.stack([g.steps for g in z]), np.array([[g.step] for g in z]), z[0].exact)
+        for i, beta in zip(group, noisy_gd_from_stats(G, h, n, eta0=eta0, C=C, noise=noise), strict=True):
+            out[i] = beta
+    return out

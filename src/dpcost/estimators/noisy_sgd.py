@@ -10,8 +10,8 @@ import numpy as np
 from ..dp.accountant import sampled_gaussian_epsilon, sampled_gaussian_multiplier
 from ..dp.plan import PrivacyPlan, check_bounds, grid_release
 from ..dp.privacy import Privacy
-from ..dp.samplers import draw, grid_scale
-from .base import check_count, clip_design, require_replace
+from ..dp.samplers import GridNoise, draw, grid_scale
+from .base import check_count, check_design, clip_design, require_replace
 
 # Why RDP accounting of the continuous sampled Gaussian covers the grid's discrete one, and where that is not proven.
 RDP_CARRY_OVER = (
@@ -109,11 +109,8 @@ def noisy_sgd_ols(
     Xc, yc = clip_design(X, y, B_X, B_Y)
     n, d = Xc.shape
     plan = noisy_sgd_plan(privacy, n, d, B_X=B_X, B_Y=B_Y, C=C, passes=passes, batch=batch)
-    T, batch, L = plan.parameters["T"], plan.parameters["batch"], plan.parameters["L"]
-    sigma = plan.releases[0].noise_scale
-    # numpy squares: past the float maximum the steps are 0 (post-processing), not Python's OverflowError
-    eta = 2 * C / np.sqrt(np.arange(1, T + 1) * (np.square(np.float64(L)) + d * np.square(np.float64(sigma))))
-    noise = draw("gaussian", sigma, (T, d), rng, privacy.sampler)  # step t releases noise[t].add(its mean gradient)
+    T, batch = plan.parameters["T"], plan.parameters["batch"]
+    eta, noise = _steps(plan, C, d, rng, privacy.sampler)
     theta = np.zeros(d)
     for t in range(T):  # sequential by nature: each step needs the previous iterate
         S = rng.choice(n, size=batch, replace=False) if batch > 1 else rng.integers(0, n, size=1)
@@ -124,3 +121,92 @@ def noisy_sgd_ols(
         if norm > C:
             theta *= C / norm
     return theta
+
+
+def _steps(plan: PrivacyPlan, C: float, d: int, rng: np.random.Generator, sampler: str) -> tuple:
+    """(the step sizes η_t, the T steps' noise) of a run of :func:`noisy_sgd_ols` with this plan, the noise drawn
+    from ``rng`` (step t releases noise[t].add(its mean gradient))."""
+    T, L, sigma = plan.parameters["T"], plan.parameters["L"], plan.releases[0].noise_scale
+    # numpy squares: past the float maximum the steps are 0 (post-processing), not Python's OverflowError
+    eta = 2 * C / np.sqrt(np.arange(1, T + 1) * (np.square(np.float64(L)) + d * np.square(np.float64(sigma))))
+    return eta, draw("gaussian", sigma, (T, d), rng, sampler)
+
+
+def noisy_sgd_batch(
+    X, y, *, privacy: Privacy, rngs: list[np.random.Generator], tunings: list[dict], plans: dict
+) -> list[np.ndarray]:
+    """:func:`noisy_sgd_ols` on one subsample with every set of constants in ``tunings`` (each complete), run i with
+    its own ``rngs[i]``: the separate calls' estimates bit for bit, each the same (ε, δ)-DP release (nothing random
+    is shared: each run's noise, then each step's batch of rows, drawn from its own generator in noisy_sgd_ols's
+    order). Shared, because deterministic: the design is checked once and clipped once per (B_X, B_Y), and a plan
+    computed once per (privacy, n, d, constants) into ``plans``, the caller's memo (its PRIVACY WARNINGs given when
+    it is computed; a refusal raised every time, the first being the separate calls' first). The runs of equal
+    batch size step together (:func:`_sgd_lockstep`): a step's numpy calls are paid once for them, not per run."""
+    X, y = check_design(X, y)
+    n, d = X.shape
+    clips: dict = {}
+    runs = []
+    for t in tunings:  # in order: the first refusal is the separate calls' first
+        key = (t["B_X"], t["B_Y"])
+        if key not in clips:
+            clips[key] = (len(clips), *clip_design(X, y, *key))
+        runs.append((clips[key][0], _sgd_plan(privacy, n, d, plans, t), t["C"]))
+    steps = [_steps(plan, C, d, rng, privacy.sampler) for (_, plan, C), rng in zip(runs, rngs, strict=True)]
+    Xc, yc = np.stack([c[1] for c in clips.values()]), np.stack([c[2] for c in clips.values()])
+    by_batch: dict = {}
+    for i, (_, plan, _) in enumerate(runs):
+        by_batch.setdefault(plan.parameters["batch"], []).append(i)
+    out: list = [None] * len(tunings)
+    for group in by_batch.values():
+        group.sort(key=lambda i: -runs[i][1].parameters["T"])  # stable: the runs still stepping are a prefix
+        fits = _sgd_lockstep(Xc, yc, [runs[i] for i in group], [steps[i] for i in group], [rngs[i] for i in group])
+        for i, fit in zip(group, fits, strict=True):
+            out[i] = fit
+    return out
+
+
+def _sgd_plan(privacy: Privacy, n: int, d: int, plans: dict, t: dict) -> PrivacyPlan:
+    """The plan of a run with constants ``t``, memoised in ``plans`` (:func:`noisy_sgd_batch`)."""
+    kw = {k: t[k] for k in ("B_X", "B_Y", "C", "passes", "batch")}
+    key = (privacy, n, d, repr(tuple(kw.values())))  # repr: 2 and 2.0 give different plan texts
+    if key not in plans:
+        plans[key] = noisy_sgd_plan(privacy, n, d, **kw)
+    return plans[key]
+
+
+def _sgd_lockstep(Xc, yc, runs: list, steps: list, rngs: list) -> list[np.ndarray]:
+    """The loops of :func:`noisy_sgd_ols` for k runs of equal batch size b, in decreasing order of their step counts
+    T, stepped together: at step t the runs with T > t (a prefix) each draw their batch from their own generator,
+    then their gradients, releases and projections are computed at once, stacked on a leading axis — every product
+    a stack of the single run's BLAS calls (numpy's matmul calls gemv and dot matrix by matrix), every other
+    operation elementwise, each run's release its own noise (its grid step) on its own gradient. ``runs``: (index of
+    its clipped design in Xc, yc, plan, C); ``steps``: its :func:`_steps`."""
+    k, n, d = len(runs), Xc.shape[1], Xc.shape[2]
+    Ts, batch = [plan.parameters["T"] for _, plan, _ in runs], runs[0][1].parameters["batch"]
+    offset = n * np.array([c for c, _, _ in runs])[:, None]
+    Xc, yc = Xc.reshape(-1, d), yc.reshape(-1)
+    C = np.array([[C] for _, _, C in runs], dtype=float)
+    eta = np.zeros((k, Ts[0]))
+    noise = np.zeros((k, Ts[0], d))
+    for i, (e, z) in enumerate(steps):
+        eta[i, : Ts[i]], noise[i, : Ts[i]] = e, z.steps
+    grid, exact = np.array([[z.step] for _, z in steps]), steps[0][1].exact
+    theta, S = np.zeros((k, d)), np.empty((k, batch), dtype=np.int64)
+    a = k
+    for t in range(Ts[0]):
+        while Ts[a - 1] <= t:
+            a -= 1
+        for i in range(a):
+            S[i] = rngs[i].choice(n, size=batch, replace=False) if batch > 1 else rngs[i].integers(0, n, size=1)
+        rows = S[:a] + offset[:a]  # rows of the clipped designs stacked end to end
+        Xs, ys = Xc.take(rows, axis=0), yc.take(rows)
+        th = theta[:a]
+        grad = (np.swapaxes(Xs, 1, 2) @ ((Xs @ th[:, :, None])[:, :, 0] - ys)[:, :, None])[:, :, 0] / batch
+        th = th - eta[:a, t, None] * GridNoise(noise[:a, t], grid[:a], exact).add(grad)
+        norm = np.sqrt((th[:, None, :] @ th[:, :, None])[:, 0])
+        out = norm > C[:a]
+        if out.any():
+            with np.errstate(divide="ignore", invalid="ignore"):  # C/norm is used where norm > C only
+                th = np.where(out, th * (C[:a] / norm), th)
+        theta[:a] = th
+    return list(theta)

@@ -12,13 +12,14 @@ problem, so T is a tuning constant (chosen per m by the tuning step, never on th
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from ..dp.mechanisms import check_positive, check_probability, classic_gaussian_sigma, gaussian_sigma
 from ..dp.plan import PrivacyPlan, grid_release
 from ..dp.privacy import Privacy
-from ..dp.samplers import draw, grid_scale
+from ..dp.samplers import GridNoise, draw, grid_scale
 from ..errors import PrivacyError
 from .base import JointClip, ball_factor, check_count, check_design, require_replace
 from .ssp import noise_norm_bound, noisy_symmetric, xx_xy_sensitivities
@@ -193,36 +194,175 @@ def precond_gd_batch(
     bit, each the same (ε, δ)-DP release (nothing random is shared). What the runs share is deterministic: the
     design is checked once, X₀'X₀ formed once per B0, and a plan computed once per (privacy, n, d, constants) into
     ``plans``, the caller's memo (a plan's PRIVACY WARNINGs are given when it is computed; a refusal is raised
-    every time, as nothing is stored). The decoy search runs its candidates this way
-    (:mod:`dpcost.analysis.decoys`)."""
+    every time, as nothing is stored). Every plan is asked for first, in the order of ``tunings`` (so the first
+    refusal is the separate calls' first); then the runs with R None and equal T, α, floor and ρ go in groups
+    (:func:`_groups`), each run's noise drawn from its own generator in precond_gd's order and the rest done for the
+    group at once (:func:`_start_group`, :func:`_lockstep`: the numpy calls of a step are paid once per group, not
+    once per run). A run alone in its group, and every run with R set, runs as precond_gd does. The decoy search
+    runs its candidates this way (:mod:`dpcost.analysis.decoys`)."""
     X, y = check_design(X, y)
-    grams: dict[float, np.ndarray] = {}
-    return [_run(X, y, privacy, rng, grams, plans, **t) for rng, t in zip(rngs, tunings, strict=True)]
-
-
-def _run(X, y, privacy, rng, grams, plans, *, B0, C, T, R, f0, alpha, eta, average, floor, rho) -> np.ndarray:
-    """One run of :func:`precond_gd` on a checked design, with the memos of :func:`precond_gd_batch`."""
-    T, average = check_steps(T, average, alpha, eta, floor, rho)
     n, d = X.shape
+    planned = [_planned(privacy, n, d, plans, **t) for t in tunings]
+    keys = [
+        (T, t["alpha"], t["floor"], t["rho"]) if t["R"] is None else i
+        for i, ((_, T, _), t) in enumerate(zip(planned, tunings, strict=True))
+    ]
+    grams: dict[float, np.ndarray] = {}
+    out: list = [None] * len(tunings)
+    for group in _groups(keys, n):
+        if len(group) == 1:
+            i = group[0]
+            fits = [_descend(y, _start(X, privacy, rngs[i], grams, planned[i], tunings[i]))]
+        else:
+            fits = _lockstep(y, _start_group(X, privacy, [rngs[i] for i in group], grams, group, planned, tunings))
+        for i, fit in zip(group, fits, strict=True):
+            out[i] = fit
+    return out
+
+
+_TINY = np.finfo(float).tiny
+
+# rows stepped at once by a group (its runs × n): 2^16 keeps a step's temporaries (512 KB each) near the cache while
+# the numpy calls' cost is shared by 32 runs at the smallest housing m (2,000); measured, 7–8 ns a row and step
+LOCKSTEP_ROWS = 2**16
+
+
+def _groups(keys: list, n: int) -> list[list[int]]:
+    """The runs' indices grouped by key, in first-seen order, cut into groups of at most :data:`LOCKSTEP_ROWS` // n
+    runs."""
+    by: dict = {}
+    for i, key in enumerate(keys):
+        by.setdefault(key, []).append(i)
+    size = max(1, LOCKSTEP_ROWS // n)
+    return [g[j : j + size] for g in by.values() for j in range(0, len(g), size)]
+
+
+def _planned(privacy, n, d, plans, *, B0, C, T, R, f0, alpha, eta, average, floor, rho) -> tuple:
+    """(the plan, T, average) of one run, its constants checked and the plan memoised in ``plans`` as in
+    :func:`precond_gd_batch`."""
+    T, average = check_steps(T, average, alpha, eta, floor, rho)
     key = (privacy, n, d, repr((B0, C, R, T, f0)))  # repr: 2 and 2.0 give different plan texts
     if key not in plans:
         plans[key] = precond_gd_plan(privacy, n, d, B0=B0, C=C, R=R, T=T, f0=f0)
-    sig1, sig2 = (r.noise_scale for r in plans[key].releases)
-    if B0 not in grams:  # B0 was checked by the plan
+    return plans[key], T, average
+
+
+class _Run(NamedTuple):
+    """One run of :func:`precond_gd` up to its steps: the preconditioner M and H⁻¹, the whitened rows U and their
+    clip, the steps' noise, and the constants the steps read."""
+
+    M: np.ndarray
+    H_inv: np.ndarray
+    U: np.ndarray
+    clip: JointClip
+    noise: GridNoise
+    C: float
+    R: float | None
+    eta: float
+    average: int
+
+
+def _draws(X, privacy, rng, grams, planned: tuple, t: dict) -> tuple:
+    """(G̃, σ₁, the steps' noise) of a run with constants ``t``: the noisy X₀'X₀, then the T steps' noise, drawn from
+    ``rng`` in :func:`precond_gd`'s order; ``planned`` is :func:`_planned`'s, X₀'X₀ from the memo ``grams`` (per B0,
+    which the plan checked)."""
+    (plan, T, _), d, B0 = planned, X.shape[1], t["B0"]
+    sig1, sig2 = (r.noise_scale for r in plan.releases)
+    if B0 not in grams:
         grams[B0] = _gram_clipped(X, B0)
-    M, H_inv = preconditioner(noisy_symmetric(grams[B0], sig1, rng, privacy.sampler), n, sig1, alpha, floor, rho)
+    G = noisy_symmetric(grams[B0], sig1, rng, privacy.sampler)
+    return G, sig1, draw("gaussian", sig2, (T, d), rng, privacy.sampler)
+
+
+def _start(X, privacy, rng, grams, planned: tuple, t: dict) -> _Run:
+    """Stage 1 of one run (its releases: :func:`_draws`) and what its steps read."""
+    G, sig1, noise = _draws(X, privacy, rng, grams, planned, t)
+    M, H_inv = preconditioner(G, X.shape[0], sig1, t["alpha"], t["floor"], t["rho"])
     U = whitened_rows(X, M)
-    clip = JointClip(U)
-    noise = draw("gaussian", sig2, (T, d), rng, privacy.sampler)
+    return _Run(M, H_inv, U, JointClip(U), noise, t["C"], t["R"], t["eta"], planned[2])
+
+
+def _descend(y, run: _Run) -> np.ndarray:
+    """Stage 2 of one run: its T noisy clipped gradient steps from b⁰ = 0, and β̂ = M b̄."""
+    U, clip, noise, C, R, eta, average = run.U, run.clip, run.noise, run.C, run.R, run.eta, run.average
+    T, d = noise.steps.shape
     b, tail = np.zeros(d), np.zeros(d)
     for t in range(T):
         with np.errstate(over="ignore", invalid="ignore"):  # a residual may overflow: its term is clipped or 0
             r = y - U @ b
         w = clip.weights(r, C) if R is None else clip.separate(r, C, R)
-        b = b + eta * (H_inv @ noise[t].add(clip.V.T @ w))
+        b = b + eta * (run.H_inv @ noise[t].add(clip.V.T @ w))
         if t >= T - average:
             tail += b / average
-    return M @ tail
+    return run.M @ tail
+
+
+def _start_group(X, privacy, rngs, grams, group, planned, tunings) -> _Run:
+    """Stage 1 of the k runs ``group`` (R None; equal T, α, floor and ρ) as one :class:`_Run` whose arrays are
+    stacked on a leading axis (M, H⁻¹ (k, d, d), U (k, n, d), the steps' noise (k, T, d) with one grid step per run,
+    C, η and average (k, 1)) and whose clip is the :class:`JointClip` of all k·n rows. Each run's releases are drawn
+    from its own generator (:func:`_draws`); the rest is elementwise or a stack of the single run's LAPACK and BLAS
+    calls (numpy's eigh and matmul go matrix by matrix), so each run's arrays are :func:`_start`'s bit for bit."""
+    draws = [_draws(X, privacy, rng, grams, planned[i], tunings[i]) for rng, i in zip(rngs, group, strict=True)]
+    t = tunings[group[0]]
+    M, H_inv = preconditioner(np.stack([g for g, _, _ in draws]), X.shape[0], np.array([s for _, s, _ in draws]),
+                              t["alpha"], t["floor"], t["rho"])  # fmt: skip
+    U = whitened_rows(X, M)
+    k, n, d = U.shape
+    noise = GridNoise(np.stack([z.steps for _, _, z in draws]), np.array([[z.step] for _, _, z in draws]),
+                      draws[0][2].exact)  # fmt: skip
+    C, eta = (np.array([[tunings[i][a]] for i in group], dtype=float) for a in ("C", "eta"))
+    average = np.array([[planned[i][2]] for i in group], dtype=float)
+    return _Run(M, H_inv, U, JointClip(U.reshape(k * n, d)), noise, C, None, eta, average)
+
+
+def _lockstep(y, run: _Run) -> list[np.ndarray]:
+    """:func:`_descend` of the stacked runs of :func:`_start_group` at once, bit for bit: every product a stack of
+    the single run's BLAS calls (numpy's matmul calls gemv matrix by matrix, here into buffers of the same layout),
+    every other operation elementwise, and each run's release its own noise on its own sum (its grid step). The
+    clip weights are :func:`_plain_weights` in the ordinary case, else the group's :class:`JointClip` (whose
+    weights are computed row by row: the runs' own, stacked)."""
+    (k, n, d), T = run.U.shape, run.noise.steps.shape[1]
+    clip, U = run.clip, run.U
+    Vt = np.swapaxes(clip.V.reshape(k, n, d), 1, 2)  # U itself unless some row was rescaled
+    q = None if clip.any_odd or clip.any_zero else clip.q.reshape(k, n)
+    C_rows = np.repeat(run.C[:, 0], n)
+    last = (T - run.average[:, 0]).tolist()
+    b, tail = np.zeros((k, d)), np.zeros((k, d))
+    r, w = np.empty((k, n, 1)), np.empty((k, n, 1))
+    for t in range(T):
+        with np.errstate(over="ignore", invalid="ignore"):  # a residual may overflow: its term is clipped or 0
+            np.matmul(U, b[:, :, None], out=r)
+            np.subtract(y, r[:, :, 0], out=r[:, :, 0])
+        if q is None or not _plain_weights(r[:, :, 0], q, run.C, w[:, :, 0]):
+            w[:, :, 0] = clip.weights(r.reshape(k * n), C_rows).reshape(k, n)
+        released = run.noise[:, t].add((Vt @ w)[:, :, 0])
+        b = b + run.eta * (run.H_inv @ released[:, :, None])[:, :, 0]
+        tails = [i for i in range(k) if t >= last[i]]
+        tail[tails] += b[tails] / run.average[tails]
+    return list((run.M @ tail[:, :, None])[:, :, 0])
+
+
+def _plain_weights(r: np.ndarray, q: np.ndarray, C: np.ndarray, w: np.ndarray) -> bool:
+    """:meth:`JointClip.weights` of stacked residuals r (k, n) for rows of trusted, non-zero norms q (k, n), C one
+    per run (k, 1), into w: min(1, C/max(|r|q, tiny))·r, the same operations in the same order. False (w not set)
+    when some |r_i|q_i is not finite (an overflowed residual), which the clip handles. A finite |r_i|q_i with
+    q_i > 0 makes r_i finite and its weight too, so the clip's check for non-finite weights has nothing to do.
+    With every C ≥ tiny the floor at tiny is skipped, the same numbers: where |r|q < tiny both C/tiny and C/(|r|q)
+    (inf at 0) are ≥ 1, so the factor is 1 either way."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        g = np.abs(r)
+        g *= q
+        if not math.isfinite(g.sum()):
+            return False
+        if C.min() >= _TINY:
+            np.divide(C, g, out=w)
+        else:
+            np.maximum(g, _TINY, out=w)
+            np.divide(C, w, out=w)
+        np.minimum(w, 1.0, out=w)
+        w *= r
+    return True
 
 
 def precond_gd_blocks(

@@ -129,6 +129,32 @@ def subsample_aggregate(X, y, *, privacy: Privacy, rng: np.random.Generator, R_b
     X, y = check_design(X, y)
     n, d = X.shape
     plan = subsample_aggregate_plan(privacy, n, d, R_b=R_b, block_size=block_size)
+    return _release(X, y, plan, R_b, rng, privacy)
+
+
+def subsample_aggregate_batch(
+    X, y, *, privacy: Privacy, rngs: list[np.random.Generator], tunings: list[dict], plans: dict
+) -> list[np.ndarray]:
+    """:func:`subsample_aggregate` on one subsample with every set of constants in ``tunings`` (each complete), run
+    i with its own ``rngs[i]`` (its partition and its noise): the separate calls' estimates bit for bit, each the
+    same (ε, δ)-DP release. Shared, because deterministic: the design is checked once and a plan computed once per
+    (privacy, n, d, constants) into ``plans``, the caller's memo (its PRIVACY WARNINGs given when it is computed; a
+    refusal raised every time, the first being the separate calls' first)."""
+    X, y = check_design(X, y)
+    n, d = X.shape
+    planned = []
+    for t in tunings:  # every plan first, in order: the first refusal is the separate calls' first
+        key = (privacy, n, d, repr((t["R_b"], t["block_size"])))  # repr: 2 and 2.0 give different plan texts
+        if key not in plans:
+            plans[key] = subsample_aggregate_plan(privacy, n, d, R_b=t["R_b"], block_size=t["block_size"])
+        planned.append(plans[key])
+    return [_release(X, y, plan, t["R_b"], rng, privacy) for plan, t, rng in zip(planned, tunings, rngs, strict=True)]
+
+
+def _release(X, y, plan: PrivacyPlan, R_b: float, rng: np.random.Generator, privacy: Privacy) -> np.ndarray:
+    """The release of :func:`subsample_aggregate` on a checked design with its plan: the partition drawn from
+    ``rng``, the clipped block estimates averaged, the noise drawn from ``rng``."""
+    n = len(y)
     k = plan.parameters["blocks"]
     perm = rng.permutation(n)
     sizes = np.full(k, n // k) + (np.arange(k) < n % k)  # k blocks, sizes differing by at most one

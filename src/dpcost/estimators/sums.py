@@ -20,7 +20,7 @@ import numpy as np
 from ..dp.mechanisms import check_positive
 from ..dp.plan import PrivacyPlan
 from ..dp.privacy import Privacy
-from .base import clip_design, clip_rows, take_rows
+from .base import check_design, clip_design, clip_rows, take_rows
 
 
 @dataclass(frozen=True)
@@ -76,3 +76,36 @@ class ClippedRows:
                 self._Xc, self._yc = clip_rows(self.X, B_row), np.clip(self.y, -B_out, B_out)
             Xc, yc = take_rows(self._Xc, rows), take_rows(self._yc, rows)
         return Xc.T @ Xc, Xc.T @ yc
+
+
+def batch_of(sums: Sums) -> Callable:
+    """The method's ``batch`` (:meth:`~.method.Method.estimate_batch`: many sets of constants, or generators, on one
+    data set) from its sums: run i is ``sums.release`` of the clipped sums with ``tunings[i]`` and ``rngs[i]``, the
+    separate call's estimate bit for bit (its draws are the release's own). Shared, being deterministic: the checks,
+    the clipped X and X'X per row bound, X'y per pair of bounds (the decoy search's |y| bounds and joint SSP's ratios
+    on one subsample), and the plans (``plans``). The first refusal is the separate calls' first."""
+
+    def batch(X, y, *, privacy, rngs: list, tunings: list[dict], plans: dict) -> list:
+        X, y = check_design(X, y)
+        memo: dict = {}
+        return [
+            sums.release(*_shared_sums(X, y, t, sums, memo), len(y), privacy=privacy, rng=rng, plans=plans, **t)
+            for t, rng in zip(tunings, rngs, strict=True)
+        ]
+
+    return batch
+
+
+def _shared_sums(X, y, tuning: dict, sums: Sums, memo: dict) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~.ssp.clipped_sums` of a checked design at the bounds ``tuning`` names (checked in its order), the
+    clipped X and X'X formed once per row bound and X'y once per pair in ``memo``: clip_design's operations on the
+    same arrays, so the same bits."""
+    B_row = check_positive(sums.row, tuning[sums.row])
+    B_out = check_positive(sums.out, tuning[sums.out])
+    if B_row not in memo:
+        Xc = clip_rows(X, B_row)
+        memo[B_row] = Xc, Xc.T @ Xc, {}
+    Xc, G, products = memo[B_row]
+    if B_out not in products:
+        products[B_out] = Xc.T @ np.clip(y, -B_out, B_out)
+    return G, products[B_out]

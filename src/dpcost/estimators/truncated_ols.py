@@ -150,3 +150,37 @@ def noisy_truncated_ols(
         return add_noise(ols(X, np.clip(y, -R, R)), "gaussian", sd, rng, privacy.sampler)
     beta = truncated_ridge_fit(X, y, R=R, C=C, c_x=c_x, kappa=kappa)
     return add_noise(beta, "gaussian", sd, rng, privacy.sampler)
+
+
+def noisy_truncated_ols_batch(
+    X, y, *, privacy: Privacy, rngs: list[np.random.Generator], tunings: list[dict], plans: dict
+) -> list[np.ndarray]:
+    """:func:`noisy_truncated_ols` on one subsample with every set of constants in ``tunings`` (each complete), run i
+    with its own ``rngs[i]``: the separate calls' estimates bit for bit, each the same (ε, δ)-DP release (nothing
+    random is shared). Shared, because deterministic: the design is checked once, X̃'X̃/n formed once per c_x and
+    X̃'Π_R(y)/n once per (c_x, R) (:func:`truncated_ridge_fit`'s sums), and a plan computed once per (privacy, n,
+    d, constants) into ``plans``, the caller's memo (its PRIVACY WARNINGs given when it is computed; a refusal
+    raised every time, the first being the separate calls' first). A run with the printed noise runs as the
+    estimator does."""
+    X, y = check_design(X, y)
+    n, d = X.shape
+    grams: dict = {}
+    out = []
+    for t, rng in zip(tunings, rngs, strict=True):
+        R, C, c_x, kappa = (check_positive(k, t[k]) for k in ("R", "C", "c_x", "kappa"))
+        key = (privacy, n, d, repr((R, C, c_x, kappa, t["noise"])))  # repr: 2 and 2.0 give different plan texts
+        if key not in plans:
+            plans[key] = noisy_truncated_ols_plan(privacy, n, d, R=R, C=C, c_x=c_x, kappa=kappa, noise=t["noise"])
+        sd = plans[key].releases[0].noise_scale
+        if t["noise"] == "printed":
+            out.append(add_noise(ols(X, np.clip(y, -R, R)), "gaussian", sd, rng, privacy.sampler))
+            continue
+        if c_x not in grams:
+            Xc = clip_rows(X, c_x)
+            grams[c_x] = Xc, Xc.T @ Xc / n, {}
+        Xc, gram, moments = grams[c_x]
+        if R not in moments:
+            moments[R] = Xc.T @ np.clip(y, -R, R) / n
+        beta = ridge_in_ball(gram + kappa * np.eye(d), moments[R], C)
+        out.append(add_noise(beta, "gaussian", sd, rng, privacy.sampler))
+    return out
