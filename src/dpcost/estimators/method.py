@@ -13,6 +13,7 @@ import numpy as np
 from ..dp.plan import PrivacyPlan
 from ..dp.privacy import Privacy
 from ..errors import ConfigError
+from .cost import Cost
 
 # parameters an analysis gives every method that takes them (not tuning: they define the estimand, or, X_public,
 # are the public data the analysis holds beside the private records); one with a default in the estimator is
@@ -89,8 +90,8 @@ class Method:
     statistics: Callable | None = None
     # the blocks route's smallest n_b·μ at which its block estimates were measured to cover (dpcost.inference.blocks)
     blocks_rows_mu: float | None = None
-    # CPU seconds per row fitted, measured (dpcost.run.workload); None: the workload's default for a method not measured
-    cost: float | None = None
+    # its CPU per plan, fit and row fitted at width d, measured (dpcost.run.workload); None: the workload's default
+    cost: Cost | None = None
     # a yardstick of comparison.csv's ratio columns (dpcost.analysis.summaries.compare)
     reference: bool = False
     # the constant it truncates the data with, which the simulation study's R= variants replace (dpcost.simulation)

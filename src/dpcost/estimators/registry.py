@@ -38,6 +38,7 @@ from . import (
     tukey_em,
     two_stage,
 )
+from .cost import Cost
 from .method import ANALYSIS_PARAMS, CALIBRATION_PARAMS, Method  # noqa: F401 (re-exported)
 
 FAMILIES = ("regression", "mean", "glm", "ranking", "nonparametric", "sparse_learning")
@@ -52,82 +53,86 @@ FLOAT = "float noise, not proven"
 # One entry per method: name, family, label (short name and citation: ledgers, tables, legends), estimator, plan,
 # ``what`` — one phrase saying what the method does, which the figures' legends print after the label — and every
 # other fact about it (Method: its interval routes and their constants, its measured cost, whether it is a
-# reference). ``cost``: CPU seconds per row and repetition of one fit, measured on the flights table (d = 21,
-# m = 10,000 ... 300,000, 20 repetitions; 2-core AMD EPYC) as a method's estimate job CPU less its start-up over the
-# rows it fitted (blocks_ols's on housing, d = 5, m = 20,000: 0.035 s a fit). ``blocks_rows_mu``: the measurements
-# in dpcost.inference.blocks. The block is laid out by hand, two lines an entry (ruff format would spread each over
-# ten).
+# reference). ``cost``: Cost(plan, fit, a, b, c), CPU seconds per privacy plan, per fit and per row fitted a + b·d +
+# c·d² at design width d, fitted to the jobs of workflow runs on real tables of d = 5 to 49 (2-core AMD EPYC;
+# measurements/work_estimate.py, docs/performance.md "The run's work, estimated"). ``blocks_rows_mu``: the
+# measurements in dpcost.inference.blocks. The block is laid out by hand, two lines an entry (ruff format would
+# spread each over ten).
 # fmt: off
 METHODS: dict[str, Method] = {
     m.name: m
     for m in (
         # linear regression
-        _M("ols", "regression", "OLS (non-private)", ols.ols, group="baseline", cost=2.9e-7,
+        _M("ols", "regression", "OLS (non-private)", ols.ols, group="baseline", cost=Cost(0, 0, 0, 1.6e-8, 4.6e-10),
            what="least squares, no noise"),
         _M("noisy_gd", "regression", "Noisy GD (Cai, Wang & Zhang 2021, Alg. 4.1)", noisy_gd.noisy_gradient_descent_ols,
-           noisy_gd.noisy_gd_plan, cost=4.2e-7,
+           noisy_gd.noisy_gd_plan, cost=Cost(0, 0, 0, 3e-8, 8e-11),
            truncation="R", what="projected gradient descent, y truncated, Gaussian noise every step"),
         _M("noisy_truncated_ols", "regression", "Noisy truncated OLS (Cai, Wang & Zhang 2019, §4.3.1)",
-           truncated_ols.noisy_truncated_ols, truncated_ols.noisy_truncated_ols_plan, cost=4.0e-7,
+           truncated_ols.noisy_truncated_ols, truncated_ols.noisy_truncated_ols_plan,
+           cost=Cost(0, 0, 0, 2.3e-8, 2.8e-10),
            what="ridge-stabilised OLS on truncated y, plus Gaussian noise"),
         _M("ssp", "regression", "SSP (Wang 2018)", ssp.ssp, ssp.ssp_plan, group="wang",
-           intervals=("delta", "bootstrap", "blocks"), statistics=ssp.ssp_statistics, blocks_rows_mu=13.0, cost=2.7e-7,
+           intervals=("delta", "bootstrap", "blocks"), statistics=ssp.ssp_statistics, blocks_rows_mu=13.0,
+           cost=Cost(0, 0, 0, 2.8e-8, 0),
            what="noisy X'X and X'y, then solved"),
         _M("adassp", "regression", "AdaSSP (Wang 2018, Alg. 2)", ssp.adassp, ssp.adassp_plan, group="wang",
            intervals=("delta", "bootstrap", "blocks"), statistics=ssp.adassp_statistics, blocks_rows_mu=300.0,
-           cost=2.3e-7, reference=True,
+           cost=Cost(0.008, 0, 0, 2.2e-8, 6.4e-11), reference=True,
            what="noisy X'X and X'y, with a ridge chosen privately"),
         _M("joint_ssp", "regression", "Joint SSP, ridge by post-processing", ssp.joint_ssp, ssp.joint_ssp_plan,
            group="new", intervals=("delta", "bootstrap", "blocks"), statistics=ssp.joint_ssp_statistics,
-           blocks_rows_mu=400.0, cost=1.7e-7,
+           blocks_rows_mu=400.0, cost=Cost(0.0018, 5.2e-5, 0, 2.1e-8, 1.4e-10),
            what="X'X and X'y in one noisy release, the ridge read from it"),
         _M("precond_gd", "regression", "Preconditioned clipped noisy GD", precond_gd.precond_gd,
            precond_gd.precond_gd_plan, group="new", batch=precond_gd.precond_gd_batch,
            blocks=precond_gd.precond_gd_blocks,
-           intervals=("blocks",), blocks_rows_mu=150.0, cost=7.4e-7,
+           intervals=("blocks",), blocks_rows_mu=150.0, cost=Cost(0.0037, 0.00057, 0, 3.5e-8, 1.4e-10),
            what="a few clipped noisy gradient steps, whitened by a noisy X'X"),
         _M("subsample_aggregate", "regression", "Subsample-and-aggregate OLS (Nissim et al. 2007)",
            subsample_aggregate.subsample_aggregate, subsample_aggregate.subsample_aggregate_plan, group="new",
-           cost=7.3e-6,
+           cost=Cost(0.008, 0, 0, 2.9e-8, 1.1e-8),
            what="OLS on disjoint blocks, clipped and averaged, plus noise"),
         _M("ops", "regression", f"OPS-Balanced (Wang 2018, App. F; {FLOAT})", posterior.ops, posterior.ops_plan,
-           group="wang", cost=4.4e-7, what="one draw from a ridge regression's posterior"),
+           group="wang", cost=Cost(0, 0, 7.1e-8, 3.3e-9, 1.6e-10), what="one draw from a ridge regression's posterior"),
         _M("adaops", "regression", f"AdaOPS (Wang 2018, Alg. 1; {FLOAT})", posterior.adaops, posterior.adaops_plan,
-           group="wang", cost=4.0e-7, what="one posterior draw, its ridge chosen privately"),
+           group="wang", cost=Cost(0, 0, 6.9e-8, 2.3e-8, 0), what="one posterior draw, its ridge chosen privately"),
         _M("objpert", "regression", f"ObjPert (Kifer et al. 2012; {FLOAT})", objpert.objpert, objpert.objpert_plan,
-           group="wang", cost=4.3e-7, what="ridge regression with a random linear term in its objective"),
+           group="wang",
+           cost=Cost(0.014, 0, 0, 2.3e-8, 0), what="ridge regression with a random linear term in its objective"),
         _M("noisy_sgd", "regression", "Noisy SGD (Bassily et al. 2014)", noisy_sgd.noisy_sgd_ols,
-           noisy_sgd.noisy_sgd_plan, group="comparator", cost=2.5e-6,
+           noisy_sgd.noisy_sgd_plan, group="comparator", cost=Cost(0.23, 0.0029, 0, 1.8e-7, 0),
            what="stochastic gradient steps with Gaussian noise"),
         _M("sheffet_jl", "regression", f"JL projection OLS (Sheffet 2017, Alg. 1; {FLOAT})", sheffet.sheffet_jl_ols,
-           sheffet.sheffet_jl_plan, group="comparator", cost=6.7e-7, what="OLS on a random projection of [X, y]"),
+           sheffet.sheffet_jl_plan, group="comparator",
+           cost=Cost(0, 0, 0, 2.2e-8, 2.3e-11), what="OLS on a random projection of [X, y]"),
         # tuning-free: every constant a rule of (n, d, ε, δ) in code (tuning_mode none)
         _M("boosted_adassp", "regression", "Boosted AdaSSP (Tang et al. 2024), data-free rules",
            boosted_adassp.boosted_adassp, boosted_adassp.boosted_adassp_plan, group="new", tuning_free=True,
            blocks=boosted_adassp.boosted_adassp_blocks,
-           intervals=("blocks",), blocks_rows_mu=50.0, cost=2.2e-7,
+           intervals=("blocks",), blocks_rows_mu=50.0, cost=Cost(0.08, 0, 0, 2.7e-8, 0),
            what="noisy X'X as preconditioner, then noisy clipped-residual steps"),
         _M("precond_gd_free", "regression", "Preconditioned clipped noisy GD, data-free rules",
            precond_gd_free.precond_gd_free, precond_gd_free.precond_gd_free_plan, group="new", tuning_free=True,
            blocks=precond_gd_free.precond_gd_free_blocks,
-           intervals=("blocks",), blocks_rows_mu=13.0, cost=7.5e-7,
+           intervals=("blocks",), blocks_rows_mu=13.0, cost=Cost(0.067, 0, 0, 4.5e-8, 0),
            what="preconditioned noisy GD, constants set by rules of n, d, ε, δ"),
         _M("precond_gd_adaptive", "regression", "Preconditioned clipped noisy GD, clip bounds chosen privately",
            precond_gd_adaptive.precond_gd_adaptive, precond_gd_adaptive.precond_gd_adaptive_plan, group="new",
            tuning_free=True, blocks=precond_gd_adaptive.precond_gd_adaptive_blocks,
-           intervals=("blocks",), blocks_rows_mu=300.0, cost=6.9e-7,
+           intervals=("blocks",), blocks_rows_mu=300.0, cost=Cost(0.11, 0, 2.1e-8, 4.4e-8, 0),
            what="preconditioned noisy GD, clip bounds from private quantiles"),
         _M("hessian_mixing", "regression", f"Iterative Hessian Mixing (Lev et al. 2026; {FLOAT})",
            hessian_mixing.hessian_mixing, hessian_mixing.hessian_mixing_plan, group="new", tuning_free=True,
-           cost=4.4e-7,
+           cost=Cost(0.022, 0, 0, 2.7e-8, 4.6e-12),
            what="Newton steps with randomly sketched Hessians and noisy gradients"),
         _M("tukey_em", "regression", f"TukeyEM (Amin et al. 2023, Alg. 2; {FLOAT})", tukey_em.tukey_em,
            tukey_em.tukey_em_plan, group="new", tuning_free=True,
-           cost=4.7e-6,
+           cost=Cost(0.097, 0, 0, 0, 1e-8),
            what="OLS on blocks, then a private Tukey-depth median of them"),
         _M("blocks_ols", "regression", "Blocks of unclipped OLS, censored private mean (after Evans et al. 2023)",
            blocks_ols.blocks_ols, blocks_ols.blocks_ols_plan, group="new", tuning_free=True,
-           intervals=("censored",), cost=2.0e-6,
+           intervals=("censored",), cost=Cost(0.096, 0, 0, 5.8e-8, 2.3e-9),
            what="jackknifed OLS on many blocks, censored at a private centre, averaged, noised"),
         # sparse linear regression (the simulation study)
         _M("iht", "regression", "IHT (non-private)", sparse_regression.iht, support="returned", group="baseline",
@@ -145,11 +150,12 @@ METHODS: dict[str, Method] = {
                       "rcv1": ((0.1381, 0.0045), (0.1134, 0.0041), (0.0978, 0.0032), (0.0882, 0.0033))},
            what="Frank-Wolfe over the ℓ1 ball, each vertex chosen privately"),
         _M("diffprivlib", "regression", f"diffprivlib LinearRegression (peer; {FLOAT})", peers.diffprivlib_ols,
-           peers.diffprivlib_plan, peer="diffprivlib", group="peer",
+           peers.diffprivlib_plan, peer="diffprivlib", group="peer", cost=Cost(0, 0, 1.6e-6, 0, 0),
            reference=True,
            what="IBM's library: noisy coefficients of the squared loss"),
         _M("opendp_ssp", "regression", "OpenDP-calibrated SSP (peer)", peers.opendp_ssp_ols, peers.opendp_ssp_plan,
-           peer="opendp", group="peer", what="noisy X'X and X'y, the noise calibrated by OpenDP"),
+           peer="opendp", group="peer",
+           cost=Cost(0.29, 0, 0, 0, 0), what="noisy X'X and X'y, the noise calibrated by OpenDP"),
         # mean
         _M("sample_mean", "mean", "Sample mean (non-private)", sparse_mean.sample_mean, group="baseline",
            what="the average, no noise"),
