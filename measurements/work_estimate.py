@@ -306,6 +306,20 @@ def fit(root: Path, tables=FITTED, verbose: int = 0) -> dict:
     return coef
 
 
+def cross_validate(root: Path, tables) -> None:
+    """Each table's run predicted by the coefficients fitted to the others' (its whole CPU, Snakemake's included)."""
+    import contextlib
+    import io
+
+    for table in tables:
+        with contextlib.redirect_stdout(io.StringIO()):
+            coef = fit(root, [t for t in tables if t != table])
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            check(root, [table], coef)
+        print("left out: " + out.getvalue().splitlines()[0])
+
+
 def check(root: Path, tables, coef: dict | None = None) -> None:
     """Per measured table: the estimate (with ``coef``, else the registry's and workload's coefficients: the start-up
     line's; the table's size from its record) against the run's CPU (its jobs', and with Snakemake's own) and wall
@@ -400,7 +414,7 @@ def main() -> None:
     if sys.argv[1:2] == ["_snakemake"]:
         snakemake_in_process(sys.argv[2:])
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["run", "fit", "check"])
+    ap.add_argument("what", choices=["run", "fit", "check", "cv"])
     ap.add_argument("tables", nargs="*", default=[])
     ap.add_argument("--root", type=Path, default=Path("/tmp/we"))
     ap.add_argument("--verbose", type=int, default=0, help="fit: print the jobs the fit misses most")
@@ -416,6 +430,8 @@ def main() -> None:
         if args.write:
             write(coef)
         check(args.root, TABLES, coef)
+    elif args.what == "cv":
+        cross_validate(args.root, tuple(args.tables) or FITTED)
     else:
         check(args.root, tuple(args.tables) or TABLES)
 

