@@ -13,6 +13,7 @@ import numpy as np
 from ..dp.plan import PrivacyPlan
 from ..dp.privacy import Privacy
 from ..errors import ConfigError
+from .cost import Cost
 from .sums import ClippedRows, Sums, batch_of
 
 # parameters an analysis gives every method that takes them (not tuning: they define the estimand, or, X_public,
@@ -94,8 +95,8 @@ class Method:
     # how its release reads only the clipped sums X'X, X'y of its rows (.sums.Sums): the engine then forms them from
     # the design clipped once (estimate_rows) and a targeted attack its shadows' sums (dpcost.analysis.targeted)
     sums: Sums | None = None
-    # CPU seconds per row fitted, measured (dpcost.run.workload); None: the workload's default for a method not measured
-    cost: float | None = None
+    # its CPU per plan, fit and row fitted at width d, measured (dpcost.run.workload); None: the workload's default
+    cost: Cost | None = None
     # a yardstick of comparison.csv's ratio columns (dpcost.analysis.summaries.compare)
     reference: bool = False
     # the constant it truncates the data with, which the simulation study's R= variants replace (dpcost.simulation)
