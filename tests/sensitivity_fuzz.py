@@ -570,8 +570,9 @@ def _plant_ridge_in_n(mp):
     """SSP's solve with a ridge of 1/n: post-processing that reads n, private under add/remove."""
     from dpcost.estimators import ssp as ssp_module
 
-    stats = ssp_module.ssp_statistics
-    mp.setattr(ssp_module, "ssp_statistics", lambda X, y, **kw: stats(X, y, **kw)._replace(lam=1.0 / len(X)))
+    # planted where every SSP path passes: the release from the clipped sums of its n rows
+    stats = ssp_module.ssp_from_sums
+    mp.setattr(ssp_module, "ssp_from_sums", lambda G, b, n, **kw: stats(G, b, n, **kw)._replace(lam=1.0 / n))
 
 
 def _plant_noise_scale_in_n(mp):

@@ -446,7 +446,9 @@ def test_the_composition_of_the_default_housing_methods_is_as_before(calibration
     table = table_entry(records)
     for p in table["per_m"]:
         basic, tight, delta = PINNED_HOUSING[calibration][p["m"]]
-        assert (p["basic"]["epsilon"], p["tight"]["epsilon"], p["tight"]["delta"]) == (basic, tight, delta)
+        # the tight epsilon comes from dp-accounting's numerics, whose last bits move with its and scipy's releases
+        assert p["basic"]["epsilon"] == basic
+        assert (p["tight"]["epsilon"], p["tight"]["delta"]) == pytest.approx((tight, delta), rel=1e-12)
         assert p["tight"]["from_releases"] == HOUSING_FROM_RELEASES
     assert [p["m"] for p in table["per_m"]] == list(PINNED_HOUSING[calibration])
 
