@@ -51,42 +51,42 @@ from .targets import asked
 # Python 3.11: docs/performance.md, "The run's work, estimated")
 COEFFICIENTS: Mapping[str, float] = MappingProxyType(
     {
-        "start": 1.6,  # per job: its Python and package start, and Snakemake's handling of it
-        "load": 0,  # per cell (n·d) of the design a job reads
-        "download": 2.3e-5,  # per row of the table read, checked and written by its download job
-        "prepare": 5.8e-8,  # per cell (n·d) of the design its preparation builds
-        "decoy": 0,  # per cell (n·d) of a decoy response built for a search
-        "predict": 2.5e-9,  # per cell (rows × d) a repetition's prediction scores
-        "attack": 0.0051,  # per repetition the score attack scores
-        "attack_row": 1.1e-9,  # per row × d² of the score attack's reference fit
-        "interval": 0.0055,  # per interval released, beyond its fit
-        "full_ols": 1.8e-9,  # per n·d² of the full-data OLS an interval job or the reference fits
-        "reference_fit": 0.0022,  # per OLS reference fit (classical and HC3 intervals)
-        "reference_row": 2.5e-9,  # per row × d² of an OLS reference fit
-        "release": 0.00021,  # per shadow release of a targeted attack
-        "draw": 3.9e-8,  # per row of the table a shadow's row indices cost (_drawn)
-        "gram_a": 0,  # per row of a shadow release's Gram
-        "gram_c": 6.5e-11,  # per row × (d + 2)² of it
-        "leverage": 3.8e-9,  # per n·(d + 1)² of the targets' leverage
+        "start": 1.8,  # per job: its Python and package start, and Snakemake's handling of it
+        "load": 3.2e-8,  # per cell (n·d) of the design a job reads
+        "download": 2.6e-5,  # per row of the table read, checked and written by its download job
+        "prepare": 8.1e-8,  # per cell (n·d) of the design its preparation builds
+        "decoy": 1.2e-7,  # per cell (n·d) of a decoy response built for a search
+        "predict": 5.1e-9,  # per cell (rows × d) a repetition's prediction scores
+        "attack": 0.0047,  # per repetition the score attack scores
+        "attack_row": 1.4e-9,  # per row × d² of the score attack's reference fit
+        "interval": 0.0048,  # per interval released, beyond its fit
+        "full_ols": 2.3e-9,  # per n·d² of the full-data OLS an interval job or the reference fits
+        "reference_fit": 0.0019,  # per OLS reference fit (classical and HC3 intervals)
+        "reference_row": 2.3e-9,  # per row × d² of an OLS reference fit
+        "release": 0.00045,  # per shadow release of a targeted attack
+        "draw": 1.5e-9,  # per row of the table a shadow's row indices cost (_drawn)
+        "gram_a": 2.8e-7,  # per row of a shadow release's Gram
+        "gram_c": 2.5e-11,  # per row × (d + 2)² of it
+        "leverage": 2.3e-9,  # per n·(d + 1)² of the targets' leverage
     }
 )
 # CPU seconds of each table, figure, ledger and report page job beyond its start (term ``book:<rule>``)
 BOOK: Mapping[str, float] = MappingProxyType(
     {
-        "aggregate": 0.14,
-        "plot": 8.8,
-        "ledger": 1.5,
-        "attack": 4.5,
-        "compare": 0.08,
-        "report_analysis": 0.77,
-        "report_comparison": 0,
-        "inference": 3.4,
-        "report_inference": 0.21,
-        "privacy_map": 2.6,
+        "aggregate": 0.18,
+        "plot": 10,
+        "ledger": 1.7,
+        "attack": 4.9,
+        "compare": 0.17,
+        "report_analysis": 0.85,
+        "report_comparison": 0.058,
+        "inference": 3.5,
+        "report_inference": 0.13,
+        "privacy_map": 3.1,
         "report_map": 0.22,
-        "targeted": 2.1,
+        "targeted": 1.9,
         "report_targeted": 0,
-        "config_snapshot": 0,
+        "config_snapshot": 0.025,
         "benchmark_summary": 9.0,  # not measured: as plot
         "report_benchmark": 0.8,  # as report_analysis
         "benchmark_inference_summary": 3.4,  # as inference
