@@ -5,6 +5,7 @@ different width d, fit the estimate's coefficients to the jobs' CPU, and compare
     python measurements/work_estimate.py fit [--write] [--verbose N]            # coefficients from the fitted runs
     python measurements/work_estimate.py cv                                      # each run left out of the fit in turn
     python measurements/work_estimate.py check [TABLE …]                        # the estimate as it is, against runs
+    python measurements/work_estimate.py costs                                   # the methods' costs, for the docs
 
 Runs (:data:`TABLES`; real data read offline, every analysis's default steps at few repetitions — the model is per
 fit and per row, so a few measure it): housing (d = 5, 20,640 rows, the copy in ../shared/data at
@@ -472,11 +473,24 @@ def write(coef: dict) -> None:
     path.write_text(head + book)
 
 
+def costs() -> None:
+    """docs/performance.md's table of each method's cost, from the registry: ms per plan, ms per fit at d = 5 and 50,
+    ns per row at d = 5, 21, 50 and 75."""
+    from dpcost.estimators.registry import METHODS
+
+    for k, m in METHODS.items():
+        if m.cost is not None:
+            c = m.cost
+            fit = " / ".join(f"{(c.fit + c.e * d * d) * 1e3:.2g}" for d in (5, 50))
+            row = " / ".join(f"{c.row(d) * 1e9:.0f}" for d in (5, 21, 50, 75))
+            print(f"| {k} | {c.plan * 1e3:.2g} | {fit} | {row} |")
+
+
 def main() -> None:
     if sys.argv[1:2] == ["_snakemake"]:
         snakemake_in_process(sys.argv[2:])
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["run", "fit", "check", "cv"])
+    ap.add_argument("what", choices=["run", "fit", "check", "cv", "costs"])
     ap.add_argument("tables", nargs="*", default=[])
     ap.add_argument("--root", type=Path, default=Path("/tmp/we"))
     ap.add_argument("--verbose", type=int, default=0, help="fit: print the jobs the fit misses most")
@@ -492,6 +506,8 @@ def main() -> None:
         if args.write:
             write(coef)
         check(args.root, TABLES, coef)
+    elif args.what == "costs":
+        costs()
     elif args.what == "cv":
         cross_validate(args.root, tuple(args.tables) or FITTED)
     else:
