@@ -200,3 +200,24 @@ def test_targeted_attacks_of_housing(run):
     assert table.auc.between(0, 1).all() and (table.auc_se > 0).all() and (table.epsilon_lb >= 0).all()
     assert (run / "results/housing/targeted.png").stat().st_size > 10_000
     assert "Targeted attacks" in (run / "results/housing/report/targeted.html").read_text()
+
+
+def test_the_work_estimate_counts_every_job_the_run_made_for_housing(run):
+    """The start-up estimate (dpcost.run.workload) prices the jobs the workflow makes: housing's jobs in it are the
+    run's benchmark files of housing, by name (its decoy searches, the split one's parts, estimates, intervals, map,
+    targeted attacks, tables and pages), and its table's size is read from the preparation's record."""
+    import copy
+
+    from snakemake.utils import update_config, validate
+
+    from dpcost.run import workload
+    from dpcost.run.startup import start
+
+    config = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    for extra in (SMALL, {"housing": {"peers": "always"}}):
+        update_config(config, copy.deepcopy(extra))
+    resolved = start(config, lambda c: validate(c, str(REPO / "workflow/schemas/config.schema.yaml")), run_checks=False)
+    work = workload.of_run(resolved, ["results/housing/summary.csv"], root=run)
+    made = {f.stem for f in (run / "results/job_times").glob("*.tsv") if "_housing" in f.stem}
+    assert {job.name for job in work.jobs} - {"config_snapshot"} == made
+    assert work.shapes == {"housing": workload.Shape(20640, 5, True)}

@@ -4,8 +4,8 @@ The model counts, job by job, what each job of the analyses asked for does, and 
 this project's machine (docs/performance.md, "The run's work, estimated"; the numbers are fitted to the jobs of runs
 by ``python measurements/work_estimate.py fit``). A job's work is a sum of amounts, each times a coefficient
 (:class:`Job`): :data:`COEFFICIENTS`, :data:`BOOK`, and each method's :class:`~dpcost.estimators.cost.Cost` in its
-registry entry (``Method.cost``: ``plan`` per privacy plan, ``fit`` per fit and ``a + b·d + c·d²`` per row fitted at
-the design's width d). A regression analysis's table has n rows and width d (:func:`shape`); every job costs
+registry entry (``Method.cost``: ``plan`` per privacy plan, ``fit + e·d²`` per fit and ``a + b·d + c·d²`` per row
+fitted at the design's width d). A regression analysis's table has n rows and width d (:func:`shape`); every job costs
 ``start`` (its process, and Snakemake's handling of it) and, if it reads the design, ``load`` per cell (n·d); then:
 
 * download and preparation: ``download`` per row of the table, ``prepare`` per cell of its design;
@@ -19,10 +19,10 @@ the design's width d). A regression analysis's table has n rows and width d (:fu
   row × d²;
 * the privacy map: every ε (once for a non-private method) its decoy search on the map's decoys and its fits;
 * targeted attacks: per shadow release (2 × (shadows + test releases) per target and m) ``release``, ``draw`` per
-  row of the table its row indices cost, ``gram_a + gram_c·(d + 2)²`` per row of its Gram (min(m, n − m) rows) and a
-  private method's ``fit`` (its noise and solve); ``recon`` per evaluation of the matching reconstruction of a
-  private release (2 × nfev × (d + 3) per target and m); a method that releases from more than sums refits m rows
-  per release and per evaluation; ``leverage`` per n·(d + 1)² (the targets' QR);
+  row of the table its row indices cost and ``gram_a + gram_c·(d + 2)²`` per row of its Gram (min(m, n − m) rows);
+  a private method's release from those sums, and each evaluation of the matching reconstruction of a private
+  release (2 × nfev × (d + 3) per target and m), one of its fits of no rows; a method that releases from more than
+  sums refits m rows per release and per evaluation; ``leverage`` per n·(d + 1)² (the targets' QR);
 * the tables, figures, ledger and report pages: :data:`BOOK` per job, by its rule.
 
 SNP, the simulation and LIBSVM studies add their jobs' start-up only (their jobs take seconds). The benchmark counts
@@ -51,43 +51,42 @@ from .targets import asked
 # Python 3.11: docs/performance.md, "The run's work, estimated")
 COEFFICIENTS: Mapping[str, float] = MappingProxyType(
     {
-        "start": 1.6,  # per job: its Python and package start, and Snakemake's handling of it
-        "load": 0,  # per cell (n·d) of the design a job reads
-        "download": 2.3e-5,  # per row of the table read, checked and written by its download job
-        "prepare": 5.8e-8,  # per cell (n·d) of the design its preparation builds
-        "decoy": 0,  # per cell (n·d) of a decoy response built for a search
-        "predict": 2.5e-9,  # per cell (rows × d) a repetition's prediction scores
-        "attack": 0.0051,  # per repetition the score attack scores
-        "attack_row": 1.1e-9,  # per row × d² of the score attack's reference fit
-        "interval": 0.0055,  # per interval released, beyond its fit
-        "full_ols": 1.8e-9,  # per n·d² of the full-data OLS an interval job or the reference fits
-        "reference_fit": 0.0022,  # per OLS reference fit (classical and HC3 intervals)
-        "reference_row": 2.5e-9,  # per row × d² of an OLS reference fit
-        "release": 0.00021,  # per shadow release of a targeted attack
-        "draw": 3.9e-8,  # per row of the table a shadow's row indices cost (_drawn)
-        "recon": 0.00082,  # per evaluation of a private release in the matching reconstruction
-        "gram_a": 0,  # per row of a shadow release's Gram
-        "gram_c": 6.5e-11,  # per row × (d + 2)² of it
-        "leverage": 3.8e-9,  # per n·(d + 1)² of the targets' leverage
+        "start": 1.8,  # per job: its Python and package start, and Snakemake's handling of it
+        "load": 3.2e-8,  # per cell (n·d) of the design a job reads
+        "download": 2.6e-5,  # per row of the table read, checked and written by its download job
+        "prepare": 8.1e-8,  # per cell (n·d) of the design its preparation builds
+        "decoy": 1.2e-7,  # per cell (n·d) of a decoy response built for a search
+        "predict": 5.1e-9,  # per cell (rows × d) a repetition's prediction scores
+        "attack": 0.0047,  # per repetition the score attack scores
+        "attack_row": 1.4e-9,  # per row × d² of the score attack's reference fit
+        "interval": 0.0048,  # per interval released, beyond its fit
+        "full_ols": 2.3e-9,  # per n·d² of the full-data OLS an interval job or the reference fits
+        "reference_fit": 0.0019,  # per OLS reference fit (classical and HC3 intervals)
+        "reference_row": 2.3e-9,  # per row × d² of an OLS reference fit
+        "release": 0.00045,  # per shadow release of a targeted attack
+        "draw": 1.5e-9,  # per row of the table a shadow's row indices cost (_drawn)
+        "gram_a": 2.8e-7,  # per row of a shadow release's Gram
+        "gram_c": 2.5e-11,  # per row × (d + 2)² of it
+        "leverage": 2.3e-9,  # per n·(d + 1)² of the targets' leverage
     }
 )
 # CPU seconds of each table, figure, ledger and report page job beyond its start (term ``book:<rule>``)
 BOOK: Mapping[str, float] = MappingProxyType(
     {
-        "aggregate": 0.14,
-        "plot": 8.8,
-        "ledger": 1.5,
-        "attack": 4.5,
-        "compare": 0.08,
-        "report_analysis": 0.77,
-        "report_comparison": 0,
-        "inference": 3.4,
-        "report_inference": 0.21,
-        "privacy_map": 2.6,
+        "aggregate": 0.18,
+        "plot": 10,
+        "ledger": 1.7,
+        "attack": 4.9,
+        "compare": 0.17,
+        "report_analysis": 0.85,
+        "report_comparison": 0.058,
+        "inference": 3.5,
+        "report_inference": 0.13,
+        "privacy_map": 3.1,
         "report_map": 0.22,
-        "targeted": 2.1,
+        "targeted": 1.9,
         "report_targeted": 0,
-        "config_snapshot": 0,
+        "config_snapshot": 0.025,
         "benchmark_summary": 9.0,  # not measured: as plot
         "report_benchmark": 0.8,  # as report_analysis
         "benchmark_inference_summary": 3.4,  # as inference
@@ -144,7 +143,8 @@ class Job:
 
     def fits(self, method: str, fits: float, rows: float, d: float, plans: float = 0.0) -> Job:
         """``fits`` fits of ``method`` of ``rows`` rows in all at width ``d``, and ``plans`` plans."""
-        for term, amount in (("plan", plans), ("fit", fits), ("a", rows), ("b", rows * d), ("c", rows * d * d)):
+        terms = ("plan", plans), ("fit", fits), ("e", fits * d * d), ("a", rows), ("b", rows * d), ("c", rows * d * d)
+        for term, amount in terms:
             if amount:
                 self.add(f"{method}.{term}", amount)
         return self
@@ -310,9 +310,8 @@ def targeted_job(
         if sums:
             rows = releases * min(m, s.n - m)
             job.add("gram_a", rows).add("gram_c", rows * (p + 1) ** 2)
-            if private:
-                job.fits(method, releases, 0, s.d)  # its noise and solve
-                job.add("recon", evals)
+            if private:  # each release from its sums, and each evaluation of the reconstruction, a fit of no rows
+                job.fits(method, releases + evals, 0, s.d)
         else:  # a refit of m rows per release and per evaluation of the reconstruction
             job.fits(method, releases + evals, (releases + evals) * m, p)
 
@@ -424,7 +423,11 @@ def describe(work: Work, cores: int) -> str:
     cpu = work.cpu
     steps = sorted(work.seconds.items(), key=lambda kv: -kv[1])
     top = ", ".join(f"{s} {v / cpu:.0%}" for s, v in steps[:3] if v > 0)
+    shapes = work.shapes.values()
     tables = ", ".join(f"{k} n = {s.n:,}, d = {s.d}{'' if s.known else ' (assumed)'}" for k, s in work.shapes.items())
+    if len(shapes) > 3:  # the benchmark's: their range
+        assumed = " (some assumed)" if not all(s.known for s in shapes) else ""
+        tables = f"{len(shapes)} tables of d = {min(s.d for s in shapes)} to {max(s.d for s in shapes)}{assumed}"
     return (
         f"about {duration(work.wall(cores))} on {cores} core{'s' * (cores != 1)} ({len(work.jobs)} jobs, "
         f"{duration(cpu)} of CPU{'; ' + top if top else ''}{'; ' + tables if tables else ''})"

@@ -77,9 +77,9 @@ def test_a_lean_analysis_counts_each_job_and_its_fits(tmp_path):
     assert twice["estimate_housing_adassp"].amounts["attack"] == est["attack"]
 
 
-def test_a_fit_costs_what_its_methods_measured_polynomial_in_d_says():
-    """Cost per row a + b·d + c·d²: an estimate job's fits at d = 50 cost what the polynomial says against d = 5, and
-    more for every method whose cost grows with d."""
+def test_a_fit_costs_what_its_method_s_measured_polynomials_in_d_say():
+    """Cost per fit fit + e·d² and per row a + b·d + c·d²: an estimate job's fits at d = 50 cost what the polynomials
+    say against d = 5, and more for every method whose cost grows with d."""
     run = _run({"datasets": ["housing"], "reps": 10, "housing": {**LEAN, "methods": list(DEFAULT["table_defaults"][
         "methods"])}})  # fmt: skip
     narrow, wide = workload.Work(), workload.Work()
@@ -94,8 +94,8 @@ def test_a_fit_costs_what_its_methods_measured_polynomial_in_d_says():
     for k in run.methods["housing"]:
         c = workload.cost(k)
         fits = {5: fitting(narrow, k), 50: fitting(wide, k)}
-        assert fits[50] - fits[5] == pytest.approx(rows * (c.row(50) - c.row(5)))
-        assert fits[50] > fits[5] or (c.b, c.c) == (0, 0), k
+        assert fits[50] - fits[5] == pytest.approx(c.fits(20, rows, 50) - c.fits(20, rows, 5))  # 10 reps x 2 m
+        assert fits[50] > fits[5] or (c.b, c.c, c.e) == (0, 0, 0), k
     assert wide.seconds["estimate"] > narrow.seconds["estimate"] and wide.cpu > narrow.cpu
 
 
@@ -150,8 +150,9 @@ def test_a_table_s_size_comes_from_its_record_else_its_rows_here_else_its_config
 
 
 def test_targeted_releases_from_sums_count_their_gram_and_a_refit_counts_its_rows(tmp_path):
-    """OLS's and AdaSSP's shadow releases come from the Gram of each subsample (AdaSSP's with its noise and solve, and
-    the matching reconstruction's evaluations); precond_gd's are refits of m rows, as are its reconstruction's."""
+    """OLS's and AdaSSP's shadow releases come from the Gram of each subsample, AdaSSP's each one of its fits of no
+    rows (its noise and solve), as is each evaluation of its matching reconstruction; precond_gd's are refits of m
+    rows, as are its reconstruction's."""
     target = {"enabled": True, "methods": ["ols", "adassp", "precond_gd"], "k_top": 1, "k_random": 1, "shadows": 10,
               "test_releases": 20, "m": None, "reconstruction_nfev": 4}  # fmt: skip
     block = {**LEAN, "methods": ["ols", "adassp", "precond_gd"], "targeted": target}
@@ -161,7 +162,7 @@ def test_targeted_releases_from_sums_count_their_gram_and_a_refit_counts_its_row
     assert ols["release"] == adassp["release"] == 2 * releases  # at the smallest and largest m, 1000 and 2000
     assert ols["gram_a"] == adassp["gram_a"] == releases * (1000 + 2000) and "ols.fit" not in ols
     evals = 2 * 2 * 4 * (5 + 3)  # per m: targets x 2 starts x nfev x (d + 3)
-    assert adassp["adassp.fit"] == 2 * releases and adassp["recon"] == 2 * evals
+    assert adassp["adassp.fit"] == 2 * (releases + evals) and adassp["adassp.e"] == 2 * (releases + evals) * 25
     assert "gram_a" not in gd and gd["precond_gd.a"] == (releases + evals) * (1000 + 2000)
 
 
