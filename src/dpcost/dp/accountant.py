@@ -172,7 +172,10 @@ def sampled_gaussian_multiplier(n: int, b: int, T: int, epsilon: float, delta: f
     needed 13; the answer is then checked, and stepped up until it is valid.
     """
     check_epsilon_delta(epsilon, delta)
-    f = lambda log_z: math.log(sampled_gaussian_epsilon(n, b, T, math.exp(log_z), delta) / epsilon)  # noqa: E731
+
+    def f(log_z):  # the accountant's ε is 0 where its bound falls below δ already: the far side of the root
+        return math.log(max(sampled_gaussian_epsilon(n, b, T, math.exp(log_z), delta), 1e-300) / epsilon)
+
     lo, hi = math.log(0.25), math.log(4.0)
     while f(hi) > 0:
         lo, hi = hi, hi + math.log(4.0)

@@ -184,6 +184,12 @@ class Work:
     def wall(self, cores: int) -> float:
         return self.cpu / max(int(cores), 1)
 
+    def shape(self, run, name: str, root: Path | str) -> Shape:
+        """A table's :func:`shape`, read once per estimate (a table read for its size may take seconds)."""
+        if name not in self.shapes:
+            self.shapes[name] = shape(run, name, root)
+        return self.shapes[name]
+
 
 def shape(run, name: str, root: Path | str = ".") -> Shape:
     """The table's n (the rows its subsamples are drawn from) and d, from the first of: its preparation's record
@@ -391,7 +397,7 @@ def benchmark_work(run, names: Sequence[str], work: Work, root: Path | str = "."
     b = run.benchmark
     registry = methods_of("regression")
     for name in names:
-        s = work.shapes.setdefault(name, shape(run, name, root))
+        s = work.shape(run, name, root)
         m = max(run.config[name]["m"])
         scored = int(s.n * b.get("test_fraction", 0.0)) or _scored(s.n, m)
         for k in b["methods"]:
@@ -461,7 +467,7 @@ def of_run(run, targets: Sequence[str], root: Path | str = ".") -> Work:
     for name in own:
         family = run.analysis(name).family if name in run.analyses else None
         if family == "regression":
-            regression_work(run, name, work.shapes.setdefault(name, shape(run, name, root)), work)
+            regression_work(run, name, work.shape(run, name, root), work)
         else:
             for i in range(2 * len(run.methods.get(name, ())) + 10):  # estimate (its attack in it), map; the rest
                 work.job(f"{name}_{i}", "other analyses")

@@ -117,3 +117,15 @@ def test_largest_below_falls_back_to_bisection_where_the_check_fails(monkeypatch
         assert accountant.largest_below(cube, 2.0, 0.0, 10.0) == right
     assert accountant.largest_below(lambda x: 0.0, 1.0, 0.0, 3.0) == 3.0
     assert accountant.largest_below(lambda x: 5.0, 1.0, 0.5, 3.0) == 0.5
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 5.0])
+def test_the_sampled_multiplier_is_found_where_the_accountant_reports_epsilon_zero(epsilon):
+    """One record of 300 a step: at z = 4 the RDP bound is already below δ and the accountant says ε = 0 (its log was
+    a math domain error). The multiplier found certifies ε, and 1 % less noise does not."""
+    n, b, T, delta = 300, 1, 300, 10 / 300**1.1
+    assert accountant.sampled_gaussian_epsilon(n, b, T, 4.0, delta) == 0.0
+    z = accountant.sampled_gaussian_multiplier(n, b, T, epsilon, delta)
+    assert accountant.sampled_gaussian_epsilon(n, b, T, z, delta) <= epsilon
+    if z > 0.25 * 1.01:  # the search's floor: below it, no noise is asked for less
+        assert accountant.sampled_gaussian_epsilon(n, b, T, z / 1.01, delta) > epsilon
