@@ -25,6 +25,7 @@ from ..estimators.ols import ols
 from ..estimators.registry import Method
 from .designs import RegressionDesign
 from .engine import plan_record
+from .progress import Progress
 from .streams import noise_rng, rng_for
 
 log = logging.getLogger(__name__)
@@ -223,6 +224,8 @@ def _evaluate(method, cands, live, fakes, reps, params, m_grid, seed, privacy, d
     The table is the per-candidate one bit for bit (tests/unit/analysis/test_decoy_batch.py)."""
     errors = {c: np.empty((len(fakes), len(m_grid), reps)) for c in live}
     plans: dict = {}  # the estimators' plans, memoised for this search (each plan_record above gave its warnings)
+    # a subsample at m costs about m rows' work for each candidate (as run_grid counts)
+    progress = Progress(f"{dataset}, {method.name} decoy search", len(fakes) * reps * sum(m_grid))
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="PRIVACY WARNING")  # as in run_grid: said by the plan records
         for k, fake in enumerate(fakes):
@@ -238,6 +241,7 @@ def _evaluate(method, cands, live, fakes, reps, params, m_grid, seed, privacy, d
                         del errors[c]
                     for c, fit in fits.items():
                         errors[c][k, j, rep] = fake.score(*fit)[0]
+                    progress.advance(m)
     return errors
 
 

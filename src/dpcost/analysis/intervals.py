@@ -24,6 +24,7 @@ import pandas as pd
 from ..errors import ConfigError, DPCostError
 from ..inference import PROCEDURES, interval
 from ..inference.reference import ols_intervals
+from .progress import Progress
 from .streams import rng_for
 
 NO_PROCEDURE = "no private interval procedure (dpcost.inference.PROCEDURES): no interval released"
@@ -160,6 +161,7 @@ def run_intervals(
     target = full_data_ols(design)
     names = list(names) if names is not None else [f"b{j}" for j in range(design.d)]
     rows, plans, refused = [], [], {}
+    progress = Progress(f"{dataset}, {method} intervals ({route})", reps * sum(m_grid))  # as run_grid's: rows
     for m in m_grid:
         constants = dict(tuning_by_m[m])
         extra = {"share": share} if route != "blocks" else {}
@@ -191,6 +193,7 @@ def run_intervals(
                     (method, route, int(m), rep, names[j], iv.lower[j], iv.upper[j], iv.centre[j], target[j], level)
                     for j in range(design.d)
                 ]
+                progress.advance(m)
         except DPCostError as exc:  # e.g. too few rows for k blocks at the smallest m
             refused[str(m)] = str(exc)
             rows = [r for r in rows if r[2] != m]
