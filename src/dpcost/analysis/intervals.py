@@ -219,6 +219,7 @@ def run_reference(
     n = len(design.y)
     names = list(names) if names is not None else [f"b{j}" for j in range(design.d)]
     rows = []
+    progress = Progress(f"{dataset}, OLS reference intervals", reps * sum(m_grid))  # rows, as run_grid counts
     for m in m_grid:
         for rep in range(reps):
             X, y = design.draw_at(design.subsample(m, rep, seed=seed, dataset=dataset))
@@ -229,6 +230,7 @@ def run_reference(
                     ("ols", route, int(m), rep, names[j], iv.lower[j], iv.upper[j], iv.centre[j], target[j], level)
                     for j in range(design.d)
                 ]
+            progress.advance(m)
     return pd.DataFrame(rows, columns=TIDY)
 
 
