@@ -179,10 +179,8 @@ def noisy_gd_batch(
         if (c_x, R) not in sums:
             Xc = clip_rows(X, c_x)
             sums[c_x, R] = Xc.T @ Xc, Xc.T @ np.clip(y, -R, R)
-        key = (privacy, n, d, repr((T, R, C, c_x, eta0, t["B"])))  # repr: 2 and 2.0 give different plan texts
-        if key not in plans:
-            plans[key] = noisy_gd_plan(privacy, n, d, T=T, R=R, C=C, c_x=c_x, eta0=eta0, B=t["B"])
-        runs.append(((T, eta0, C), sums[c_x, R], plans[key].releases[0].noise_scale))
+        plan = plan_once(plans, noisy_gd_plan, privacy, n, d, T=T, R=R, C=C, c_x=c_x, eta0=eta0, B=t["B"])
+        runs.append(((T, eta0, C), sums[c_x, R], plan.releases[0].noise_scale))
     noises = [
         draw("gaussian", sigma, (T, d), rng, privacy.sampler)
         for ((T, _, _), _, sigma), rng in zip(runs, rngs, strict=True)

@@ -12,6 +12,7 @@ from ..dp.plan import PrivacyPlan, check_bounds, grid_release
 from ..dp.privacy import Privacy
 from ..dp.samplers import GridNoise, draw, grid_scale
 from .base import check_count, check_design, clip_design, require_replace
+from .sums import plan_once
 
 # Why RDP accounting of the continuous sampled Gaussian covers the grid's discrete one, and where that is not proven.
 RDP_CARRY_OVER = (
@@ -167,11 +168,7 @@ def noisy_sgd_batch(
 
 def _sgd_plan(privacy: Privacy, n: int, d: int, plans: dict, t: dict) -> PrivacyPlan:
     """The plan of a run with constants ``t``, memoised in ``plans`` (:func:`noisy_sgd_batch`)."""
-    kw = {k: t[k] for k in ("B_X", "B_Y", "C", "passes", "batch")}
-    key = (privacy, n, d, repr(tuple(kw.values())))  # repr: 2 and 2.0 give different plan texts
-    if key not in plans:
-        plans[key] = noisy_sgd_plan(privacy, n, d, **kw)
-    return plans[key]
+    return plan_once(plans, noisy_sgd_plan, privacy, n, d, **{k: t[k] for k in ("B_X", "B_Y", "C", "passes", "batch")})
 
 
 def _sgd_lockstep(Xc, yc, runs: list, steps: list, rngs: list) -> list[np.ndarray]:

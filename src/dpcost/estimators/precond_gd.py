@@ -23,6 +23,7 @@ from ..dp.samplers import GridNoise, draw, grid_scale
 from ..errors import PrivacyError
 from .base import JointClip, ball_factor, check_count, check_design, require_replace
 from .ssp import noise_norm_bound, noisy_symmetric, xx_xy_sensitivities
+from .sums import plan_once
 
 
 def step_sensitivity(C: float, R: float | None, neighbours: str) -> float:
@@ -241,10 +242,7 @@ def _planned(privacy, n, d, plans, *, B0, C, T, R, f0, alpha, eta, average, floo
     """(the plan, T, average) of one run, its constants checked and the plan memoised in ``plans`` as in
     :func:`precond_gd_batch`."""
     T, average = check_steps(T, average, alpha, eta, floor, rho)
-    key = (privacy, n, d, repr((B0, C, R, T, f0)))  # repr: 2 and 2.0 give different plan texts
-    if key not in plans:
-        plans[key] = precond_gd_plan(privacy, n, d, B0=B0, C=C, R=R, T=T, f0=f0)
-    return plans[key], T, average
+    return plan_once(plans, precond_gd_plan, privacy, n, d, B0=B0, C=C, R=R, T=T, f0=f0), T, average
 
 
 class _Run(NamedTuple):

@@ -11,6 +11,7 @@ from ..dp.plan import PrivacyPlan, grid_release
 from ..dp.privacy import Privacy
 from ..dp.samplers import add_noise, grid_scale
 from .base import check_count, check_design, project_l2_ball, require_replace, take_rows
+from .sums import plan_once
 
 
 def n_blocks(n: int, block_size: int) -> int:
@@ -144,10 +145,8 @@ def subsample_aggregate_batch(
     n, d = X.shape
     planned = []
     for t in tunings:  # every plan first, in order: the first refusal is the separate calls' first
-        key = (privacy, n, d, repr((t["R_b"], t["block_size"])))  # repr: 2 and 2.0 give different plan texts
-        if key not in plans:
-            plans[key] = subsample_aggregate_plan(privacy, n, d, R_b=t["R_b"], block_size=t["block_size"])
-        planned.append(plans[key])
+        kw = dict(R_b=t["R_b"], block_size=t["block_size"])
+        planned.append(plan_once(plans, subsample_aggregate_plan, privacy, n, d, **kw))
     return [_release(X, y, plan, t["R_b"], rng, privacy) for plan, t, rng in zip(planned, tunings, rngs, strict=True)]
 
 

@@ -15,6 +15,7 @@ from ..dp.samplers import add_noise, grid_scale
 from ..errors import PrivacyError
 from .base import check_design, clip_rows, require_replace, ridge_in_ball
 from .ols import ols
+from .sums import plan_once
 
 NOISE = ("derived", "printed")
 
@@ -168,10 +169,8 @@ def noisy_truncated_ols_batch(
     out = []
     for t, rng in zip(tunings, rngs, strict=True):
         R, C, c_x, kappa = (check_positive(k, t[k]) for k in ("R", "C", "c_x", "kappa"))
-        key = (privacy, n, d, repr((R, C, c_x, kappa, t["noise"])))  # repr: 2 and 2.0 give different plan texts
-        if key not in plans:
-            plans[key] = noisy_truncated_ols_plan(privacy, n, d, R=R, C=C, c_x=c_x, kappa=kappa, noise=t["noise"])
-        sd = plans[key].releases[0].noise_scale
+        kw = dict(R=R, C=C, c_x=c_x, kappa=kappa, noise=t["noise"])
+        sd = plan_once(plans, noisy_truncated_ols_plan, privacy, n, d, **kw).releases[0].noise_scale
         if t["noise"] == "printed":
             out.append(add_noise(ols(X, np.clip(y, -R, R)), "gaussian", sd, rng, privacy.sampler))
             continue
