@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 
@@ -26,12 +27,16 @@ import pandas as pd
 
 from ..attacks.reconstruction import reconstruct_by_matching, reconstruct_ols, relative_error
 from ..attacks.targeted import (
+    BLOCK_FROM,
     Releases,
+    block_size,
     leverage,
     lira,
     ols_releases,
     one_by_one,
+    partition_of,
     pick_targets,
+    shadow_cost,
     shadow_rows,
     subsample_grams,
 )
@@ -42,6 +47,8 @@ from ..estimators.registry import METHODS, Method
 from ..estimators.ssp import clipped_sums
 from .progress import Progress
 from .streams import rng_for
+
+log = logging.getLogger("targeted")
 
 COLUMNS = (
     "method",
@@ -255,10 +262,14 @@ def run_targeted(
             tuning = tuning_by_m.get(m, {})
             p_m = privacy.at(m)
             releases, eps = _releases(Xi, y, method, tuning, params, privacy, p_m)
-            counted = _counted(releases, progress, min(m, n - m))
+            partition = partition_of(n, m, rng_of)
+            if partition is not None:
+                log.info("%s", blocks_line(n, m, partition.b))
+                progress.advance(n)  # the blocks' Grams, made with the first shadows
+            counted = _counted(releases, progress, shadow_cost(n, m, Xi.shape[1] + 1))
             for t, kind in zip(targets, kinds, strict=True):
                 t = int(t)
-                r = lira(counted, n, m, t, delta=p_m.delta, epsilon=eps, **test)
+                r = lira(counted, n, m, t, delta=p_m.delta, epsilon=eps, partition=partition, **test)
                 err, how = np.nan, "not run"
                 if reconstruct_private or not method.private:
                     err, how = _reconstruct(Xi, y, t, m, method, tuning, params, privacy, **reconstruction)
@@ -281,12 +292,24 @@ def run_targeted(
 
 
 def _progress(what: str, n: int, p: int, targeted_m: Sequence[int], targets: int, per_side: int) -> Progress:
-    """The job's progress in rows gathered: per target at m, 2 × (shadows + test releases) subsamples of
-    min(m, n − m) rows each (a shadow's Gram is of its m rows or of the n − m left out) and about 2m for the
-    reconstruction."""
+    """The job's progress in rows gathered: per target at m, 2 × (shadows + test releases) shadows of
+    :func:`~dpcost.attacks.targeted.shadow_cost` rows each (a Gram of its m rows, of the n − m left out, or of its
+    blocks) and about 2m for the reconstruction; with shadows by blocks, the n rows of the blocks' Grams once per m."""
     ms = [m for m in targeted_m if p + 2 <= m <= n - 1]
-    total = targets * sum(2 * per_side * min(m, n - m) + 2 * m for m in ms)
+    blocks = sum(n for m in ms if block_size(n, m) > 1)
+    total = blocks + targets * sum(2 * per_side * shadow_cost(n, m, p + 1) + 2 * m for m in ms)
     return Progress(what, max(total, 1), unit="rows gathered")
+
+
+def blocks_line(n: int, m: int, b: int) -> str:
+    """What the log says of shadows drawn by blocks (:class:`~dpcost.attacks.targeted.Partition`)."""
+    q, r = divmod(m, b)
+    part = f" and the first {r:,} rows of one more" if r else ""
+    return (
+        f"m = {m:,}: each shadow is {q:,} blocks of {b:,} rows{part}, of one random partition of the {n:,} rows "
+        f"(cluster sampling above {BLOCK_FROM:,} rows: its Gram a sum of block Grams; docs/methods.md, "
+        '"Targeted attacks")'
+    )
 
 
 def _counted(releases: Releases, progress: Progress, rows_each: int) -> Releases:

@@ -88,7 +88,8 @@ def report_targeted(job: Job) -> None:
         "± s.e., TPR at FPR 0.1 % and 1 %, the ε lower bound, the (ε, δ)-DP ceilings and whether the private "
         "release stays within them, and the informed adversary's relative error in reconstructing the row "
         "(OLS: closed form; private: the matching attack). Every method is fitted with an intercept "
-        "column."
+        "column. Above 65,536 rows a shadow subsample is 128 blocks of one random partition of the rows "
+        "(cluster sampling; the jobs' logs say where), below a uniform subsample."
     )
     body = pages.figure_and_table(
         "Targeted attacks", Path(job.input["figure"]).read_bytes(), _csv(job.input["csv"]), text

@@ -19,7 +19,9 @@ fitted at the design's width d). A regression analysis's table has n rows and wi
   row × d²;
 * the privacy map: every ε (once for a non-private method) its decoy search on the map's decoys and its fits;
 * targeted attacks: per shadow release (2 × (shadows + test releases) per target and m) ``release``, ``draw`` per
-  row of the table its row indices cost and ``gram_a + gram_c·(d + 2)²`` per row of its Gram (min(m, n − m) rows);
+  row of the table its row indices cost and ``gram_a + gram_c·(d + 2)²`` per row of its Gram (min(m, n − m) rows;
+  with shadows by blocks, :func:`dpcost.attacks.targeted.block_size`, its q block Grams as (d + 2) rows each for
+  ``gram_a`` and one for ``gram_c``, its r rows, and the blocks' Grams once: n rows);
   a private method's release from those sums, and each evaluation of the matching reconstruction of a private
   release (2 × nfev × (d + 3) per target and m), one of its fits of no rows; a method that releases from more than
   sums refits m rows per release and per evaluation; ``leverage`` per n·(d + 1)² (the targets' QR);
@@ -43,6 +45,7 @@ from typing import NamedTuple
 from ..analysis.decoys import Decoys
 from ..analysis.targeted import from_sums
 from ..analysis.tuning import TuningSpec, candidates, searches_decoys
+from ..attacks.targeted import block_size
 from ..estimators.cost import Cost
 from ..estimators.registry import METHODS, methods_of
 from .targets import asked
@@ -312,8 +315,13 @@ def targeted_job(
             continue
         releases = epsilons * targets * 2 * (args["shadows"] + args["test_releases"])
         evals = epsilons * targets * 2 * args["reconstruction_nfev"] * (p + 2) if private and reconstruct else 0
-        job.add("release", releases).add("draw", releases * _drawn(s.n, m))
-        if sums:
+        b = block_size(s.n, m)
+        job.add("release", releases).add("draw", releases * (_drawn(s.n, m) if b == 1 else m // b + 1))
+        if sums and b > 1:  # the blocks' Grams once per ε, then per shadow its q block Grams and r rows
+            q, r = divmod(m, b)
+            job.add("gram_a", epsilons * s.n + releases * (q * (p + 1) + r))
+            job.add("gram_c", (epsilons * s.n + releases * (q + r)) * (p + 1) ** 2)
+        elif sums:
             rows = releases * min(m, s.n - m)
             job.add("gram_a", rows).add("gram_c", rows * (p + 1) ** 2)
             if private:  # each release from its sums, and each evaluation of the reconstruction, a fit of no rows

@@ -60,6 +60,37 @@ def test_the_job_logs_its_progress_and_time_left(caplog, monkeypatch):
     assert [int(re.search(r": (\d+)% \(", ln).group(1)) for ln in lines][-1] == 98
 
 
+def test_shadows_by_blocks_are_said_in_the_log_and_counted_in_the_progress(caplog, monkeypatch):
+    """Above BLOCK_FROM rows (lowered here) the job says how its shadows are drawn, and its progress counts their work
+    (q block Grams as k rows each, r rows, and the blocks' Grams once per m)."""
+    import functools
+
+    from dpcost.analysis.progress import Progress
+    from dpcost.attacks import targeted as attacks
+
+    monkeypatch.setattr(attacks, "BLOCK_FROM", 150)
+    monkeypatch.setattr(attacks, "BLOCKS_PER_SHADOW", 16)
+    monkeypatch.setattr(tg, "Progress", functools.partial(Progress, every=0.0))
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 2))
+    y = X @ np.array([0.5, -0.3]) + 0.3 * rng.normal(size=400)
+    args = dict(params={}, privacy=Privacy(1.0, 1e-5, calibration="tight"), seed=7, dataset="toy", **BLOCK)
+    with caplog.at_level("INFO"):
+        table = tg.run_targeted(tg.with_intercept(X), y, methods_of("regression")["ols"], tuning_by_m={},
+                                targeted_m=[100, 300], **args)  # fmt: skip
+    said = [r.getMessage() for r in caplog.records if r.name == "targeted"]
+    assert said == [
+        "m = 300: each shadow is 16 blocks of 18 rows and the first 12 rows of one more, of one random partition of "
+        'the 400 rows (cluster sampling above 65,536 rows: its Gram a sum of block Grams; docs/methods.md, "Targeted '
+        'attacks")'
+    ]
+    # m = 100 row by row (100 rows a shadow), m = 300 by blocks (16 x 4 + 12 = 76), the 400 rows' block Grams once
+    total = 400 + 3 * (2 * 30 * 100 + 2 * 100 + 2 * 30 * 76 + 2 * 300)
+    lines = [r.getMessage() for r in caplog.records if "rows gathered" in r.getMessage()]
+    assert lines and all(f"of {total:,} rows gathered" in ln for ln in lines)
+    assert len(table) == 6 and table.auc.notna().all()
+
+
 def test_options_keep_the_listed_methods_the_analysis_runs_and_refuse_the_unknown():
     block = {**BLOCK, "methods": ["ssp", "ols", "noisy_gd"], "m": [200]}
     assert tg.options(block, ["ols", "ssp", "adassp"], PRIVATE, [200, 400])["methods"] == ["ols", "ssp"]

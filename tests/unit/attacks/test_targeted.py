@@ -19,9 +19,12 @@ worst); at ÷ 20, A = 0.97 and ε_lb = 3.2–4.2. So ÷ 10 is tested on the AUC,
 """
 
 import functools
+from unittest.mock import patch
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from dpcost.analysis.streams import rng_for
@@ -246,3 +249,81 @@ def test_targets_from_a_given_leverage_are_the_ones_computed_from_the_design():
     np.testing.assert_array_equal(a[1], b[1])
     c = pick_targets(X, 2, 0, np.random.default_rng(7), h=-h)  # the caller's h is what is read
     assert not set(c[0]) & set(a[0][:2])
+
+
+# ---- shadows by blocks (cluster sampling above BLOCK_FROM rows) ------------------------------------------------------
+# The tests lower BLOCK_FROM so that the population's m = 1,000 is drawn by blocks: 128 blocks of 7 rows and the first
+# 104 rows of one more (b = 1,000 // 128 = 7).
+
+
+def test_the_block_rule_is_public_and_leaves_small_m_row_by_row():
+    assert targeted.block_size(20_640, 20_000) == 1 and targeted.block_size(2_000_000, 65_536) == 1  # as before
+    assert targeted.block_size(2_000_000, 100_000) == 781 and targeted.block_size(5_000_000, 1_000_000) == 7_812
+    # no room for a shadow's 129 blocks besides the target's: row by row
+    assert targeted.block_size(100_000, 99_000) == 1 and targeted.block_size(133_000, 66_000) == 515
+    assert targeted.shadow_cost(2_000_000, 100_000, 23) == 128 * 23 + 32  # 128 blocks of 781 rows and 32 rows
+    assert targeted.shadow_cost(20_640, 20_000, 6) == 640  # the rows left out
+    assert targeted.partition_of(20_640, 20_000, _rng_of()) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(700, 4_000), frac=st.floats(0.05, 0.6), member=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_a_shadow_by_blocks_is_in_or_out_and_its_gram_is_its_rows(n, frac, member, seed):
+    """Any table size, m and target: a shadow holds m distinct rows, the target exactly when IN, no other row of the
+    target's block, whole blocks of the partition; its Gram from the block Grams is its rows' (to rounding)."""
+    m = max(3, int(frac * n))
+    with patch.object(targeted, "BLOCK_FROM", 2), patch.object(targeted, "BLOCKS_PER_SHADOW", 16):
+        if targeted.block_size(n, m) == 1:
+            return  # no room for the blocks: drawn row by row (the rule's other branch)
+        rng = np.random.default_rng(seed)
+        P = targeted.Partition(n, m, rng)
+        t = int(rng.integers(n))
+        shadows = targeted.BlockShadows(P, t, [P.draw(t, member, rng) for _ in range(3)])
+        Z = np.random.default_rng(seed + 1).normal(size=(n, 4))
+        grams = shadows.grams(Z)
+    home = P.block_of[t]
+    for rows, G in zip(shadows, grams, strict=True):
+        assert rows.size == m and np.unique(rows).size == m and (t in rows) == member
+        others = P.block_of[rows[rows != t]]
+        assert home < 0 or not (others == home).any()
+        counts = np.bincount(others[others >= 0], minlength=P.J)  # every block whole, one partial (its first r)
+        assert sorted(set(counts.tolist()) - {0}) <= sorted({P.b, P.r} - {0}) and (counts == P.b).sum() >= P.q - member
+        np.testing.assert_allclose(G, Z[rows].T @ Z[rows], rtol=1e-12, atol=1e-9 * m)
+
+
+def test_the_member_an_in_shadow_replaces_is_uniform():
+    """IN replaces a uniform member (the coupling of the module docstring): its position is uniform on 0 … m − 1."""
+    with patch.object(targeted, "BLOCK_FROM", 512):
+        P = targeted.Partition(N, M, np.random.default_rng(0))
+        rng = np.random.default_rng(1)
+        swapped = np.array([P.draw(0, True, rng)[2] for _ in range(4_000)])
+    # the share in the partial block's r rows against r/m, and a χ² over 10 equal bins (5 % test)
+    assert abs(np.mean(swapped >= P.q * P.b) - P.r / M) < 4 * np.sqrt(P.r / M / 4_000)
+    assert stats.chisquare(np.bincount(swapped * 10 // M, minlength=10)).pvalue > 0.001
+
+
+def _block_lira(releases, target, **kw):
+    with patch.object(targeted, "BLOCK_FROM", 512):
+        partition = targeted.partition_of(N, M, _rng_of())
+        assert partition is not None and partition.b == 7
+        return lira(releases, N, M, target, rng_of=_rng_of(), delta=DELTA, partition=partition, **kw)
+
+
+def test_by_blocks_ols_still_gives_the_heavy_row_away_and_adassp_stays_within_its_ceiling():
+    """The attack keeps its power on shadows drawn by blocks, and a proven release its ceiling."""
+    X, y, _ = population()
+    r = _block_lira(ols_releases(np.c_[np.ones(N), X], y), 0, identity=("ols",))
+    assert r["auc"] >= 0.95 and r["epsilon_lb"] > 2.0
+    Xi = np.c_[np.ones(N), X]
+    adassp = targeted_sums("adassp", Xi, y)
+    r = _block_lira(adassp, 0, identity=("adassp", 1.0), epsilon=1.0)
+    assert r["auc"] <= r["auc_ceiling"] + 2 * r["auc_se"] and r["epsilon_lb"] <= 1.0
+
+
+def test_by_blocks_a_planted_leak_is_still_flagged():
+    r = _block_lira(_planted_ssp(10), 0, identity=("planted", 10), epsilon=1.0)
+    assert r["auc"] > r["auc_ceiling"] + 2 * r["auc_se"]
+
+
+def targeted_sums(name, Xi, y):
+    return sums_releases(Xi, y, METHODS[name], privacy=PRIVACY.at(M), **B)
