@@ -82,7 +82,6 @@ def test_every_container_reads_the_same_table_with_the_same_checksum(tmp_path):
         T.read_source(T.check_source({"path": str(tmp_path / "t.zip"), "format": "tsv"}, "w"))
 
 
-
 def test_the_checksum_of_a_big_table_logs_its_progress_and_the_same_digest(caplog, monkeypatch):
     """A table's content checksum takes a minute at millions of rows: it logs its progress (a line at every block
     here) and its digest does not depend on the block size."""
@@ -100,6 +99,7 @@ def test_the_checksum_of_a_big_table_logs_its_progress_and_the_same_digest(caplo
     assert len(lines) == -(-len(df) // 7) - 1  # every block but the last (the caller says when it is done)
     assert all(ln.startswith("content sha256: ") and f"of {len(df):,} rows rendered" in ln for ln in lines)
     assert "left" in lines[-1]
+
 
 def test_the_checksum_sees_one_changed_cell_and_a_renamed_column():
     df = small_table()
