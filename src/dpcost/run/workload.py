@@ -432,7 +432,7 @@ def benchmark_work(run, names: Sequence[str], work: Work, root: Path | str = "."
 def describe(work: Work, cores: int) -> str:
     """One line: the estimated wall time on ``cores``, the steps that take most of it, and each table's size (said
     "assumed" where it was not known)."""
-    from ..analysis.progress import duration
+    from ..progress import duration
 
     cpu = work.cpu
     steps = sorted(work.seconds.items(), key=lambda kv: -kv[1])

@@ -41,14 +41,14 @@ def test_the_default_m_stops_at_max_m_and_says_what_it_left_out():
 def test_the_job_logs_its_progress_and_time_left(caplog, monkeypatch):
     import functools
 
-    from dpcost.analysis.progress import Progress
+    from dpcost.progress import Progress
 
     monkeypatch.setattr(tg, "Progress", functools.partial(Progress, every=0.0))  # a line at every step
     rng = np.random.default_rng(3)
     X = rng.normal(size=(400, 2))
     y = X @ np.array([0.5, -0.3]) + 0.3 * rng.normal(size=400)
     args = dict(params={}, privacy=Privacy(1.0, 1e-5, calibration="tight"), seed=7, dataset="toy", **BLOCK)
-    with caplog.at_level("INFO", logger="dpcost.analysis.progress"):
+    with caplog.at_level("INFO", logger="dpcost.progress"):
         tg.run_targeted(tg.with_intercept(X), y, methods_of("regression")["ols"], tuning_by_m={}, targeted_m=[100, 300],
                         **args)  # fmt: skip
     lines = [r.getMessage() for r in caplog.records if "targeted attacks" in r.getMessage()]
@@ -65,8 +65,8 @@ def test_shadows_by_blocks_are_said_in_the_log_and_counted_in_the_progress(caplo
     (q block Grams as k rows each, r rows, and the blocks' Grams once per m)."""
     import functools
 
-    from dpcost.analysis.progress import Progress
     from dpcost.attacks import targeted as attacks
+    from dpcost.progress import Progress
 
     monkeypatch.setattr(attacks, "BLOCK_FROM", 150)
     monkeypatch.setattr(attacks, "BLOCKS_PER_SHADOW", 16)

@@ -87,13 +87,13 @@ def test_the_checksum_of_a_big_table_logs_its_progress_and_the_same_digest(caplo
     here) and its digest does not depend on the block size."""
     import functools
 
-    from dpcost.analysis import progress
+    from dpcost import progress
 
     df = small_table()
     digest = T.content_sha256(df)
     monkeypatch.setattr(T, "_HASH_ROWS", 7)
     monkeypatch.setattr(progress, "Progress", functools.partial(progress.Progress, every=0.0))
-    with caplog.at_level("INFO", logger="dpcost.analysis.progress"):
+    with caplog.at_level("INFO", logger="dpcost.progress"):
         assert T.content_sha256(df) == digest
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == -(-len(df) // 7) - 1  # every block but the last (the caller says when it is done)

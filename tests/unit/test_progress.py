@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from dpcost.analysis.progress import Progress, duration
+from dpcost.progress import Progress, duration
 
 
 class Clock:
@@ -18,7 +18,7 @@ class Clock:
 def test_a_line_every_interval_with_the_time_left_at_a_constant_rate(caplog):
     clock = Clock()
     p = Progress("flights, adassp", 1000, every=30, clock=clock)
-    with caplog.at_level(logging.INFO, logger="dpcost.analysis.progress"):
+    with caplog.at_level(logging.INFO, logger="dpcost.progress"):
         for _ in range(9):  # 100 units every 10 s: a line at 30 s, 60 s, 90 s
             clock.t += 10
             p.advance(100)
@@ -73,7 +73,7 @@ def test_the_interval_and_decoy_search_jobs_log_their_progress_in_rows(job, capl
     tuned = {"B_X": 3.0, "B_Y": 3.0}
     module = decoys if job == "decoy search" else intervals
     monkeypatch.setattr(module, "Progress", functools.partial(Progress, every=0.0))  # a line at every step
-    with caplog.at_level(logging.INFO, logger="dpcost.analysis.progress"):
+    with caplog.at_level(logging.INFO, logger="dpcost.progress"):
         if job == "intervals":
             by_m = dict.fromkeys(m_grid, tuned)
             intervals.run_intervals(design, "ssp", tuning_by_m=by_m, m_grid=m_grid, reps=3, seed=7, privacy=privacy,
