@@ -151,6 +151,7 @@ def before_jobs(
         raise ConfigError(f"config error: {exc}") from None
     try:
         work = workload.of_run(run, targets)
+        work.speed = workload.speed_now()
         say(
             workload.warning(work, cores)
             or f"dpcost: the analyses asked for, whole, take {workload.describe(work, cores)}"

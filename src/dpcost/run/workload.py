@@ -30,12 +30,16 @@ fitted at the design's width d). A regression analysis's table has n rows and wi
 SNP, the simulation and LIBSVM studies add their jobs' start-up only (their jobs take seconds). The benchmark counts
 its (table, method) jobs the same way, at each table's largest m. Against runs of tables of d = 5 to 74 on this
 machine (docs/performance.md) the estimate is within 1.5× of a run's CPU: a plan, not a promise (other load on the
-machine stretches the wall time, and another machine has other coefficients).
+machine stretches the wall time, and another machine has other coefficients). At start-up the estimate is scaled by
+this machine's speed at that moment against the one the coefficients were fitted on (:func:`speed_now`: a 0.1 s
+probe), which moves by 1.5× from day to day here.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,6 +108,45 @@ DEFAULT_D = 20  # its width, when its covariates and their levels are not declar
 PREDICTION_ROWS = 200_000  # dpcost.analysis.designs.PREDICTION_ROWS: a repetition's prediction scores at most these
 REFERENCE_CAP = 20_000  # dpcost.analysis.designs.REFERENCE_CAP: the score attack's reference rows
 LIMIT = 3600.0  # a run estimated to take longer on the given cores than this is warned about
+# This machine's speed moves by 1.5x from day to day (docs/performance.md, "Machine speed"), and the estimate with it:
+# the coefficients agree with the machine of 2026-12-02's morning (the 2,000,000-row run's jobs took 0.97x the CPU
+# they were estimated at), when measurements/machine_speed.py read 0.409 s (python) and 0.325 s (numpy). The probe
+# below times that workload at 1/20 of its size, so these are its reference timings.
+PROBE_REFERENCE: Mapping[str, float] = MappingProxyType({"python": 0.409 / 20, "numpy": 0.325 / 20})
+SPEED_RANGE = (1 / 3, 3.0)  # a probe outside it says more about the moment than the machine: clamped
+_PROBE_ROWS = 20_000, 8  # machine_speed.py's Gram: a housing subsample's shape, with an intercept
+
+
+def _least(fn, runs: int) -> float:
+    best = math.inf
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def speed_now(runs: int = 3) -> float:
+    """How much longer work takes on this machine now than on the one the coefficients were fitted on: the geometric
+    mean of two timings over :data:`PROBE_REFERENCE` — 500,000 additions in a Python loop and 100 Gram matrices of
+    20,000 × 8 rows, measurements/machine_speed.py's workload at 1/20, each the least of ``runs`` (about 0.1 s in
+    all) — clamped to :data:`SPEED_RANGE`. Other load on the machine raises it, as it stretches the run."""
+    import numpy as np
+
+    X = np.random.default_rng(0).normal(size=_PROBE_ROWS)
+
+    def python_loop():
+        s = 0
+        for i in range(500_000):
+            s += i
+        return s
+
+    def grams():
+        for _ in range(100):
+            X.T @ X
+
+    ratios = _least(python_loop, runs) / PROBE_REFERENCE["python"], _least(grams, runs) / PROBE_REFERENCE["numpy"]
+    return min(max(math.sqrt(ratios[0] * ratios[1]), SPEED_RANGE[0]), SPEED_RANGE[1])
 
 
 def cost(method: str) -> Cost:
@@ -163,6 +206,7 @@ class Work:
 
     jobs: list[Job] = field(default_factory=list)
     shapes: dict[str, Shape] = field(default_factory=dict)
+    speed: float = 1.0  # every job's CPU times this: :func:`speed_now` (1: the machine the coefficients fit)
 
     def job(self, name: str, step: str, *, shape: Shape | None = None) -> Job:
         """A new job: its start, and its read of the design of ``shape`` (None: it reads none)."""
@@ -177,12 +221,12 @@ class Work:
         """CPU seconds by step."""
         out: dict[str, float] = {}
         for job in self.jobs:
-            out[job.step] = out.get(job.step, 0.0) + job.cpu
+            out[job.step] = out.get(job.step, 0.0) + job.cpu * self.speed
         return out
 
     @property
     def cpu(self) -> float:
-        return sum(job.cpu for job in self.jobs)
+        return sum(job.cpu for job in self.jobs) * self.speed
 
     def wall(self, cores: int) -> float:
         return self.cpu / max(int(cores), 1)
@@ -442,9 +486,10 @@ def describe(work: Work, cores: int) -> str:
     if len(shapes) > 3:  # the benchmark's: their range
         assumed = " (some assumed)" if not all(s.known for s in shapes) else ""
         tables = f"{len(shapes)} tables of d = {min(s.d for s in shapes)} to {max(s.d for s in shapes)}{assumed}"
+    speed = f"; this machine now {work.speed:.2f}x the fitted one's time" if work.speed != 1.0 else ""
     return (
         f"about {duration(work.wall(cores))} on {cores} core{'s' * (cores != 1)} ({len(work.jobs)} jobs, "
-        f"{duration(cpu)} of CPU{'; ' + top if top else ''}{'; ' + tables if tables else ''})"
+        f"{duration(cpu)} of CPU{'; ' + top if top else ''}{'; ' + tables if tables else ''}{speed})"
     )
 
 

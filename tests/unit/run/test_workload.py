@@ -176,6 +176,30 @@ def test_a_run_of_hours_is_warned_about_with_its_knobs_and_a_short_one_is_not(tm
     assert workload.describe(small, 2).startswith("about ") and "on 2 cores" in workload.describe(small, 2)
 
 
+def test_the_estimate_is_scaled_by_the_machine_speed_the_probe_reads(tmp_path, monkeypatch):
+    """speed_now: the geometric mean of the probe's two timings over their references, clamped to SPEED_RANGE; a
+    Work at speed s has s times the CPU, wall time and steps' seconds, and its line says so."""
+    ref = workload.PROBE_REFERENCE
+
+    def probe(factor_python, factor_numpy):  # _least's timing of each part, the python loop's first
+        return lambda fn, runs: factor_python * ref["python"] if "loop" in fn.__name__ else factor_numpy * ref["numpy"]
+
+    monkeypatch.setattr(workload, "_least", probe(1.0, 4.0))
+    assert workload.speed_now() == pytest.approx(2.0)  # sqrt(1 x 4)
+    for factor, expected in ((100.0, 3.0), (0.01, 1 / 3)):  # a probe far off is clamped
+        monkeypatch.setattr(workload, "_least", probe(factor, factor))
+        assert workload.speed_now() == pytest.approx(expected)
+    monkeypatch.undo()
+    assert workload.SPEED_RANGE[0] <= workload.speed_now(runs=1) <= workload.SPEED_RANGE[1]  # the real probe
+    work = workload.of_run(_run({"datasets": ["housing"], "reps": 10, "housing": LEAN}), [], root=tmp_path)
+    cpu, steps = work.cpu, dict(work.seconds)
+    assert "this machine now" not in workload.describe(work, 2)
+    work.speed = 0.5
+    assert work.cpu == pytest.approx(cpu / 2) and work.wall(2) == pytest.approx(cpu / 4)
+    assert work.seconds == pytest.approx({k: v / 2 for k, v in steps.items()})
+    assert "; this machine now 0.50x the fitted one's time)" in workload.describe(work, 2)
+
+
 def test_the_benchmark_counts_every_table_method_and_epsilon(tmp_path):
     run = _run(BENCHMARK)
     work = workload.of_run(run, ["benchmark"], root=tmp_path)
