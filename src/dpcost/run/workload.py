@@ -129,8 +129,9 @@ def _least(fn, runs: int) -> float:
 def speed_now(runs: int = 5) -> float:
     """How much longer work takes on this machine now than on the one the coefficients were fitted on: the geometric
     mean of two timings over :data:`PROBE_REFERENCE` — 500,000 additions in a Python loop and 100 Gram matrices of
-    20,000 × 8 rows, measurements/machine_speed.py's workload at 1/20, each the least of ``runs`` (about 0.15 s
-    in all; three read 0.76–0.94 on one machine within minutes) — clamped to :data:`SPEED_RANGE`. Other load on the machine raises it, as it stretches the run."""
+    20,000 × 8 rows, measurements/machine_speed.py's workload at 1/20, each the least of ``runs`` (about 0.15 s in
+    all; it read 0.76–0.94 on one machine within minutes) — clamped to :data:`SPEED_RANGE`. Other load on the machine
+    raises it, as it stretches the run."""
     import numpy as np
 
     X = np.random.default_rng(0).normal(size=_PROBE_ROWS)
