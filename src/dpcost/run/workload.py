@@ -28,9 +28,10 @@ fitted at the design's width d). A regression analysis's table has n rows and wi
 * the tables, figures, ledger and report pages: :data:`BOOK` per job, by its rule.
 
 SNP, the simulation and LIBSVM studies add their jobs' start-up only (their jobs take seconds). The benchmark counts
-its (table, method) jobs the same way, at each table's largest m. Against runs of tables of d = 5 to 74 on this
-machine (docs/performance.md) the estimate is within 1.5× of a run's CPU: a plan, not a promise (other load on the
-machine stretches the wall time, and another machine has other coefficients). At start-up the estimate is scaled by
+its (table, method) jobs the same way, at each table's largest m. Against the runs it was fitted on (tables of
+d = 5 to 49 on this machine: docs/performance.md) the estimate is within 0.82–1.14× of a run's CPU, and 1.71× on a
+held-out table of d = 74: a plan, not a promise (other load on the machine stretches the wall time, and another
+machine has other coefficients). At start-up the estimate is scaled by
 this machine's speed at that moment against the one the coefficients were fitted on (:func:`speed_now`: a 0.1 s
 probe), which moves by 1.5× from day to day here.
 """
@@ -58,42 +59,42 @@ from .targets import asked
 # Python 3.11: docs/performance.md, "The run's work, estimated")
 COEFFICIENTS: Mapping[str, float] = MappingProxyType(
     {
-        "start": 1.8,  # per job: its Python and package start, and Snakemake's handling of it
-        "load": 3.2e-8,  # per cell (n·d) of the design a job reads
-        "download": 2.6e-5,  # per row of the table read, checked and written by its download job
-        "prepare": 8.1e-8,  # per cell (n·d) of the design its preparation builds
-        "decoy": 1.2e-7,  # per cell (n·d) of a decoy response built for a search
-        "predict": 5.1e-9,  # per cell (rows × d) a repetition's prediction scores
-        "attack": 0.0047,  # per repetition the score attack scores
-        "attack_row": 1.4e-9,  # per row × d² of the score attack's reference fit
-        "interval": 0.0048,  # per interval released, beyond its fit
-        "full_ols": 2.3e-9,  # per n·d² of the full-data OLS an interval job or the reference fits
-        "reference_fit": 0.0019,  # per OLS reference fit (classical and HC3 intervals)
-        "reference_row": 2.3e-9,  # per row × d² of an OLS reference fit
-        "release": 0.00045,  # per shadow release of a targeted attack
-        "draw": 1.5e-9,  # per row of the table a shadow's row indices cost (_drawn)
-        "gram_a": 2.8e-7,  # per row of a shadow release's Gram
-        "gram_c": 2.5e-11,  # per row × (d + 2)² of it
-        "leverage": 2.3e-9,  # per n·(d + 1)² of the targets' leverage
+        "start": 0.99,  # per job: its Python and package start, and Snakemake's handling of it
+        "load": 1.3e-8,  # per cell (n·d) of the design a job reads
+        "download": 1.9e-5,  # per row of the table read, checked and written by its download job
+        "prepare": 8e-8,  # per cell (n·d) of the design its preparation builds
+        "decoy": 1.3e-8,  # per cell (n·d) of a decoy response built for a search
+        "predict": 1.3e-8,  # per cell (rows × d) a repetition's prediction scores
+        "attack": 0.0018,  # per repetition the score attack scores
+        "attack_row": 3.2e-10,  # per row × d² of the score attack's reference fit
+        "interval": 0.0025,  # per interval released, beyond its fit
+        "full_ols": 3.8e-9,  # per n·d² of the full-data OLS an interval job or the reference fits
+        "reference_fit": 0.0021,  # per OLS reference fit (classical and HC3 intervals)
+        "reference_row": 1.2e-9,  # per row × d² of an OLS reference fit
+        "release": 0.00027,  # per shadow release of a targeted attack
+        "draw": 9.8e-10,  # per row of the table a shadow's row indices cost (_drawn)
+        "gram_a": 1.4e-7,  # per row of a shadow release's Gram
+        "gram_c": 4.4e-11,  # per row × (d + 2)² of it
+        "leverage": 1.8e-9,  # per n·(d + 1)² of the targets' leverage
     }
 )
 # CPU seconds of each table, figure, ledger and report page job beyond its start (term ``book:<rule>``)
 BOOK: Mapping[str, float] = MappingProxyType(
     {
-        "aggregate": 0.18,
-        "plot": 10,
-        "ledger": 1.7,
-        "attack": 4.9,
-        "compare": 0.17,
-        "report_analysis": 0.85,
-        "report_comparison": 0.058,
-        "inference": 3.5,
-        "report_inference": 0.13,
-        "privacy_map": 3.1,
-        "report_map": 0.22,
-        "targeted": 1.9,
+        "aggregate": 0.035,
+        "plot": 5.4,
+        "ledger": 0.79,
+        "attack": 3.1,
+        "compare": 0,
+        "report_analysis": 0.36,
+        "report_comparison": 0,
+        "inference": 2.2,
+        "report_inference": 0,
+        "privacy_map": 1,
+        "report_map": 0,
+        "targeted": 0.87,
         "report_targeted": 0,
-        "config_snapshot": 0.025,
+        "config_snapshot": 0,
         "benchmark_summary": 9.0,  # not measured: as plot
         "report_benchmark": 0.8,  # as report_analysis
         "benchmark_inference_summary": 3.4,  # as inference
@@ -109,10 +110,10 @@ PREDICTION_ROWS = 200_000  # dpcost.analysis.designs.PREDICTION_ROWS: a repetiti
 REFERENCE_CAP = 20_000  # dpcost.analysis.designs.REFERENCE_CAP: the score attack's reference rows
 LIMIT = 3600.0  # a run estimated to take longer on the given cores than this is warned about
 # This machine's speed moves by 1.5x from day to day (docs/performance.md, "Machine speed"), and the estimate with it:
-# the coefficients agree with the machine of 2026-12-02's morning (the 2,000,000-row run's jobs took 0.97x the CPU
-# they were estimated at), when measurements/machine_speed.py read 0.409 s (python) and 0.325 s (numpy). The probe
-# below times that workload at 1/20 of its size, so these are its reference timings.
-PROBE_REFERENCE: Mapping[str, float] = MappingProxyType({"python": 0.409 / 20, "numpy": 0.325 / 20})
+# the coefficients were fitted on the runs of 2026-12-02's later session, when measurements/machine_speed.py read
+# 0.285-0.301 s (python) and 0.262-0.286 s (numpy), quiet. The probe below times that workload at 1/20 of its size,
+# so these means over 20 are its reference timings.
+PROBE_REFERENCE: Mapping[str, float] = MappingProxyType({"python": 0.293 / 20, "numpy": 0.274 / 20})
 SPEED_RANGE = (1 / 3, 3.0)  # a probe outside it says more about the moment than the machine: clamped
 _PROBE_ROWS = 20_000, 8  # machine_speed.py's Gram: a housing subsample's shape, with an intercept
 
