@@ -32,7 +32,7 @@ its (table, method) jobs the same way, at each table's largest m. Against the ru
 d = 5 to 49 on this machine: docs/performance.md) the estimate is within 0.82–1.14× of a run's CPU, and 1.71× on a
 held-out table of d = 74: a plan, not a promise (other load on the machine stretches the wall time, and another
 machine has other coefficients). At start-up the estimate is scaled by
-this machine's speed at that moment against the one the coefficients were fitted on (:func:`speed_now`: a 0.1 s
+this machine's speed at that moment against the one the coefficients were fitted on (:func:`speed_now`: a 0.15 s
 probe), which moves by 1.5× from day to day here.
 """
 
