@@ -287,7 +287,8 @@ def pinned(root: Path) -> dict:
     job that reads the design also fits rows; every targeted job's start, its leverage and its releases' row indices
     come together): ``load``, a job's read of flights' prepared design (dpcost.analysis.datasets' load) per cell;
     ``leverage``, the targeted attack's leverage of that design with its intercept, per n·(d + 1)²; ``draw``, numpy's
-    choice of 10,000 of its 327,345 rows without replacement (a permutation of every row), per row of the table."""
+    choice of 10,000 of its 327,345 rows without replacement (a permutation of every row), per row of the table;
+    ``evaluation_d2``, :func:`evaluation_slope`."""
     import numpy as np
 
     from dpcost.analysis import datasets
@@ -301,7 +302,39 @@ def pinned(root: Path) -> dict:
     load_cell = least(lambda: datasets.get("flights").load(inputs, {})) / design.X.size
     per_leverage = least(lambda: leverage(X)) / X.shape[0] / X.shape[1] ** 2
     draw = least(lambda: [rng.choice(n - 1, size=10_000, replace=False) for _ in range(50)]) / 50 / n
-    return {"load": load_cell, "leverage": per_leverage, "draw": draw}
+    return {"load": load_cell, "leverage": per_leverage, "draw": draw, "evaluation_d2": evaluation_slope()}
+
+
+def evaluation_slope() -> float:
+    """CPU seconds per d² of one evaluation of a targeted attack's reconstruction: SSP's release from the sums of
+    2,000 rows without its noise (ε = 1e9, float-unsafe: what dpcost.analysis.targeted evaluates), at d = 74 less
+    d = 5, over the difference of d². The runs fitted cannot tell it apart from the flat part (their widths, 5–49,
+    leave the evaluations' d² term at 0, which underestimates a wider table's); SSP's is the family's cheapest
+    release (AdaSSP's and joint SSP's grow about twice as fast), so this is a floor."""
+    import dataclasses
+    import warnings
+
+    import numpy as np
+
+    from dpcost.dp.privacy import Privacy
+    from dpcost.estimators.ssp import ssp_release
+
+    privacy = Privacy(1.0, 1e-6, calibration="tight").at(2000)
+    noiseless = dataclasses.replace(privacy, epsilon=1e9, sampler="float-unsafe", on_invalid="warn")
+    rng, per = np.random.default_rng(0), {}
+    for d in (5, 74):
+        X = rng.normal(size=(2000, d))
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+        G, b, plans = X.T @ X, X.T @ rng.normal(size=2000), {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # ε = 1e9 is outside every calibration's range: said, not needed here
+
+            def evaluate(G=G, b=b, plans=plans):
+                for _ in range(100):
+                    ssp_release(G, b, 2000, privacy=noiseless, rng=rng, plans=plans, B_X=1.0, B_Y=1.0)
+
+            per[d] = least(evaluate) / 100
+    return (per[74] - per[5]) / (74**2 - 5**2)
 
 
 def least(f, repeats: int = 7) -> float:

@@ -22,14 +22,15 @@ fitted at the design's width d). A regression analysis's table has n rows and wi
   row of the table its row indices cost and ``gram_a + gram_c·(d + 2)²`` per row of its Gram (min(m, n − m) rows;
   with shadows by blocks, :func:`dpcost.attacks.targeted.block_size`, its q block Grams as (d + 2) rows each for
   ``gram_a`` and one for ``gram_c``, its r rows, and the blocks' Grams once: n rows);
-  a private method's release from those sums, and each evaluation of the matching reconstruction of a private
-  release (2 × nfev × (d + 3) per target and m), one of its fits of no rows; a method that releases from more than
-  sums refits m rows per release and per evaluation; ``leverage`` per n·(d + 1)² (the targets' QR);
+  a private method's release from those sums one of its fits of no rows, and each evaluation of the matching
+  reconstruction of a private release (2 × nfev × (d + 3) per target and m: that release without its noise)
+  ``evaluation + evaluation_d2·d²``; a method that releases from more than sums refits m rows per release and per
+  evaluation; ``leverage`` per n·(d + 1)² (the targets' QR);
 * the tables, figures, ledger and report pages: :data:`BOOK` per job, by its rule.
 
 SNP, the simulation and LIBSVM studies add their jobs' start-up only (their jobs take seconds). The benchmark counts
 its (table, method) jobs the same way, at each table's largest m. Against the runs it was fitted on (tables of
-d = 5 to 49 on this machine: docs/performance.md) the estimate is within 0.82–1.14× of a run's CPU, and 1.71× on a
+d = 5 to 49 on this machine: docs/performance.md) the estimate is within 0.85–1.10× of a run's CPU, and 1.23× on a
 held-out table of d = 74: a plan, not a promise (other load on the machine stretches the wall time, and another
 machine has other coefficients). At start-up the estimate is scaled by
 this machine's speed at that moment against the one the coefficients were fitted on (:func:`speed_now`: a 0.15 s
@@ -59,40 +60,42 @@ from .targets import asked
 # Python 3.11: docs/performance.md, "The run's work, estimated")
 COEFFICIENTS: Mapping[str, float] = MappingProxyType(
     {
-        "start": 0.99,  # per job: its Python and package start, and Snakemake's handling of it
-        "load": 1.3e-8,  # per cell (n·d) of the design a job reads
+        "start": 0.98,  # per job: its Python and package start, and Snakemake's handling of it
+        "load": 1.4e-8,  # per cell (n·d) of the design a job reads
         "download": 1.9e-5,  # per row of the table read, checked and written by its download job
         "prepare": 8e-8,  # per cell (n·d) of the design its preparation builds
-        "decoy": 1.3e-8,  # per cell (n·d) of a decoy response built for a search
+        "decoy": 0,  # per cell (n·d) of a decoy response built for a search
         "predict": 1.3e-8,  # per cell (rows × d) a repetition's prediction scores
         "attack": 0.0018,  # per repetition the score attack scores
         "attack_row": 3.2e-10,  # per row × d² of the score attack's reference fit
         "interval": 0.0025,  # per interval released, beyond its fit
-        "full_ols": 3.8e-9,  # per n·d² of the full-data OLS an interval job or the reference fits
+        "full_ols": 3.7e-9,  # per n·d² of the full-data OLS an interval job or the reference fits
         "reference_fit": 0.0021,  # per OLS reference fit (classical and HC3 intervals)
         "reference_row": 1.2e-9,  # per row × d² of an OLS reference fit
-        "release": 0.00027,  # per shadow release of a targeted attack
-        "draw": 9.8e-10,  # per row of the table a shadow's row indices cost (_drawn)
-        "gram_a": 1.4e-7,  # per row of a shadow release's Gram
-        "gram_c": 4.4e-11,  # per row × (d + 2)² of it
-        "leverage": 1.8e-9,  # per n·(d + 1)² of the targets' leverage
+        "release": 0.0005,  # per shadow release of a targeted attack
+        "evaluation": 0.00028,  # per evaluation of a targeted attack's reconstruction (a noiseless release from sums)
+        "evaluation_d2": 1.1e-7,  # per evaluation × d² of it
+        "draw": 9.7e-10,  # per row of the table a shadow's row indices cost (_drawn)
+        "gram_a": 6.7e-8,  # per row of a shadow release's Gram
+        "gram_c": 2.1e-11,  # per row × (d + 2)² of it
+        "leverage": 2.1e-9,  # per n·(d + 1)² of the targets' leverage
     }
 )
 # CPU seconds of each table, figure, ledger and report page job beyond its start (term ``book:<rule>``)
 BOOK: Mapping[str, float] = MappingProxyType(
     {
-        "aggregate": 0.035,
+        "aggregate": 0.042,
         "plot": 5.4,
         "ledger": 0.79,
-        "attack": 3.1,
+        "attack": 3.2,
         "compare": 0,
-        "report_analysis": 0.36,
+        "report_analysis": 0.37,
         "report_comparison": 0,
         "inference": 2.2,
         "report_inference": 0,
         "privacy_map": 1,
         "report_map": 0,
-        "targeted": 0.87,
+        "targeted": 0.88,
         "report_targeted": 0,
         "config_snapshot": 0,
         "benchmark_summary": 9.0,  # not measured: as plot
@@ -370,9 +373,12 @@ def targeted_job(
         elif sums:
             rows = releases * min(m, s.n - m)
             job.add("gram_a", rows).add("gram_c", rows * (p + 1) ** 2)
-            if private:  # each release from its sums, and each evaluation of the reconstruction, a fit of no rows
-                job.fits(method, releases + evals, 0, s.d)
-        else:  # a refit of m rows per release and per evaluation of the reconstruction
+        if sums and private:  # each release from its sums, a fit of no rows; each evaluation of the reconstruction
+            # that release without its noise (ε = 1e9, float-unsafe): a third to a half of a release's CPU at d = 74
+            job.fits(method, releases, 0, s.d)
+            if evals:
+                job.add("evaluation", evals).add("evaluation_d2", evals * s.d * s.d)
+        elif not sums:  # a refit of m rows per release and per evaluation of the reconstruction
             job.fits(method, releases + evals, (releases + evals) * m, p)
 
 

@@ -151,8 +151,8 @@ def test_a_table_s_size_comes_from_its_record_else_its_rows_here_else_its_config
 
 def test_targeted_releases_from_sums_count_their_gram_and_a_refit_counts_its_rows(tmp_path):
     """OLS's and AdaSSP's shadow releases come from the Gram of each subsample, AdaSSP's each one of its fits of no
-    rows (its noise and solve), as is each evaluation of its matching reconstruction; precond_gd's are refits of m
-    rows, as are its reconstruction's."""
+    rows (its noise and solve); each evaluation of its matching reconstruction (that release without noise) an
+    ``evaluation`` at d²; precond_gd's are refits of m rows, as are its reconstruction's."""
     target = {"enabled": True, "methods": ["ols", "adassp", "precond_gd"], "k_top": 1, "k_random": 1, "shadows": 10,
               "test_releases": 20, "m": None, "reconstruction_nfev": 4}  # fmt: skip
     block = {**LEAN, "methods": ["ols", "adassp", "precond_gd"], "targeted": target}
@@ -162,8 +162,24 @@ def test_targeted_releases_from_sums_count_their_gram_and_a_refit_counts_its_row
     assert ols["release"] == adassp["release"] == 2 * releases  # at the smallest and largest m, 1000 and 2000
     assert ols["gram_a"] == adassp["gram_a"] == releases * (1000 + 2000) and "ols.fit" not in ols
     evals = 2 * 2 * 4 * (5 + 3)  # per m: targets x 2 starts x nfev x (d + 3)
-    assert adassp["adassp.fit"] == 2 * (releases + evals) and adassp["adassp.e"] == 2 * (releases + evals) * 25
+    assert adassp["adassp.fit"] == 2 * releases and adassp["adassp.e"] == 2 * releases * 25
+    assert adassp["evaluation"] == 2 * evals and adassp["evaluation_d2"] == 2 * evals * 25
+    assert "evaluation" not in ols and "evaluation" not in gd  # OLS is reconstructed in closed form
     assert "gram_a" not in gd and gd["precond_gd.a"] == (releases + evals) * (1000 + 2000)
+
+
+def test_shadows_by_blocks_still_count_a_private_methods_releases_and_reconstruction():
+    """Above BLOCK_FROM rows the shadows' Grams come from block sums, and AdaSSP's releases from them and its
+    reconstruction's evaluations are counted as on the row path (they were once left out there)."""
+    args = {"targeted_m": [100_000], "k_top": 1, "k_random": 1, "shadows": 10, "test_releases": 20,
+            "reconstruction_nfev": 4}  # fmt: skip
+    s = workload.Shape(1_000_000, 5, True)
+    job = workload.Job("targeted_t_adassp", "targeted attacks")
+    workload.targeted_job(job, "adassp", args, s, private=True)
+    releases, evals = 2 * 2 * (10 + 20), 2 * 2 * 4 * (5 + 3)
+    q, r = divmod(100_000, workload.block_size(1_000_000, 100_000))
+    assert job.amounts["gram_a"] == 1_000_000 + releases * (q * 7 + r)  # the blocks' Grams once, then per shadow
+    assert job.amounts["adassp.fit"] == releases and job.amounts["evaluation"] == evals
 
 
 def test_a_run_of_hours_is_warned_about_with_its_knobs_and_a_short_one_is_not(tmp_path):
