@@ -391,8 +391,7 @@ def regression_work(run, name: str, s: Shape, work: Work, *, reps: int | None = 
     registry = methods_of("regression")
     private = {k: m.private for k, m in registry.items()}
     if name in run.tables:
-        work.job(f"download_{name}", "download and preparation").add("download", s.n)
-        work.job(f"preprocess_{name}", "download and preparation").add("prepare", s.n * s.d)
+        _prepared(work, name, s)
     attack_reps = min(block.get("attack", {}).get("reps", reps), reps)
     for k in methods:
         spec = TuningSpec.of(block, k)
@@ -451,13 +450,24 @@ def _book(work: Work, name: str, rules: Sequence[str]) -> None:
         work.job(f"{rule}_{name}" if name else rule, "tables, figures and report").add(f"book:{rule}", 1)
 
 
+def _prepared(work: Work, name: str, s: Shape) -> None:
+    """The download and preparation jobs of table ``name``, once per run (an analysis of it and the benchmark share
+    them)."""
+    if any(job.name == f"download_{name}" for job in work.jobs):
+        return
+    work.job(f"download_{name}", "download and preparation").add("download", s.n)
+    work.job(f"preprocess_{name}", "download and preparation").add("prepare", s.n * s.d)
+
+
 def benchmark_work(run, names: Sequence[str], work: Work, root: Path | str = ".") -> None:
-    """Add the benchmark's jobs: every method on each table at its largest m (an upper bound: its m is the largest
-    the training rows serve) and every ε, ``benchmark.reps`` times, its intervals and its targeted attacks."""
+    """Add the benchmark's jobs: each table's download and preparation, every method on each table at its largest m
+    (an upper bound: its m is the largest the training rows serve) and every ε, ``benchmark.reps`` times, its
+    intervals and its targeted attacks."""
     b = run.benchmark
     registry = methods_of("regression")
     for name in names:
         s = work.shape(run, name, root)
+        _prepared(work, name, s)
         m = max(run.config[name]["m"])
         scored = int(s.n * b.get("test_fraction", 0.0)) or _scored(s.n, m)
         for k in b["methods"]:

@@ -222,6 +222,11 @@ def test_the_benchmark_counts_every_table_method_and_epsilon(tmp_path):
     b = BENCHMARK["benchmark"]
     jobs = _jobs(work)
     assert {f"benchmark_{n}_{k}" for n in b["datasets"] for k in b["methods"]} <= set(jobs)
+    # every table downloaded and prepared once, housing too (the benchmark's own tables are no analysis of the run)
+    assert {f"{rule}_{n}" for n in b["datasets"] for rule in ("download", "preprocess")} <= set(jobs)
+    both = workload.of_run(_run(BENCHMARK, {"datasets": ["flights"]}), ["all", "benchmark"], root=tmp_path)
+    assert [job.name for job in both.jobs if job.name.endswith("_flights")].count("download_flights") == 1
+    assert "estimate_flights_ols" in _jobs(both)  # the analysis of flights is in it, beside the benchmark
     for n in b["datasets"]:
         m = max(BENCHMARK.get(n, DEFAULT.get(n, {})).get("m") or DEFAULT["housing"]["m"])
         eps = len(b["epsilon"])
