@@ -37,38 +37,8 @@ from scipy import special
 from ..analysis.streams import rng_for
 from ..errors import ConfigError
 from ..estimators import btl, sobolev
+from .problems import PROBLEMS
 
-PROBLEMS = (
-    "mean",
-    "sparse_mean",
-    "ols",
-    "sparse_ols",
-    "logistic",
-    "sparse_logistic",
-    "btl",
-    "sobolev",
-    "kt_linear",
-    "kt_logistic",
-)
-FAMILY = {
-    "mean": "mean",
-    "sparse_mean": "mean",
-    "ols": "regression",
-    "sparse_ols": "regression",
-    "logistic": "glm",
-    "sparse_logistic": "glm",
-    "btl": "ranking",
-    "sobolev": "nonparametric",
-    "kt_linear": "sparse_learning",
-    "kt_logistic": "sparse_learning",
-}
-SPARSE = frozenset(p for p in PROBLEMS if p.startswith(("sparse", "kt_")))
-# the knowledge-transfer problems (Wang & Gu 2020, §5): their loss, and their error is relative, ‖θ̂ − θ*‖/‖θ*‖
-KT_LOSS = {"kt_linear": "squared", "kt_logistic": "logistic"}
-# the one experiment parameter a problem needs beyond (n, d, s*): part of the draw's identity
-SETTING = {"btl": "p", "sobolev": "alpha"}
-# the dimension a problem fixes (d = n: one parameter per item; d = 1: a one-dimensional design)
-FIXED_D = {"btl": "n", "sobolev": 1}
 # the design fields each family's draw reads (its identity): the mean and regression identities are those the study
 # had before the Score Attack problems joined, so their draws did not change
 _BEFORE = ("beta", "mu", "mu_range", "p", "sigma", "x")
@@ -120,7 +90,7 @@ class Design:
 
     def identity(self, problem: str = "mean") -> str:
         """The fields the problem's draw reads, as text (a field another family reads does not change the draw)."""
-        return repr([(k, getattr(self, k)) for k in _FIELDS[FAMILY[problem]]])
+        return repr([(k, getattr(self, k)) for k in _FIELDS[PROBLEMS[problem].family]])
 
 
 def _sphere(rng: np.random.Generator, k: int) -> np.ndarray:
@@ -130,9 +100,10 @@ def _sphere(rng: np.random.Generator, k: int) -> np.ndarray:
 
 def analysis_params(problem: str, *, n: int, s: int | None) -> dict:
     """What the problem gives every method that takes it: the sparsity s (sparse problems), the number of items."""
-    if problem in KT_LOSS:
-        return {"s": s, "loss": KT_LOSS[problem]}
-    if problem in SPARSE:
+    entry = PROBLEMS[problem]
+    if entry.kt_loss is not None:
+        return {"s": s, "loss": entry.kt_loss}
+    if entry.sparse:
         return {"s": s}
     return {"n_items": n} if problem == "btl" else {}
 
@@ -140,7 +111,7 @@ def analysis_params(problem: str, *, n: int, s: int | None) -> dict:
 def public_features(design: Design, problem: str, *, n: int, d: int, s: int | None, rep: int, seed: int) -> np.ndarray:
     """The knowledge-transfer problems' public auxiliary features X̃ (m = n rows of i.i.d. U(−1, 1), the paper's
     D̃): drawn from their own stream ("simulation-public", …), so independent of the private draw by construction."""
-    if problem not in KT_LOSS:
+    if PROBLEMS[problem].kt_loss is None:
         raise ConfigError(f"{problem} has no public features")
     rng = rng_for(seed, "simulation-public", problem, design.identity(problem), n, d, s, rep)
     return rng.uniform(-1.0, 1.0, size=(n, d))
@@ -164,31 +135,33 @@ def error(problem: str, est, truth: np.ndarray) -> float:
     if est.shape != truth.shape:
         raise ValueError(f"{problem}: an estimate of shape {est.shape} against a truth of shape {truth.shape}")
     err = float(np.linalg.norm(est - truth))
-    return err / float(np.linalg.norm(truth)) if problem in KT_LOSS else err
+    return err / float(np.linalg.norm(truth)) if PROBLEMS[problem].kt_loss is not None else err
 
 
 def draw(
     design: Design, problem: str, *, n: int, d: int, s: int | None, rep: int, seed: int, setting: Mapping | None = None
 ):
     """(data, truth) of one repetition: data is ``(X,)`` for a mean problem, ``(X, y)`` for a regression or GLM,
-    ``(edges, y)`` for BTL and ``(X, Y)`` for Sobolev; ``setting`` holds the problem's parameter (:data:`SETTING`).
+    ``(edges, y)`` for BTL and ``(X, Y)`` for Sobolev; ``setting`` holds the problem's
+    parameter (its ``Problem.setting``).
 
     The stream is (seed, "simulation", problem, design, n, d, s*, [setting,] rep). Arrays are float64; the largest
     default draw (n = 4,000, d = 8,000) is 256 MB."""
     if problem not in PROBLEMS:
-        raise ConfigError(f"unknown simulation problem {problem!r}; expected one of {PROBLEMS}")
-    sparse = problem in SPARSE
+        raise ConfigError(f"unknown simulation problem {problem!r}; expected one of {tuple(PROBLEMS)}")
+    entry = PROBLEMS[problem]
+    sparse = entry.sparse
     if sparse and not (s and 1 <= s <= d):
         raise ConfigError(f"{problem}: the sparsity s*={s} must lie in 1 … d={d}")
-    key = SETTING.get(problem)
+    key = entry.setting
     if key and (setting or {}).get(key) is None:
         raise ConfigError(f"{problem}: the draw needs its {key}")
-    if problem in FIXED_D and d != (n if FIXED_D[problem] == "n" else FIXED_D[problem]):
-        raise ConfigError(f"{problem}: d must be {FIXED_D[problem]}, got d={d} at n={n}")
+    if entry.fixed_d is not None and d != entry.d_for(n):
+        raise ConfigError(f"{problem}: d must be {entry.fixed_d}, got d={d} at n={n}")
     extra = (f"{key}={setting[key]!r}",) if key else ()
     rng = rng_for(seed, "simulation", problem, design.identity(problem), n, d, s if sparse else "", *extra, rep)
     k = s if sparse else d
-    family = FAMILY[problem]
+    family = entry.family
     if family == "ranking":
         u = rng.uniform(-1.0, 1.0, size=n)
         theta = btl.project_theta(u - u.mean())

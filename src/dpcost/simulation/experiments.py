@@ -15,7 +15,7 @@ An experiment may draw its private curves at several ε (``epsilon``, a number o
 ``simulation.privacy.epsilon``): one curve per (method, variant, ε), each with its own noise stream (ε is in the
 stream's identity); and at its own δ (``delta``, a number or a formula in n), e.g. where n counts items, not
 records. BTL needs the comparison probability ``p`` (a number or a formula in n) and Sobolev the smoothness
-``alpha`` (:data:`dpcost.simulation.designs.SETTING`); both are formula variables of the constants.
+``alpha`` (``Problem.setting``, :mod:`dpcost.simulation.problems`); both are formula variables of the constants.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from ..dp.delta import resolve_delta
 from ..dp.privacy import Privacy
 from ..errors import ConfigError, PrivacyError
 from ..estimators.registry import METHODS, Method, get
-from .designs import FAMILY, FIXED_D, KT_LOSS, PROBLEMS, SETTING, SPARSE, analysis_params
+from .designs import analysis_params
+from .problems import PROBLEMS, SETTINGS, problem_of
 from .sparsity import S_VARIANTS, TUNABLE, STuning
 
 R_VARIANTS = ("R=theory", "R=none", "R=dp_quantile")
@@ -61,7 +62,7 @@ class Experiment:
     n: tuple[int, ...]
     curves: tuple[Curve, ...]
     reps: int
-    setting: tuple[tuple[str, int | float | str], ...] = ()  # (("p", 0.5),) or (("alpha", 2),): SETTING's value
+    setting: tuple[tuple[str, int | float | str], ...] = ()  # (("p", 0.5),) or (("alpha", 2),): the problem's setting
     delta: float | str | None = None  # None: the study's simulation.privacy.delta
     tuning: tuple = ()  # ((method, ((key, value), ...)), ...): this experiment's constants, in place of the study's
     reps_per_job: int | None = None  # None: the study's simulation.reps_per_job
@@ -77,9 +78,8 @@ class Experiment:
     def from_config(cls, name: str, block: Mapping, *, reps: int) -> Experiment:
         where = f"simulation.experiments.{name}"
         problem = block["problem"]
-        if problem not in PROBLEMS:
-            raise ConfigError(f"{where}.problem must be one of {PROBLEMS}, got {problem!r}")
-        sparse = problem in SPARSE
+        entry = problem_of(problem, f"{where}.problem")
+        sparse = entry.sparse
         s = block.get("s")
         if sparse != (s is not None):
             raise ConfigError(f"{where}: s is required for the sparse problems and only for them")
@@ -93,10 +93,10 @@ class Experiment:
         if s_vars and not sparse:
             raise ConfigError(f"{where}: the sparsity variants {s_vars} need a sparse problem")
         eps = _epsilons(where, block.get("epsilon"))
-        given = set(analysis_params(problem, n=2, s=s)) | ({"X_public"} if problem in KT_LOSS else set())
+        given = set(analysis_params(problem, n=2, s=s)) | ({"X_public"} if entry.kt_loss is not None else set())
         curves = []
         for m in block["methods"]:
-            method = get(m, FAMILY[problem], simulation=True)
+            method = get(m, entry.family, simulation=True)
             missing = set(method.required_analysis_params()) - given
             if missing == {"s"}:
                 raise ConfigError(f"{where}: {m} needs a sparsity s; use it in a sparse problem")
@@ -142,8 +142,8 @@ class Experiment:
     def dims(self, n: int) -> tuple[int, int | None]:
         """(d, s*) at sample size n (d may be a formula such as ``2*n``)."""
         d = evaluate_int(self.d, n=n)
-        fixed = FIXED_D.get(self.problem)
-        if fixed is not None and d != (n if fixed == "n" else fixed):
+        fixed = PROBLEMS[self.problem].fixed_d
+        if fixed is not None and d != PROBLEMS[self.problem].d_for(n):
             raise ConfigError(f"simulation.experiments.{self.name}: {self.problem} needs d = {fixed}, got {d} at n={n}")
         if self.s is not None and not 1 <= self.s <= d:
             raise ConfigError(f"simulation.experiments.{self.name}: s*={self.s} exceeds d={d} at n={n}")
@@ -160,10 +160,11 @@ class Experiment:
 
 
 def _setting(where: str, problem: str, block: Mapping) -> tuple:
-    key = SETTING.get(problem)
-    for other in set(SETTING.values()) - {key}:
+    key = PROBLEMS[problem].setting
+    for other in set(SETTINGS) - {key}:
         if block.get(other) is not None:
-            raise ConfigError(f"{where}: {other} is for problem(s) {[k for k, v in SETTING.items() if v == other]}")
+            owners = [k for k, p in PROBLEMS.items() if p.setting == other]
+            raise ConfigError(f"{where}: {other} is for problem(s) {owners}")
     if key is None:
         return ()
     value = block.get(key)

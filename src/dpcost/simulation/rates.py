@@ -25,18 +25,8 @@ import math
 import numpy as np
 import pandas as pd
 
-SHAPES = {
-    "mean": ("minimax",),
-    "sparse_mean": ("minimax",),
-    "ols": ("minimax",),
-    "sparse_ols": ("minimax",),
-    "logistic": ("upper", "lower"),
-    "sparse_logistic": ("upper",),
-    "btl": ("printed", "corrected"),
-    "sobolev": ("upper",),
-    "kt_linear": (),
-    "kt_logistic": (),
-}
+from .problems import PROBLEMS
+
 SHAPE_TEXT = {
     "minimax": "the minimax rate",
     "upper": "the upper bound",
@@ -62,9 +52,10 @@ def rate(
 ) -> float:
     """The ℓ2 rate of ``problem`` (up to a constant) in ``shape`` (default: the problem's first); ``private`` adds
     the privacy term. ``p`` is BTL's comparison probability, ``alpha`` the Sobolev smoothness."""
-    shape = shape or SHAPES[problem][0]
-    if shape not in SHAPES[problem]:
-        raise ValueError(f"{problem} has the rate shapes {SHAPES[problem]}, not {shape!r}")
+    shapes = PROBLEMS[problem].shapes
+    shape = shape or shapes[0]
+    if shape not in shapes:
+        raise ValueError(f"{problem} has the rate shapes {shapes}, not {shape!r}")
     log_delta = math.log(1 / delta) if private else 0.0
     if problem == "btl":
         stat = 1 / p
@@ -91,18 +82,8 @@ def _slope(n, v) -> float:
     return float(np.polyfit(np.log(n), np.log(v), 1)[0]) if len(n) > 1 else float("nan")
 
 
-BASELINE = {
-    "mean": "sample_mean",
-    "sparse_mean": "top_s_mean",
-    "ols": "ols",
-    "sparse_ols": "iht",
-    "logistic": "glm_mle",
-    "sparse_logistic": "sparse_glm_iht",
-    "btl": "btl_mle",
-    "sobolev": "fourier",
-    "kt_linear": "iht",
-    "kt_logistic": "iht",
-}
+# the non-private methods, the yardsticks of cost_ratio
+BASELINES = frozenset(p.baseline for p in PROBLEMS.values())
 _SAME_DRAWS = ["problem", "n", "d", "p", "alpha"]  # what identifies the draws (with s*, fixed per problem here)
 
 
@@ -140,7 +121,7 @@ def rates_table(summary: pd.DataFrame, *, sigma: float, epsilon: float, delta_at
         if col not in summary:
             summary[col] = np.nan
     keyed = summary.assign(p=summary.p.fillna(-1.0), alpha=summary.alpha.fillna(-1.0))
-    base = keyed[keyed.method.isin(BASELINE.values())].set_index(_SAME_DRAWS)["mean"]
+    base = keyed[keyed.method.isin(BASELINES)].set_index(_SAME_DRAWS)["mean"]
     base = base[~base.index.duplicated()]
     out = []
     groups = summary.groupby(["experiment", "method", "variant", "epsilon"], sort=False, dropna=False)
@@ -149,7 +130,7 @@ def rates_table(summary: pd.DataFrame, *, sigma: float, epsilon: float, delta_at
         private = bool(g.private.iloc[0]) or variant == "R=none"  # R=none: the private algorithm, scaled to the data
         eps = epsilon if pd.isna(eps) else float(eps)
         problem = g.problem.iloc[0]
-        for shape in SHAPES[problem] if private else SHAPES[problem][:1]:
+        for shape in PROBLEMS[problem].shapes if private else PROBLEMS[problem].shapes[:1]:
             sizes = zip(g.n, g.d, g.s.fillna(0), g.p, g.alpha, g.delta, strict=True)
             r = np.array(
                 [
@@ -202,7 +183,7 @@ def rates_table(summary: pd.DataFrame, *, sigma: float, epsilon: float, delta_at
                         "slope": slope,
                         "theory_slope": theory,
                         "cost_ratio": row["mean"] / base[key]
-                        if key in base.index and method not in BASELINE.values()
+                        if key in base.index and method not in BASELINES
                         else np.nan,
                     }
                 )

@@ -12,6 +12,7 @@ from matplotlib.lines import Line2D
 
 from ..analysis.plotting import finish, log_axis, log_m_axis, method_style, plt
 from ..estimators.registry import METHODS
+from .problems import PROBLEMS
 from .rates import SHAPE_TEXT
 from .run import DESIGN_KEYS
 
@@ -28,19 +29,6 @@ _VARIANT = {
     "s=cv_expmech": (":", "none"),
     "s=private_selection": ("-.", "left"),
     "s=composed_selection": ("--", "right"),
-}
-KT_PROBLEMS = ("kt_linear", "kt_logistic")
-PROBLEM_TEXT = {
-    "kt_linear": "sparse linear regression (knowledge transfer)",
-    "kt_logistic": "sparse logistic regression (knowledge transfer)",
-    "mean": "mean",
-    "sparse_mean": "sparse mean",
-    "ols": "linear regression",
-    "sparse_ols": "sparse linear regression",
-    "logistic": "logistic regression",
-    "sparse_logistic": "sparse logistic regression",
-    "btl": "BTL ranking, n items",
-    "sobolev": "Sobolev regression (error: sqrt MISE)",
 }
 _SHAPE_LINES = ((0, (2, 2)), (0, (1, 1.5)))  # the first rate shape dashed, the second dotted
 # each figure's title after "Simulation, Figure k: ", in plain words (the setting goes to the caption)
@@ -110,13 +98,13 @@ def _title(g: pd.DataFrame) -> str:
     else:
         d = ("n" if ratio[0] == 1 else f"{ratio[0]:g}n") if len(ratio) == 1 else "varies with n"
     problem = g.problem.iloc[0]
-    parts = [] if problem in ("btl", "sobolev") else [f"d = {d}"]
+    parts = [] if PROBLEMS[problem].fixed_d is not None else [f"d = {d}"]
     parts += [] if g.s.isna().all() else [f"s* = {int(g.s.iloc[0])}"]
     if g.p.notna().any():
         ps = g.p.dropna().unique()
         parts.append(f"p = {ps[0]:g}" if len(ps) == 1 else "p varies with n")
     parts += [] if g.alpha.isna().all() else [f"alpha = {int(g.alpha.dropna().iloc[0])}"]
-    return ", ".join([PROBLEM_TEXT[problem], *parts])
+    return ", ".join([PROBLEMS[problem].text, *parts])
 
 
 def _epsilon_panel(ax, g: pd.DataFrame, order: list, labels: Mapping[str, str]) -> None:
@@ -238,7 +226,7 @@ def _finish_panel(ax, g: pd.DataFrame, title: str, by_eps: bool, shapes: list) -
     ax.set_yscale("log")
     log_axis(ax.yaxis)
     ax.set_xlabel("epsilon" if by_eps else "number of items n" if g.problem.iloc[0] == "btl" else "sample size n")
-    ax.set_ylabel(r"mean relative $\ell_2$ error" if g.problem.iloc[0] in KT_PROBLEMS else r"mean $\ell_2$ error")
+    ax.set_ylabel(r"mean relative $\ell_2$ error" if PROBLEMS[g.problem.iloc[0]].kt_loss else r"mean $\ell_2$ error")
     ax.grid(True, which="both", alpha=0.3)
     texts = [textwrap.fill(t, 75, subsequent_indent="  ") for t in texts]  # long labels stay under their panel
     ax.legend(handles, texts, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.19), frameon=False)

@@ -31,8 +31,9 @@ from ..dp.privacy import Privacy
 from ..errors import ConfigError, DPCostError
 from ..estimators.registry import METHODS, get
 from . import sparsity
-from .designs import FAMILY, KT_LOSS, Design, analysis_params, draw, error, plan_facts, public_features
+from .designs import Design, analysis_params, draw, error, plan_facts, public_features
 from .experiments import R_VARIANTS, Curve, Experiment, constants
+from .problems import PROBLEMS
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ def _truncated_values(problem: str, data: tuple) -> np.ndarray:
     """What R bounds, one value per record: y for a regression; for a mean, coordinate i mod d of record i (a public
     assignment). One value per record keeps the quantiles' sensitivity at 1; pooling all n·d coordinates would make
     it d (the rank of every candidate moves by up to d when a record is replaced)."""
-    if FAMILY[problem] == "regression":
+    if PROBLEMS[problem].family == "regression":
         return data[1]
     X = data[0]
     return X[np.arange(len(X)), np.arange(len(X)) % X.shape[1]]
@@ -154,7 +155,7 @@ def _draw(job: _Job, rep: int) -> tuple[tuple, np.ndarray, dict, dict]:
     kw = {"n": job.n, "d": job.d, "s": job.s, "rep": rep, "seed": job.seed}
     data, truth = draw(job.design, exp.problem, **kw, setting=job.setting)
     facts = plan_facts(exp.problem, data)
-    public = {"X_public": public_features(job.design, exp.problem, **kw)} if exp.problem in KT_LOSS else {}
+    public = {"X_public": public_features(job.design, exp.problem, **kw)} if PROBLEMS[exp.problem].kt_loss else {}
     for a in (*data, *public.values()):  # shared by every curve: read-only, so work on it is memoised by identity
         if isinstance(a, np.ndarray):  # (losses.frozen: e.g. one clipped copy and one ||X~||_op a repetition)
             a.flags.writeable = False
