@@ -374,7 +374,7 @@ def targeted_job(
             rows = releases * min(m, s.n - m)
             job.add("gram_a", rows).add("gram_c", rows * (p + 1) ** 2)
         if sums and private:  # each release from its sums, a fit of no rows; each evaluation of the reconstruction
-            # that release without its noise (ε = 1e9, float-unsafe): a third to a half of a release's CPU at d = 74
+            # that release without its noise (ε = 1e9, float-unsafe): 0.4-0.8 of a release's CPU at d = 74, by method
             job.fits(method, releases, 0, s.d)
             if evals:
                 job.add("evaluation", evals).add("evaluation_d2", evals * s.d * s.d)
