@@ -37,7 +37,7 @@ from scipy import special
 from ..analysis.streams import rng_for
 from ..errors import ConfigError
 from ..estimators import btl, sobolev
-from .problems import PROBLEMS
+from .problems import PROBLEMS, problem_of
 
 # the design fields each family's draw reads (its identity): the mean and regression identities are those the study
 # had before the Score Attack problems joined, so their draws did not change
@@ -147,9 +147,7 @@ def draw(
 
     The stream is (seed, "simulation", problem, design, n, d, s*, [setting,] rep). Arrays are float64; the largest
     default draw (n = 4,000, d = 8,000) is 256 MB."""
-    if problem not in PROBLEMS:
-        raise ConfigError(f"unknown simulation problem {problem!r}; expected one of {tuple(PROBLEMS)}")
-    entry = PROBLEMS[problem]
+    entry = problem_of(problem)
     sparse = entry.sparse
     if sparse and not (s and 1 <= s <= d):
         raise ConfigError(f"{problem}: the sparsity s*={s} must lie in 1 … d={d}")

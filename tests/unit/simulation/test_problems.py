@@ -15,6 +15,8 @@ def test_an_unknown_problem_is_refused_with_the_known_ones():
     with pytest.raises(ConfigError, match=r"simulation.experiments.x.problem must be one of \('mean', 'sparse_mean'"):
         problem_of("means", "simulation.experiments.x.problem")
     assert problem_of("btl").fixed_d == "n" and problem_of("btl").d_for(30) == 30
+    with pytest.raises(ConfigError, match="simulation problem must be one of"):  # a draw asks the registry too
+        designs.draw(designs.Design(), "means", n=10, d=2, s=None, rep=0, seed=0)
 
 
 @pytest.mark.parametrize("name", list(PROBLEMS))
